@@ -1,0 +1,114 @@
+/* level.h — one load level: per-request records in, the level summary out.
+ *
+ * Measured runs (measure/) and simulated runs (sim/) both feed finished
+ * requests into an sb_levelacc, so every metric (TPOT, goodput, Little's law)
+ * has exactly one definition:
+ *   TTFT  = first content token received - scheduled send time (open loop)
+ *           or send time (closed loop); includes queue wait and overhead.
+ *   TPOT  = (E2E - TTFT) / (output_tokens - 1), requests with >= 2 tokens.
+ *   ITL   = every gap between consecutive content chunks.
+ *   wait  = time the request waited before a slot took it (sim: exact;
+ *           measured: TTFT minus the server's own prompt time, when known).
+ *   goodput = requests meeting every SLO that is set / level duration.
+ *   Little: lambda = completed / duration, W = mean E2E (s), l_law = lambda*W,
+ *           l_observed = time average of the in-flight count, integrated by
+ *           the driver through sb_levelacc_inflight() — an independent path.
+ */
+#ifndef SB_LEVEL_H
+#define SB_LEVEL_H
+
+#include <jansson.h>
+#include <stdint.h>
+
+#include "error.h"
+#include "hist.h"
+
+typedef enum sb_mode { SB_MODE_CONCURRENCY = 0, SB_MODE_RATE = 1 } sb_mode;
+
+/* Returns "concurrency" or "rate". */
+const char *sb_mode_name(sb_mode m);
+
+/* Service-level objectives. A field <= 0 means "not set". */
+typedef struct sb_slo {
+	double ttft_ms;
+	double tpot_ms;
+	double percentile; /* which percentile the knee/plan checks, e.g. 99 */
+} sb_slo;
+
+/* One finished (or failed) request. Times in seconds are relative to the
+ * level start; durations are milliseconds. Pointers are borrowed. */
+typedef struct sb_reqrec {
+	long id;
+	double t_scheduled_s; /* when it was due to be sent (== t_sent_s closed loop) */
+	double t_sent_s;      /* when it was actually sent */
+	double t_done_s;      /* when the last byte arrived / it failed */
+	double ttft_ms;       /* NaN if no token arrived */
+	double e2e_ms;
+	double wait_ms;       /* NaN if unknown */
+	const double *itl_ms; /* output_tokens-1 gaps, may be NULL */
+	size_t n_itl;
+	long prompt_tokens;   /* -1 if unknown */
+	long output_tokens;   /* -1 if unknown */
+	const char *err_class; /* NULL when the request succeeded */
+	const char *err_msg;
+} sb_reqrec;
+
+#define SB_LEVEL_MAX_ERR_CLASSES 16
+
+typedef struct sb_errcount {
+	char cls[32];
+	long count;
+} sb_errcount;
+
+/* The summary of one level, as written in results files. */
+typedef struct sb_level {
+	double level;          /* concurrency or rate (req/s) */
+	sb_mode mode;
+	long requests_ok, requests_failed;
+	sb_summary ttft_ms, tpot_ms, itl_ms, e2e_ms, wait_ms;
+	double duration_s;
+	double output_tok_s, req_s, goodput_req_s;
+	double lambda_req_s, w_s, l_law, l_observed;
+	double schedule_lag_p99_ms; /* open loop measured: send lag; NaN otherwise */
+	sb_errcount errors[SB_LEVEL_MAX_ERR_CLASSES];
+	int n_errors;
+} sb_level;
+
+/* Accumulates requests of one level. Memory is bounded (see hist.h). */
+typedef struct sb_levelacc {
+	sb_hist ttft, tpot, itl, e2e, wait, lag;
+	sb_slo slo;
+	long ok, failed, good;
+	double out_tokens;
+	double t_end_s;        /* latest completion seen */
+	double area;           /* integral of in-flight count over time */
+	double t_last_s;       /* time of the last in-flight change */
+	long inflight;
+	sb_errcount errors[SB_LEVEL_MAX_ERR_CLASSES];
+	int n_errors;
+} sb_levelacc;
+
+/* Returns 0 or -ENOMEM. slo may be NULL (no SLO). */
+int sb_levelacc_init(sb_levelacc *a, const sb_slo *slo);
+void sb_levelacc_fini(sb_levelacc *a);
+/* Adds a finished request (successful or not). */
+void sb_levelacc_add(sb_levelacc *a, const sb_reqrec *r);
+/* Records that the in-flight count changed by delta (+1 arrival, -1
+ * completion) at time t_s (non-decreasing across calls). */
+void sb_levelacc_inflight(sb_levelacc *a, double t_s, int delta);
+/* Whether r meets the SLOs in slo (true when none set). */
+int sb_slo_met(const sb_slo *slo, const sb_reqrec *r);
+/* Fills out. duration_s <= 0 means "from 0 to the last completion". */
+void sb_levelacc_finish(sb_levelacc *a, double level, sb_mode mode,
+			double duration_s, sb_level *out);
+
+/* New JSON object for a level summary (without "requests"). */
+json_t *sb_level_to_json(const sb_level *lv);
+/* New JSON object for one request record (schema of DESIGN: id,
+ * t_scheduled_s, t_sent_s, ttft_ms, e2e_ms, wait_ms, itl_ms[], prompt_tokens,
+ * output_tokens, error). `server` is stolen (may be NULL -> JSON null). */
+json_t *sb_reqrec_to_json(const sb_reqrec *r, json_t *server);
+/* Parses a level summary object back; returns 0 or -EINVAL with message. */
+int sb_level_from_json(const json_t *j, sb_level *out, sb_error *e);
+
+#endif

@@ -1,0 +1,102 @@
+/* model.h — the calibrated engine model that sbsim simulates
+ * (schema "servebench.model/1").
+ *
+ * An llama.cpp/Ollama-style server: `slots` parallel sequences, a FIFO queue
+ * of at most `max_queue` waiting requests (beyond it: rejected), and
+ * iteration-level batching. One engine step decodes one token for every slot
+ * that is decoding and prefills up to `batch_tokens` prompt tokens of slots
+ * still in prefill. Its duration is
+ *
+ *   step_ms = decode_ms(B)                       B >= 1 decoding slots
+ *             (or prefill_base_ms when B == 0 and the step only prefills)
+ *           + per_kv_token_ms   * (sum of the decoding slots' context lengths)
+ *           + per_prefill_token_ms * (prompt tokens in this step)
+ *           + per_prefill_attn_ms  * (sum over those tokens of their position
+ *                                     in their own prompt, 0-based)
+ *
+ * times a noise factor of mean 1 (noise_kind, noise_cv). decode_ms(B) comes
+ * from a table of (batch, ms) points: linear between points, below the first
+ * point scaled from it, beyond the last the slope of the last two points
+ * continues (constant when there is one point).
+ *
+ * The prompt's last prefill step also yields the first output token; each
+ * further token costs one step. The client sees TTFT = queue wait +
+ * admission delay + prefill steps + overhead_ms.
+ * admit_delay_ms: how long after a slot frees the server launches the next
+ * queued request (llama.cpp launches in waves, tens of ms later).
+ *
+ * JSON:
+ *  { "schema": "servebench.model/1", "name": "...",
+ *    "server":  { "slots": 4, "max_queue": -1, "batch_tokens": 2048 },
+ *    "overhead_ms": 20.0, "overhead_sd_ms": 0.5,
+ *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
+ *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
+ *                 "per_prefill_attn": 0.0, "prefill_base": 0.0 },
+ *    "scheduler": { "admit_delay_ms": 0.0 },
+ *    "noise": { "kind": "none" | "lognormal" | "gamma", "cv": 0.0 },
+ *    "fit": { ...provenance, R^2, residuals, confidence intervals... } }
+ * Instead of "decode_ms", "base" and "per_seq" give decode_ms(B) = base +
+ * per_seq * B. max_queue < 0 means unbounded; batch_tokens <= 0 unbounded.
+ */
+#ifndef SB_MODEL_H
+#define SB_MODEL_H
+
+#include <jansson.h>
+
+#include "error.h"
+
+#define SB_MODEL_MAX_DECODE 64
+
+typedef enum sb_noise_kind {
+	SB_NOISE_NONE = 0,
+	SB_NOISE_LOGNORMAL,
+	SB_NOISE_GAMMA,
+} sb_noise_kind;
+
+typedef struct sb_decode_point {
+	int batch;
+	double ms;
+} sb_decode_point;
+
+typedef struct sb_model {
+	char name[128];
+	int slots;
+	long max_queue;
+	long batch_tokens;
+	double overhead_ms, overhead_sd_ms;
+	sb_decode_point decode[SB_MODEL_MAX_DECODE]; /* batch ascending */
+	int n_decode;
+	double per_kv_token_ms;
+	double per_prefill_token_ms;
+	double per_prefill_attn_ms;
+	double prefill_base_ms;
+	double admit_delay_ms;
+	sb_noise_kind noise_kind;
+	double noise_cv;
+	json_t *fit; /* owned provenance; may be NULL */
+} sb_model;
+
+/* Zeroes m and sets harmless defaults (1 slot, unbounded queue). */
+void sb_model_init(sb_model *m);
+/* Releases m->fit; m may be NULL. */
+void sb_model_fini(sb_model *m);
+/* Deep copy (fit gets a new reference). */
+void sb_model_copy(sb_model *dst, const sb_model *src);
+/* Parses JSON (borrowed). Returns 0 or -EINVAL naming the bad field. */
+int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e);
+/* Loads a model file ("path:line:col:" on JSON syntax errors). */
+int sb_model_load(const char *path, sb_model *m, sb_error *e);
+/* New JSON object (the fit object is included by reference). */
+json_t *sb_model_to_json(const sb_model *m);
+/* The model embedded in the binary (data/default-model.json). */
+int sb_model_default(sb_model *m, sb_error *e);
+/* The embedded default model's JSON text. Borrowed, NUL-terminated. */
+const char *sb_model_default_text(void);
+/* decode_ms(B) for B >= 1 as described above. */
+double sb_model_decode_ms(const sb_model *m, int batch);
+/* Checks the invariants (slots >= 1, coefficients finite and >= 0, table
+ * ascending and positive). */
+int sb_model_validate(const sb_model *m, sb_error *e);
+const char *sb_noise_name(sb_noise_kind k);
+
+#endif

@@ -1,0 +1,54 @@
+/* results.h — results files (schema "servebench.results/1"), the one format
+ * measured and simulated runs share.
+ *
+ *  { "schema": "servebench.results/1",
+ *    "source": "measured" | "simulated",
+ *    "tool": "servebench 0.1.0", "created": "ISO-8601",
+ *    "target": { ... what was measured / which model simulated ... },
+ *    "workload": { ... workload.h ... },
+ *    "levels": [ { level summary (level.h), "requests": [ records ] } ] }
+ */
+#ifndef SB_RESULTS_H
+#define SB_RESULTS_H
+
+#include <jansson.h>
+
+#include "error.h"
+#include "level.h"
+#include "workload.h"
+
+#define SB_RESULTS_SCHEMA "servebench.results/1"
+
+/* A level read back from a file: its summary and its request records. The
+ * records' strings and itl arrays point into storage owned by sb_results. */
+typedef struct sb_rlevel {
+	sb_level sum;
+	sb_reqrec *reqs;
+	const json_t **server; /* per request: the "server" object or NULL */
+	size_t n_reqs;
+	double *itl_pool;
+} sb_rlevel;
+
+typedef struct sb_results {
+	char source[16];
+	sb_workload workload; /* defaults where the file has none */
+	int has_workload;
+	sb_rlevel *levels;
+	size_t n_levels;
+	json_t *root; /* owned */
+} sb_results;
+
+/* New results object with empty "levels". target is stolen (NULL -> {}),
+ * w is copied. */
+json_t *sb_results_new(const char *source, json_t *target,
+		       const sb_workload *w);
+/* Appends a level: its summary plus "requests" (stolen; NULL -> omitted). */
+int sb_results_add_level(json_t *res, const sb_level *lv, json_t *requests);
+/* Loads and checks a results file. Returns 0 or -EINVAL/-ENOENT/-ENOMEM. */
+int sb_results_load(const char *path, sb_results *out, sb_error *e);
+/* Parses an already loaded document (root is borrowed; a reference is taken). */
+int sb_results_from_json(json_t *root, sb_results *out, const char *where,
+			 sb_error *e);
+void sb_results_fini(sb_results *r);
+
+#endif

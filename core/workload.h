@@ -1,0 +1,69 @@
+/* workload.h — what load to offer: shared by `servebench run` (measure/)
+ * and `sbsim` (sim/), and read from/written to the "workload" object of
+ * results files and scenario files.
+ *
+ * JSON form (every field optional, defaults shown):
+ *   { "mode": "concurrency" | "rate",
+ *     "levels": [1, 2, 4],
+ *     "arrival": "poisson" | "constant" | "gamma",   (open loop)
+ *     "arrival_cv": 1.0,            (gamma: coefficient of variation of gaps)
+ *     "input_len": 256 | "lognormal:5.5,0.5" ...,    (prompt tokens)
+ *     "output_len": 128 | "...",                     (output tokens)
+ *     "think_s": 0 | "exp:2",       (closed loop: pause between a client's requests)
+ *     "requests": 64,               (per level)
+ *     "duration_s": 0,              (per level; >0 means by time instead of count)
+ *     "warmup": 2,                  (requests per level excluded from statistics)
+ *     "seed": 1,
+ *     "slo": { "ttft_ms": 0, "tpot_ms": 0, "percentile": 99 } }
+ */
+#ifndef SB_WORKLOAD_H
+#define SB_WORKLOAD_H
+
+#include <jansson.h>
+
+#include "dist.h"
+#include "error.h"
+#include "level.h"
+
+typedef enum sb_arrival {
+	SB_ARRIVAL_POISSON = 0,
+	SB_ARRIVAL_CONSTANT,
+	SB_ARRIVAL_GAMMA,
+} sb_arrival;
+
+#define SB_WORKLOAD_MAX_LEVELS 64
+
+typedef struct sb_workload {
+	sb_mode mode;
+	double levels[SB_WORKLOAD_MAX_LEVELS];
+	int n_levels;
+	sb_arrival arrival;
+	double arrival_cv;
+	sb_dist input_len, output_len, think_s;
+	long requests;
+	double duration_s;
+	long warmup;
+	unsigned long seed;
+	sb_slo slo;
+} sb_workload;
+
+/* The defaults above (closed loop, levels {1}, 256 in / 128 out, 64 requests,
+ * warm-up 2, seed 1, no SLO, percentile 99). */
+void sb_workload_init(sb_workload *w);
+/* Overlays the fields present in j onto w; unknown keys are an error (a typo
+ * must not be silently ignored). `where` prefixes messages (e.g. a file
+ * name). Returns 0 or -EINVAL. */
+int sb_workload_from_json(const json_t *j, sb_workload *w, const char *where,
+			  sb_error *e);
+/* New JSON object with every field. */
+json_t *sb_workload_to_json(const sb_workload *w);
+/* Checks consistency (levels > 0, lengths >= 1 ...). */
+int sb_workload_validate(const sb_workload *w, sb_error *e);
+const char *sb_arrival_name(sb_arrival a);
+int sb_arrival_parse(const char *s, sb_arrival *a, sb_error *e);
+/* Next inter-arrival gap in seconds for an open-loop level of rate λ. */
+double sb_workload_gap_s(const sb_workload *w, double rate, const gsl_rng *r);
+/* A token length drawn from d, rounded, at least 1. */
+long sb_workload_len(const sb_dist *d, const gsl_rng *r);
+
+#endif
