@@ -55,6 +55,10 @@ void sb_workload_init(sb_workload *w);
  * name). Returns 0 or -EINVAL. */
 int sb_workload_from_json(const json_t *j, sb_workload *w, const char *where,
 			  sb_error *e);
+/* The same, ignoring keys it does not know (for results files, whose
+ * workload object carries extra fields such as the API used). */
+int sb_workload_from_json_lenient(const json_t *j, sb_workload *w,
+				  const char *where, sb_error *e);
 /* New JSON object with every field. */
 json_t *sb_workload_to_json(const sb_workload *w);
 /* Checks consistency (levels > 0, lengths >= 1 ...). */

@@ -1,0 +1,298 @@
+/* level.c — per-request records in, the level summary out. */
+#include "level.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "jsonfile.h"
+
+const char *sb_mode_name(sb_mode m)
+{
+	return m == SB_MODE_RATE ? "rate" : "concurrency";
+}
+
+int sb_levelacc_init(sb_levelacc *a, const sb_slo *slo)
+{
+	memset(a, 0, sizeof(*a));
+	sb_hist *h[] = { &a->ttft, &a->tpot, &a->itl, &a->e2e, &a->wait, &a->lag };
+	for (size_t i = 0; i < sizeof(h) / sizeof(h[0]); i++) {
+		if (sb_hist_init(h[i]) < 0) {
+			sb_levelacc_fini(a);
+			return -ENOMEM;
+		}
+	}
+	if (slo)
+		a->slo = *slo;
+	return 0;
+}
+
+void sb_levelacc_fini(sb_levelacc *a)
+{
+	if (!a)
+		return;
+	sb_hist_fini(&a->ttft);
+	sb_hist_fini(&a->tpot);
+	sb_hist_fini(&a->itl);
+	sb_hist_fini(&a->e2e);
+	sb_hist_fini(&a->wait);
+	sb_hist_fini(&a->lag);
+}
+
+static double req_tpot(const sb_reqrec *r)
+{
+	if (r->output_tokens < 2 || isnan(r->ttft_ms) || isnan(r->e2e_ms))
+		return NAN;
+	return (r->e2e_ms - r->ttft_ms) / (double)(r->output_tokens - 1);
+}
+
+int sb_slo_met(const sb_slo *slo, const sb_reqrec *r)
+{
+	if (r->err_class)
+		return 0;
+	if (!slo)
+		return 1;
+	if (slo->ttft_ms > 0 && !(r->ttft_ms <= slo->ttft_ms))
+		return 0;
+	if (slo->tpot_ms > 0) {
+		double t = req_tpot(r);
+		if (!isnan(t) && !(t <= slo->tpot_ms))
+			return 0;
+	}
+	return 1;
+}
+
+static void count_error(sb_levelacc *a, const char *cls)
+{
+	for (int i = 0; i < a->n_errors; i++) {
+		if (!strcmp(a->errors[i].cls, cls)) {
+			a->errors[i].count++;
+			return;
+		}
+	}
+	/* table full: the last entry becomes the catch-all "other" */
+	int i = a->n_errors < SB_LEVEL_MAX_ERR_CLASSES ? a->n_errors++
+						       : SB_LEVEL_MAX_ERR_CLASSES - 1;
+	if (a->errors[i].count)
+		cls = "other";
+	snprintf(a->errors[i].cls, sizeof(a->errors[i].cls), "%s", cls);
+	a->errors[i].count++;
+}
+
+void sb_levelacc_add(sb_levelacc *a, const sb_reqrec *r)
+{
+	if (r->t_done_s > a->t_end_s)
+		a->t_end_s = r->t_done_s;
+	if (r->err_class) {
+		a->failed++;
+		count_error(a, r->err_class);
+		return;
+	}
+	a->ok++;
+	sb_hist_add(&a->ttft, r->ttft_ms);
+	sb_hist_add(&a->tpot, req_tpot(r));
+	sb_hist_add(&a->e2e, r->e2e_ms);
+	sb_hist_add(&a->wait, r->wait_ms);
+	sb_hist_add(&a->lag, (r->t_sent_s - r->t_scheduled_s) * 1e3);
+	for (size_t i = 0; i < r->n_itl; i++)
+		sb_hist_add(&a->itl, r->itl_ms[i]);
+	if (r->output_tokens > 0)
+		a->out_tokens += (double)r->output_tokens;
+	if (sb_slo_met(&a->slo, r))
+		a->good++;
+}
+
+void sb_levelacc_inflight(sb_levelacc *a, double t_s, int delta)
+{
+	if (t_s > a->t_last_s) {
+		a->area += (double)a->inflight * (t_s - a->t_last_s);
+		a->t_last_s = t_s;
+	}
+	a->inflight += delta;
+}
+
+void sb_levelacc_finish(sb_levelacc *a, double level, sb_mode mode,
+			double duration_s, sb_level *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->level = level;
+	out->mode = mode;
+	out->requests_ok = a->ok;
+	out->requests_failed = a->failed;
+	sb_hist_summary(&a->ttft, &out->ttft_ms);
+	sb_hist_summary(&a->tpot, &out->tpot_ms);
+	sb_hist_summary(&a->itl, &out->itl_ms);
+	sb_hist_summary(&a->e2e, &out->e2e_ms);
+	sb_hist_summary(&a->wait, &out->wait_ms);
+	double d = duration_s > 0 ? duration_s : a->t_end_s;
+	out->duration_s = d;
+	if (d > 0) {
+		out->output_tok_s = a->out_tokens / d;
+		out->req_s = (double)a->ok / d;
+		out->goodput_req_s = (double)a->good / d;
+		out->lambda_req_s = (double)a->ok / d;
+		/* close the in-flight integral at the end of the window */
+		double area = a->area;
+		if (d > a->t_last_s)
+			area += (double)a->inflight * (d - a->t_last_s);
+		out->l_observed = area / d;
+	} else {
+		out->output_tok_s = out->req_s = out->goodput_req_s = NAN;
+		out->lambda_req_s = out->l_observed = NAN;
+	}
+	out->w_s = a->e2e.n ? sb_hist_mean(&a->e2e) / 1e3 : NAN;
+	out->l_law = out->lambda_req_s * out->w_s;
+	out->schedule_lag_p99_ms = mode == SB_MODE_RATE && a->lag.n
+					   ? sb_hist_quantile(&a->lag, 0.99)
+					   : NAN;
+	memcpy(out->errors, a->errors, sizeof(out->errors));
+	out->n_errors = a->n_errors;
+}
+
+/* JSON numbers cannot be NaN/inf: those become null. */
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static json_t *summary_json(const sb_summary *s)
+{
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "mean", num(s->mean),
+			 "p50", num(s->p50), "p90", num(s->p90), "p99", num(s->p99),
+			 "min", num(s->min), "max", num(s->max), "n", (json_int_t)s->n);
+}
+
+json_t *sb_level_to_json(const sb_level *lv)
+{
+	json_t *errs = json_object();
+	for (int i = 0; i < lv->n_errors; i++)
+		json_object_set_new(errs, lv->errors[i].cls, json_integer(lv->errors[i].count));
+	json_t *j = json_pack(
+		"{s:o,s:s,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o,s:o},s:o}",
+		"level", num(lv->level), "mode", sb_mode_name(lv->mode),
+		"requests_ok", (json_int_t)lv->requests_ok,
+		"requests_failed", (json_int_t)lv->requests_failed,
+		"ttft_ms", summary_json(&lv->ttft_ms), "tpot_ms", summary_json(&lv->tpot_ms),
+		"itl_ms", summary_json(&lv->itl_ms), "e2e_ms", summary_json(&lv->e2e_ms),
+		"wait_ms", summary_json(&lv->wait_ms), "duration_s", num(lv->duration_s),
+		"output_tok_s", num(lv->output_tok_s), "req_s", num(lv->req_s),
+		"goodput_req_s", num(lv->goodput_req_s), "littles_law",
+		"lambda_req_s", num(lv->lambda_req_s), "w_s", num(lv->w_s),
+		"l_law", num(lv->l_law), "l_observed", num(lv->l_observed),
+		"errors", errs);
+	if (j && isfinite(lv->schedule_lag_p99_ms))
+		json_object_set_new(j, "schedule_lag_p99_ms", json_real(lv->schedule_lag_p99_ms));
+	return j;
+}
+
+json_t *sb_reqrec_to_json(const sb_reqrec *r, json_t *server)
+{
+	json_t *itl = json_array();
+	for (size_t i = 0; i < r->n_itl; i++)
+		json_array_append_new(itl, num(r->itl_ms[i]));
+	json_t *err = r->err_class
+			      ? json_pack("{s:s,s:s}", "class", r->err_class, "message",
+					  r->err_msg ? r->err_msg : "")
+			      : json_null();
+	json_t *j = json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
+			      "id", (json_int_t)r->id, "t_scheduled_s", num(r->t_scheduled_s),
+			      "t_sent_s", num(r->t_sent_s), "t_done_s", num(r->t_done_s),
+			      "ttft_ms", num(r->ttft_ms), "e2e_ms", num(r->e2e_ms),
+			      "wait_ms", num(r->wait_ms), "itl_ms", itl,
+			      "prompt_tokens",
+			      r->prompt_tokens >= 0 ? json_integer(r->prompt_tokens) : json_null(),
+			      "output_tokens",
+			      r->output_tokens >= 0 ? json_integer(r->output_tokens) : json_null(),
+			      "server", server ? server : json_null(), "error", err);
+	return j;
+}
+
+/* Reads a summary object; absent fields stay NaN (published tables give only
+ * some percentiles). */
+static int summary_from_json(const json_t *j, const char *key, sb_summary *s,
+			     const char *where, sb_error *e)
+{
+	s->mean = s->p50 = s->p90 = s->p99 = s->min = s->max = NAN;
+	s->n = 0;
+	const json_t *o = json_object_get(j, key);
+	if (!o || json_is_null(o))
+		return 0;
+	if (!json_is_object(o))
+		return sb_error_set(e, "%s.%s: expected an object", where, key);
+	char w[160];
+	snprintf(w, sizeof(w), "%s.%s", where, key);
+	struct {
+		const char *k;
+		double *v;
+	} f[] = { { "mean", &s->mean }, { "p50", &s->p50 }, { "p90", &s->p90 },
+		  { "p99", &s->p99 },   { "min", &s->min }, { "max", &s->max } };
+	for (size_t i = 0; i < sizeof(f) / sizeof(f[0]); i++) {
+		if (sb_json_get_double(o, f[i].k, -1e300, 1e300, f[i].v, w, e) < 0)
+			return -EINVAL;
+	}
+	long n = 0;
+	if (sb_json_get_long(o, "n", 0, 1L << 62, &n, w, e) < 0)
+		return -EINVAL;
+	s->n = (uint64_t)n;
+	return 0;
+}
+
+int sb_level_from_json(const json_t *j, sb_level *out, sb_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	if (!json_is_object(j))
+		return sb_error_set(e, "level: expected an object");
+	const char *where = "level";
+	if (sb_json_get_double(j, "level", 0, 1e12, &out->level, where, e) != 1)
+		return sb_error_set(e, "level: missing or invalid \"level\" (the concurrency or rate)");
+	const char *mode = "concurrency";
+	if (sb_json_get_string(j, "mode", &mode, where, e) < 0)
+		return -EINVAL;
+	if (!strcmp(mode, "rate"))
+		out->mode = SB_MODE_RATE;
+	else if (!strcmp(mode, "concurrency"))
+		out->mode = SB_MODE_CONCURRENCY;
+	else
+		return sb_error_set(e, "level.mode: '%s' is neither \"concurrency\" nor \"rate\"", mode);
+	if (sb_json_get_long(j, "requests_ok", 0, 1L << 62, &out->requests_ok, where, e) < 0 ||
+	    sb_json_get_long(j, "requests_failed", 0, 1L << 62, &out->requests_failed, where, e) < 0)
+		return -EINVAL;
+	if (summary_from_json(j, "ttft_ms", &out->ttft_ms, where, e) < 0 ||
+	    summary_from_json(j, "tpot_ms", &out->tpot_ms, where, e) < 0 ||
+	    summary_from_json(j, "itl_ms", &out->itl_ms, where, e) < 0 ||
+	    summary_from_json(j, "e2e_ms", &out->e2e_ms, where, e) < 0 ||
+	    summary_from_json(j, "wait_ms", &out->wait_ms, where, e) < 0)
+		return -EINVAL;
+	out->duration_s = out->output_tok_s = out->req_s = out->goodput_req_s = NAN;
+	out->lambda_req_s = out->w_s = out->l_law = out->l_observed = NAN;
+	out->schedule_lag_p99_ms = NAN;
+	if (sb_json_get_double(j, "duration_s", 0, 1e12, &out->duration_s, where, e) < 0 ||
+	    sb_json_get_double(j, "output_tok_s", 0, 1e12, &out->output_tok_s, where, e) < 0 ||
+	    sb_json_get_double(j, "req_s", 0, 1e12, &out->req_s, where, e) < 0 ||
+	    sb_json_get_double(j, "goodput_req_s", 0, 1e12, &out->goodput_req_s, where, e) < 0 ||
+	    sb_json_get_double(j, "schedule_lag_p99_ms", -1e12, 1e12, &out->schedule_lag_p99_ms, where, e) < 0)
+		return -EINVAL;
+	const json_t *ll = json_object_get(j, "littles_law");
+	if (json_is_object(ll)) {
+		const char *w = "level.littles_law";
+		if (sb_json_get_double(ll, "lambda_req_s", 0, 1e12, &out->lambda_req_s, w, e) < 0 ||
+		    sb_json_get_double(ll, "w_s", 0, 1e12, &out->w_s, w, e) < 0 ||
+		    sb_json_get_double(ll, "l_law", 0, 1e12, &out->l_law, w, e) < 0 ||
+		    sb_json_get_double(ll, "l_observed", 0, 1e12, &out->l_observed, w, e) < 0)
+			return -EINVAL;
+	}
+	const json_t *errs = json_object_get(j, "errors");
+	if (json_is_object(errs)) {
+		const char *k;
+		json_t *v;
+		json_object_foreach((json_t *)errs, k, v)
+		{
+			if (out->n_errors >= SB_LEVEL_MAX_ERR_CLASSES || !json_is_integer(v))
+				continue;
+			snprintf(out->errors[out->n_errors].cls, sizeof(out->errors[0].cls), "%s", k);
+			out->errors[out->n_errors++].count = (long)json_integer_value(v);
+		}
+	}
+	return 0;
+}

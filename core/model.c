@@ -1,0 +1,297 @@
+/* model.c — the engine model file (schema "servebench.model/1"). */
+#include "model.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonfile.h"
+
+#define SCHEMA "servebench.model/1"
+
+extern const char sb_default_model_json[];
+
+void sb_model_init(sb_model *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->slots = 1;
+	m->max_queue = -1;
+	m->batch_tokens = 2048;
+	m->decode[0] = (sb_decode_point){ 1, 5.0 };
+	m->n_decode = 1;
+}
+
+void sb_model_fini(sb_model *m)
+{
+	if (!m)
+		return;
+	json_decref(m->fit);
+	m->fit = NULL;
+}
+
+void sb_model_copy(sb_model *dst, const sb_model *src)
+{
+	*dst = *src;
+	if (dst->fit)
+		json_incref(dst->fit);
+}
+
+const char *sb_noise_name(sb_noise_kind k)
+{
+	switch (k) {
+	case SB_NOISE_LOGNORMAL:
+		return "lognormal";
+	case SB_NOISE_GAMMA:
+		return "gamma";
+	case SB_NOISE_NONE:
+		break;
+	}
+	return "none";
+}
+
+static int cmp_point(const void *a, const void *b)
+{
+	const sb_decode_point *x = a, *y = b;
+	return (x->batch > y->batch) - (x->batch < y->batch);
+}
+
+static int decode_from_json(const json_t *step, sb_model *m, sb_error *e)
+{
+	const json_t *tab = json_object_get(step, "decode_ms");
+	m->n_decode = 0;
+	if (tab && !json_is_null(tab)) {
+		if (!json_is_object(tab) || json_object_size(tab) == 0)
+			return sb_error_set(e, "model.step_ms.decode_ms: expected an object like "
+					       "{\"1\": 4.9, \"4\": 9.4}");
+		const char *k;
+		json_t *v;
+		json_object_foreach((json_t *)tab, k, v)
+		{
+			char *end = NULL;
+			long b = strtol(k, &end, 10);
+			if (end == k || *end || b < 1 || b > 100000)
+				return sb_error_set(e, "model.step_ms.decode_ms: key \"%s\" is not a "
+						       "batch size >= 1", k);
+			if (!json_is_number(v) || !(json_number_value(v) > 0) ||
+			    !isfinite(json_number_value(v)))
+				return sb_error_set(e, "model.step_ms.decode_ms.%s: expected a "
+						       "positive number of ms", k);
+			if (m->n_decode >= SB_MODEL_MAX_DECODE)
+				return sb_error_set(e, "model.step_ms.decode_ms: more than %d points",
+						    SB_MODEL_MAX_DECODE);
+			m->decode[m->n_decode++] = (sb_decode_point){ (int)b, json_number_value(v) };
+		}
+		qsort(m->decode, (size_t)m->n_decode, sizeof(m->decode[0]), cmp_point);
+		return 0;
+	}
+	double base = NAN, per_seq = NAN;
+	if (sb_json_get_double(step, "base", 0, 1e9, &base, "model.step_ms", e) < 0 ||
+	    sb_json_get_double(step, "per_seq", 0, 1e9, &per_seq, "model.step_ms", e) < 0)
+		return -EINVAL;
+	if (isnan(base) || isnan(per_seq))
+		return sb_error_set(e, "model.step_ms: needs \"decode_ms\" (per batch size) or "
+				       "both \"base\" and \"per_seq\"");
+	if (!(base + per_seq > 0))
+		return sb_error_set(e, "model.step_ms: base + per_seq must be > 0");
+	m->decode[0] = (sb_decode_point){ 1, base + per_seq };
+	m->decode[1] = (sb_decode_point){ 2, base + 2 * per_seq };
+	m->n_decode = 2;
+	return 0;
+}
+
+int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
+{
+	static const char *const top_keys[] = { "schema",      "name",	    "server",
+						"overhead_ms", "overhead_sd_ms", "step_ms",
+						"scheduler",   "noise",	    "fit",
+						"description", NULL };
+	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens", NULL };
+	static const char *const step_keys[] = { "decode_ms",	     "base",
+						 "per_seq",	     "per_kv_token",
+						 "per_prefill_token", "per_prefill_attn",
+						 "prefill_base",     NULL };
+	sb_model_init(m);
+	if (!json_is_object(j))
+		return sb_error_set(e, "model: expected a JSON object");
+	const char *schema = NULL;
+	if (sb_json_get_string(j, "schema", &schema, "model", e) != 1)
+		return sb_error_set(e, "model: missing \"schema\" (expected \"%s\")", SCHEMA);
+	if (strcmp(schema, SCHEMA))
+		return sb_error_set(e, "model: schema \"%s\" is not \"%s\"", schema, SCHEMA);
+	if (sb_json_check_keys(j, top_keys, "model", e) < 0)
+		return -EINVAL;
+	const char *name = NULL;
+	if (sb_json_get_string(j, "name", &name, "model", e) < 0)
+		return -EINVAL;
+	snprintf(m->name, sizeof(m->name), "%s", name ? name : "");
+
+	const json_t *server = json_object_get(j, "server");
+	if (server) {
+		long slots = m->slots;
+		if (!json_is_object(server))
+			return sb_error_set(e, "model.server: expected an object");
+		if (sb_json_check_keys(server, server_keys, "model.server", e) < 0 ||
+		    sb_json_get_long(server, "slots", 1, 100000, &slots, "model.server", e) < 0 ||
+		    sb_json_get_long(server, "max_queue", -1, 1000000000L, &m->max_queue,
+				     "model.server", e) < 0 ||
+		    sb_json_get_long(server, "batch_tokens", -1, 100000000L, &m->batch_tokens,
+				     "model.server", e) < 0)
+			return -EINVAL;
+		m->slots = (int)slots;
+	}
+	if (sb_json_get_double(j, "overhead_ms", 0, 1e7, &m->overhead_ms, "model", e) < 0 ||
+	    sb_json_get_double(j, "overhead_sd_ms", 0, 1e7, &m->overhead_sd_ms, "model", e) < 0)
+		return -EINVAL;
+
+	const json_t *step = json_object_get(j, "step_ms");
+	if (!json_is_object(step))
+		return sb_error_set(e, "model: missing \"step_ms\" object (the step-time coefficients)");
+	if (sb_json_check_keys(step, step_keys, "model.step_ms", e) < 0 ||
+	    decode_from_json(step, m, e) < 0)
+		return -EINVAL;
+	const char *w = "model.step_ms";
+	if (sb_json_get_double(step, "per_kv_token", 0, 1e6, &m->per_kv_token_ms, w, e) < 0 ||
+	    sb_json_get_double(step, "per_prefill_token", 0, 1e6, &m->per_prefill_token_ms, w, e) < 0 ||
+	    sb_json_get_double(step, "per_prefill_attn", 0, 1e6, &m->per_prefill_attn_ms, w, e) < 0 ||
+	    sb_json_get_double(step, "prefill_base", 0, 1e7, &m->prefill_base_ms, w, e) < 0)
+		return -EINVAL;
+
+	const json_t *sched = json_object_get(j, "scheduler");
+	if (sched) {
+		static const char *const sched_keys[] = { "admit_delay_ms", NULL };
+		if (!json_is_object(sched))
+			return sb_error_set(e, "model.scheduler: expected an object");
+		if (sb_json_check_keys(sched, sched_keys, "model.scheduler", e) < 0 ||
+		    sb_json_get_double(sched, "admit_delay_ms", 0, 1e7, &m->admit_delay_ms,
+				       "model.scheduler", e) < 0)
+			return -EINVAL;
+	}
+	const json_t *noise = json_object_get(j, "noise");
+	if (noise) {
+		static const char *const noise_keys[] = { "kind", "cv", "gof", NULL };
+		const char *kind = "none";
+		if (!json_is_object(noise))
+			return sb_error_set(e, "model.noise: expected an object");
+		if (sb_json_check_keys(noise, noise_keys, "model.noise", e) < 0 ||
+		    sb_json_get_string(noise, "kind", &kind, "model.noise", e) < 0 ||
+		    sb_json_get_double(noise, "cv", 0, 10, &m->noise_cv, "model.noise", e) < 0)
+			return -EINVAL;
+		if (!strcmp(kind, "none"))
+			m->noise_kind = SB_NOISE_NONE;
+		else if (!strcmp(kind, "lognormal"))
+			m->noise_kind = SB_NOISE_LOGNORMAL;
+		else if (!strcmp(kind, "gamma"))
+			m->noise_kind = SB_NOISE_GAMMA;
+		else
+			return sb_error_set(e, "model.noise.kind: '%s' is not none, lognormal or gamma",
+					    kind);
+	}
+	const json_t *fit = json_object_get(j, "fit");
+	if (fit && !json_is_null(fit))
+		m->fit = json_deep_copy(fit);
+	return sb_model_validate(m, e);
+}
+
+int sb_model_load(const char *path, sb_model *m, sb_error *e)
+{
+	json_t *j = sb_json_load_file(path, e);
+	if (!j) {
+		sb_model_init(m);
+		return -EINVAL;
+	}
+	int r = sb_model_from_json(j, m, e);
+	json_decref(j);
+	if (r < 0) {
+		sb_error_prefix(e, "%s", path);
+		sb_model_fini(m);
+	}
+	return r;
+}
+
+json_t *sb_model_to_json(const sb_model *m)
+{
+	json_t *dec = json_object();
+	for (int i = 0; i < m->n_decode; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), "%d", m->decode[i].batch);
+		json_object_set_new(dec, k, json_real(m->decode[i].ms));
+	}
+	json_t *j = json_pack(
+		"{s:s,s:s,s:{s:i,s:I,s:I},s:f,s:f,s:{s:o,s:f,s:f,s:f,s:f},s:{s:f},s:{s:s,s:f}}",
+		"schema", SCHEMA, "name", m->name, "server", "slots", m->slots, "max_queue",
+		(json_int_t)m->max_queue, "batch_tokens", (json_int_t)m->batch_tokens,
+		"overhead_ms", m->overhead_ms, "overhead_sd_ms", m->overhead_sd_ms, "step_ms",
+		"decode_ms", dec, "per_kv_token", m->per_kv_token_ms, "per_prefill_token",
+		m->per_prefill_token_ms, "per_prefill_attn", m->per_prefill_attn_ms,
+		"prefill_base", m->prefill_base_ms, "scheduler", "admit_delay_ms",
+		m->admit_delay_ms, "noise", "kind", sb_noise_name(m->noise_kind), "cv",
+		m->noise_cv);
+	if (j && m->fit)
+		json_object_set(j, "fit", m->fit);
+	return j;
+}
+
+const char *sb_model_default_text(void)
+{
+	return sb_default_model_json;
+}
+
+int sb_model_default(sb_model *m, sb_error *e)
+{
+	json_t *j = sb_json_load_string(sb_default_model_json, "<embedded default model>", e);
+	if (!j) {
+		sb_model_init(m);
+		return -EINVAL;
+	}
+	int r = sb_model_from_json(j, m, e);
+	json_decref(j);
+	return r;
+}
+
+double sb_model_decode_ms(const sb_model *m, int batch)
+{
+	const sb_decode_point *d = m->decode;
+	int n = m->n_decode;
+	if (batch < 1 || n < 1)
+		return 0.0;
+	if (batch <= d[0].batch)
+		return d[0].ms * (double)batch / (double)d[0].batch;
+	for (int i = 1; i < n; i++) {
+		if (batch <= d[i].batch) {
+			double f = (double)(batch - d[i - 1].batch) /
+				   (double)(d[i].batch - d[i - 1].batch);
+			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
+		}
+	}
+	if (n == 1)
+		return d[0].ms;
+	double slope = (d[n - 1].ms - d[n - 2].ms) / (double)(d[n - 1].batch - d[n - 2].batch);
+	if (slope < 0)
+		slope = 0;
+	return d[n - 1].ms + slope * (double)(batch - d[n - 1].batch);
+}
+
+int sb_model_validate(const sb_model *m, sb_error *e)
+{
+	if (m->slots < 1)
+		return sb_error_set(e, "model: slots must be >= 1 (got %d)", m->slots);
+	if (m->n_decode < 1)
+		return sb_error_set(e, "model: no decode step times");
+	for (int i = 0; i < m->n_decode; i++) {
+		if (!(m->decode[i].ms > 0) || !isfinite(m->decode[i].ms))
+			return sb_error_set(e, "model: decode_ms(%d) must be a positive number",
+					    m->decode[i].batch);
+		if (i && m->decode[i].batch <= m->decode[i - 1].batch)
+			return sb_error_set(e, "model: decode_ms batch sizes must be distinct");
+	}
+	const double c[] = { m->overhead_ms,	      m->overhead_sd_ms,     m->per_kv_token_ms,
+			     m->per_prefill_token_ms, m->per_prefill_attn_ms, m->prefill_base_ms,
+			     m->admit_delay_ms,	      m->noise_cv };
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		if (!isfinite(c[i]) || c[i] < 0)
+			return sb_error_set(e, "model: coefficients must be finite and >= 0");
+	}
+	return 0;
+}

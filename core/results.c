@@ -1,0 +1,203 @@
+/* results.c — results files shared by measured and simulated runs. */
+#include "results.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "jsonfile.h"
+
+json_t *sb_results_new(const char *source, json_t *target, const sb_workload *w)
+{
+	char created[32] = "";
+	time_t now = time(NULL);
+	struct tm tm;
+	if (gmtime_r(&now, &tm))
+		strftime(created, sizeof(created), "%Y-%m-%dT%H:%M:%SZ", &tm);
+	return json_pack("{s:s,s:s,s:s,s:s,s:o,s:o,s:[]}", "schema", SB_RESULTS_SCHEMA,
+			 "source", source, "tool", "servebench " SB_VERSION, "created",
+			 created, "target", target ? target : json_object(), "workload",
+			 w ? sb_workload_to_json(w) : json_object(), "levels");
+}
+
+int sb_results_add_level(json_t *res, const sb_level *lv, json_t *requests)
+{
+	json_t *levels = json_object_get(res, "levels");
+	json_t *l = sb_level_to_json(lv);
+	if (!json_is_array(levels) || !l) {
+		json_decref(l);
+		json_decref(requests);
+		return -EINVAL;
+	}
+	if (requests)
+		json_object_set_new(l, "requests", requests);
+	return json_array_append_new(levels, l) ? -ENOMEM : 0;
+}
+
+static double opt_num(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+static long opt_long(const json_t *o, const char *k)
+{
+	const json_t *v = json_object_get(o, k);
+	return json_is_number(v) ? (long)json_number_value(v) : -1;
+}
+
+static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb_error *e)
+{
+	size_t n = json_array_size(arr);
+	size_t n_itl = 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *r = json_array_get(arr, i);
+		if (!json_is_object(r))
+			return sb_error_set(e, "%s.requests[%zu]: expected an object", where, i);
+		const json_t *itl = json_object_get(r, "itl_ms");
+		if (itl && !json_is_null(itl) && !json_is_array(itl))
+			return sb_error_set(e, "%s.requests[%zu].itl_ms: expected an array", where, i);
+		n_itl += json_array_size(itl);
+	}
+	lv->reqs = calloc(n ? n : 1, sizeof(*lv->reqs));
+	lv->server = calloc(n ? n : 1, sizeof(*lv->server));
+	lv->itl_pool = malloc((n_itl ? n_itl : 1) * sizeof(double));
+	if (!lv->reqs || !lv->server || !lv->itl_pool)
+		return -ENOMEM;
+	size_t pos = 0;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *r = json_array_get(arr, i);
+		sb_reqrec *q = &lv->reqs[i];
+		q->id = json_is_integer(json_object_get(r, "id"))
+				? (long)json_integer_value(json_object_get(r, "id"))
+				: (long)i;
+		q->t_sent_s = opt_num(r, "t_sent_s");
+		q->t_scheduled_s = opt_num(r, "t_scheduled_s");
+		if (isnan(q->t_scheduled_s))
+			q->t_scheduled_s = q->t_sent_s;
+		q->t_done_s = opt_num(r, "t_done_s");
+		q->ttft_ms = opt_num(r, "ttft_ms");
+		q->e2e_ms = opt_num(r, "e2e_ms");
+		q->wait_ms = opt_num(r, "wait_ms");
+		q->prompt_tokens = opt_long(r, "prompt_tokens");
+		q->output_tokens = opt_long(r, "output_tokens");
+		if (isnan(q->t_done_s) && !isnan(q->t_scheduled_s) && !isnan(q->e2e_ms))
+			q->t_done_s = q->t_scheduled_s + q->e2e_ms / 1e3;
+		const json_t *itl = json_object_get(r, "itl_ms");
+		q->itl_ms = lv->itl_pool + pos;
+		size_t k;
+		const json_t *x;
+		json_array_foreach(itl, k, x)
+		{
+			lv->itl_pool[pos++] = json_is_number(x) ? json_number_value(x) : NAN;
+		}
+		q->n_itl = json_array_size(itl);
+		const json_t *srv = json_object_get(r, "server");
+		lv->server[i] = json_is_object(srv) ? srv : NULL;
+		const json_t *err = json_object_get(r, "error");
+		if (json_is_object(err)) {
+			const char *cls = json_string_value(json_object_get(err, "class"));
+			q->err_class = cls ? cls : "unknown";
+			q->err_msg = json_string_value(json_object_get(err, "message"));
+		} else if (err && !json_is_null(err)) {
+			return sb_error_set(e, "%s.requests[%zu].error: expected null or an object",
+					    where, i);
+		}
+		if (!q->err_class && (isnan(q->e2e_ms) || isnan(q->ttft_ms)))
+			return sb_error_set(e, "%s.requests[%zu]: a successful request needs "
+					       "numeric ttft_ms and e2e_ms", where, i);
+	}
+	lv->n_reqs = n;
+	return 0;
+}
+
+int sb_results_from_json(json_t *root, sb_results *out, const char *where, sb_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	sb_workload_init(&out->workload);
+	if (!json_is_object(root))
+		return sb_error_set(e, "%s: expected a JSON object", where);
+	out->root = json_incref(root);
+	const char *schema = json_string_value(json_object_get(root, "schema"));
+	if (!schema || strcmp(schema, SB_RESULTS_SCHEMA)) {
+		sb_results_fini(out);
+		return sb_error_set(e, "%s: \"schema\" is %s%s%s, expected \"%s\"", where,
+				    schema ? "\"" : "", schema ? schema : "missing",
+				    schema ? "\"" : "", SB_RESULTS_SCHEMA);
+	}
+	const char *src = json_string_value(json_object_get(root, "source"));
+	snprintf(out->source, sizeof(out->source), "%s", src ? src : "measured");
+	int r = 0;
+	const json_t *wl = json_object_get(root, "workload");
+	if (json_is_object(wl) && json_object_size(wl) > 0) {
+		char w[200];
+		snprintf(w, sizeof(w), "%s: workload", where);
+		r = sb_workload_from_json_lenient(wl, &out->workload, w, e);
+		if (r < 0)
+			goto fail;
+		out->has_workload = 1;
+	}
+	const json_t *levels = json_object_get(root, "levels");
+	if (!json_is_array(levels)) {
+		r = sb_error_set(e, "%s: missing \"levels\" array", where);
+		goto fail;
+	}
+	out->n_levels = json_array_size(levels);
+	out->levels = calloc(out->n_levels ? out->n_levels : 1, sizeof(*out->levels));
+	if (!out->levels) {
+		r = -ENOMEM;
+		goto fail;
+	}
+	for (size_t i = 0; i < out->n_levels; i++) {
+		char w[200];
+		snprintf(w, sizeof(w), "%s: levels[%zu]", where, i);
+		const json_t *l = json_array_get(levels, i);
+		r = sb_level_from_json(l, &out->levels[i].sum, e);
+		if (r < 0) {
+			sb_error_prefix(e, "%s", w);
+			goto fail;
+		}
+		const json_t *reqs = json_object_get(l, "requests");
+		if (reqs && !json_is_null(reqs)) {
+			if (!json_is_array(reqs)) {
+				r = sb_error_set(e, "%s.requests: expected an array", w);
+				goto fail;
+			}
+			r = load_requests(reqs, &out->levels[i], w, e);
+			if (r < 0)
+				goto fail;
+		}
+	}
+	return 0;
+fail:
+	sb_results_fini(out);
+	return r;
+}
+
+int sb_results_load(const char *path, sb_results *out, sb_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	json_t *j = sb_json_load_file(path, e);
+	if (!j)
+		return -EINVAL;
+	int r = sb_results_from_json(j, out, path, e);
+	json_decref(j);
+	return r;
+}
+
+void sb_results_fini(sb_results *r)
+{
+	if (!r)
+		return;
+	for (size_t i = 0; r->levels && i < r->n_levels; i++) {
+		free(r->levels[i].reqs);
+		free(r->levels[i].server);
+		free(r->levels[i].itl_pool);
+	}
+	free(r->levels);
+	json_decref(r->root);
+	memset(r, 0, sizeof(*r));
+}
