@@ -1,0 +1,93 @@
+/* test_level.c — level summaries: metric definitions, Little's law, error
+ * classes, and the results file round trip. */
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "check.h"
+#include "core/jsonfile.h"
+#include "core/level.h"
+#include "core/results.h"
+
+int main(void)
+{
+	sb_error e;
+	sb_levelacc a;
+	sb_slo slo = { .ttft_ms = 150, .tpot_ms = 0, .percentile = 99 };
+	CHECK(sb_levelacc_init(&a, &slo) == 0);
+
+	/* 10 requests, one every second, each 500 ms long with 11 tokens:
+	 * TTFT 100 or 200 ms, TPOT (500-TTFT)/10. Little: L = lambda*W. */
+	double itl[10];
+	for (int i = 0; i < 10; i++)
+		itl[i] = 40;
+	json_t *reqs = json_array();
+	for (int i = 0; i < 10; i++) {
+		double t0 = i;
+		sb_reqrec r = { .id = i, .t_scheduled_s = t0, .t_sent_s = t0, .t_done_s = t0 + 0.5,
+				.ttft_ms = i % 2 ? 200 : 100, .e2e_ms = 500, .wait_ms = 0,
+				.itl_ms = itl, .n_itl = 10, .prompt_tokens = 16, .output_tokens = 11 };
+		sb_levelacc_inflight(&a, t0, +1);
+		sb_levelacc_inflight(&a, t0 + 0.5, -1);
+		sb_levelacc_add(&a, &r);
+		json_array_append_new(reqs, sb_reqrec_to_json(&r, NULL));
+	}
+	sb_reqrec bad = { .id = 10, .t_scheduled_s = 9.6, .t_sent_s = 9.6, .t_done_s = 9.7,
+			  .ttft_ms = NAN, .e2e_ms = NAN, .wait_ms = NAN, .prompt_tokens = -1,
+			  .output_tokens = -1, .err_class = "http_503", .err_msg = "queue full" };
+	sb_levelacc_add(&a, &bad);
+	json_array_append_new(reqs, sb_reqrec_to_json(&bad, json_pack("{s:i}", "status", 503)));
+
+	sb_level lv;
+	sb_levelacc_finish(&a, 1.0, SB_MODE_RATE, 0, &lv);
+	CHECK(lv.requests_ok == 10 && lv.requests_failed == 1);
+	CHECK_NEAR(lv.duration_s, 9.7, 1e-12);
+	CHECK_NEAR(lv.ttft_ms.p50, 150, 1e-9);
+	CHECK_NEAR(lv.tpot_ms.mean, (400.0 + 300.0) / 2 / 10, 1e-9);
+	CHECK_NEAR(lv.itl_ms.p99, 40, 0);
+	CHECK_NEAR(lv.goodput_req_s, 5 / 9.7, 1e-12); /* only TTFT 100 meets 150 */
+	CHECK_NEAR(lv.output_tok_s, 110 / 9.7, 1e-12);
+	CHECK_NEAR(lv.w_s, 0.5, 1e-12);
+	/* time-averaged in flight = 10 * 0.5 s / 9.7 s, integrated independently */
+	CHECK_NEAR(lv.l_observed, 5.0 / 9.7, 1e-12);
+	CHECK_NEAR(lv.l_law, lv.l_observed, 1e-12);
+	CHECK(lv.n_errors == 1 && !strcmp(lv.errors[0].cls, "http_503"));
+
+	/* results document round trip */
+	sb_workload w;
+	sb_workload_init(&w);
+	json_t *res = sb_results_new("measured", json_pack("{s:s}", "url", "http://x"), &w);
+	CHECK(sb_results_add_level(res, &lv, reqs) == 0);
+	char path[] = "/tmp/sb-test-results-XXXXXX";
+	int fd = mkstemp(path);
+	CHECK(fd >= 0);
+	close(fd);
+	CHECK(sb_json_write_file(path, res, &e) == 0);
+	sb_results back;
+	CHECK(sb_results_load(path, &back, &e) == 0);
+	CHECK(!strcmp(back.source, "measured") && back.n_levels == 1);
+	CHECK(back.levels[0].n_reqs == 11);
+	CHECK_NEAR(back.levels[0].sum.ttft_ms.p50, 150, 1e-9);
+	CHECK_NEAR(back.levels[0].sum.l_observed, lv.l_observed, 1e-9);
+	CHECK(back.levels[0].reqs[3].n_itl == 10 && back.levels[0].reqs[3].itl_ms[9] == 40);
+	CHECK(back.levels[0].reqs[10].err_class && !strcmp(back.levels[0].reqs[10].err_class, "http_503"));
+	CHECK(back.levels[0].server[10] != NULL && back.levels[0].server[0] == NULL);
+	CHECK(back.levels[0].sum.mode == SB_MODE_RATE);
+	sb_results_fini(&back);
+	unlink(path);
+
+	/* malformed results are refused with the place named */
+	json_t *j = sb_json_load_string("{\"schema\":\"servebench.results/1\",\"levels\":"
+					"[{\"level\":1,\"requests\":[{\"ttft_ms\":\"x\"}]}]}",
+					"r.json", &e);
+	CHECK(j && sb_results_from_json(j, &back, "r.json", &e) < 0 && strstr(e.msg, "requests[0]"));
+	json_decref(j);
+	j = sb_json_load_string("{\"levels\":[]}", "r.json", &e);
+	CHECK(sb_results_from_json(j, &back, "r.json", &e) < 0 && strstr(e.msg, "schema"));
+	json_decref(j);
+
+	json_decref(res);
+	sb_levelacc_fini(&a);
+	sb_levelacc_fini(NULL);
+	CHECK_DONE();
+}

@@ -1,0 +1,68 @@
+/* test_model.c — model files: the embedded default, round trips, and
+ * refusal of bad models naming the bad field. */
+#include <string.h>
+
+#include "check.h"
+#include "core/jsonfile.h"
+#include "core/model.h"
+
+static int load(const char *text, sb_model *m, sb_error *e)
+{
+	json_t *j = sb_json_load_string(text, "m.json", e);
+	if (!j)
+		return -1;
+	int r = sb_model_from_json(j, m, e);
+	json_decref(j);
+	return r;
+}
+
+int main(void)
+{
+	sb_error e;
+	sb_model m;
+	CHECK(sb_model_default(&m, &e) == 0);
+	CHECK(m.slots >= 1 && m.n_decode >= 1);
+	CHECK(sb_model_decode_ms(&m, 1) > 0);
+
+	/* round trip through JSON gives the same coefficients */
+	json_t *j = sb_model_to_json(&m);
+	sb_model m2;
+	CHECK(sb_model_from_json(j, &m2, &e) == 0);
+	CHECK(m2.slots == m.slots && m2.n_decode == m.n_decode);
+	CHECK_NEAR(m2.per_prefill_token_ms, m.per_prefill_token_ms, 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m2, 3), sb_model_decode_ms(&m, 3), 1e-12);
+	json_decref(j);
+	sb_model_fini(&m2);
+	sb_model_fini(&m);
+
+	/* interpolation and extrapolation of decode_ms(B) */
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":"
+		   "{\"4\":9.0,\"1\":5.0,\"8\":13.0}}}", &m, &e) == 0);
+	CHECK_NEAR(sb_model_decode_ms(&m, 1), 5.0, 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m, 2), 5.0 + 4.0 / 3.0, 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), 11.0, 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m, 16), 21.0, 1e-12); /* slope 1 ms/seq continues */
+	sb_model_fini(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":4,\"per_seq\":1}}",
+		   &m, &e) == 0);
+	CHECK_NEAR(sb_model_decode_ms(&m, 10), 14.0, 1e-12);
+	sb_model_fini(&m);
+
+	/* bad models are refused with the field named */
+	CHECK(load("{\"schema\":\"servebench.model/2\",\"step_ms\":{}}", &m, &e) < 0 &&
+	      strstr(e.msg, "servebench.model/2"));
+	CHECK(load("{\"schema\":\"servebench.model/1\"}", &m, &e) < 0 && strstr(e.msg, "step_ms"));
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":{\"0\":1}}}",
+		   &m, &e) < 0 && strstr(e.msg, "\"0\""));
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"server\":{\"slots\":0},"
+		   "\"step_ms\":{\"base\":1,\"per_seq\":1}}", &m, &e) < 0 && strstr(e.msg, "slots"));
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1,"
+		   "\"per_kv_token\":-1}}", &m, &e) < 0 && strstr(e.msg, "per_kv_token"));
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
+		   "\"noise\":{\"kind\":\"cauchy\"}}", &m, &e) < 0 && strstr(e.msg, "cauchy"));
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
+		   "\"extra\":1}", &m, &e) < 0 && strstr(e.msg, "extra"));
+	CHECK(sb_model_load("/nonexistent/m.json", &m, &e) < 0 && strstr(e.msg, "/nonexistent"));
+	sb_model_fini(NULL);
+	CHECK_DONE();
+}
