@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# test.sh — installs what the tests need, builds, and runs every test:
+#   1. the normal build: all suites (unit, analytic, stub, fault, live)
+#   2. an ASan+UBSan build: the unit, analytic, stub and fault suites
+#   3. valgrind over the unit suite of the normal build
+# Ends with one line "tests: N passed, N failed" counting all three.
+# The real llama.cpp target is built once and cached outside the repo
+# (target/build-llama.sh); SERVEBENCH_LIVE=0 skips the live suite.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+scripts/install-deps.sh --tests || { echo "test.sh: installing dependencies failed"; echo "tests: 0 passed, 1 failed"; exit 1; }
+[[ -x target/ensure-deps.sh ]] && { target/ensure-deps.sh || true; }
+
+fail_setup() {
+  echo "test.sh: $1"
+  echo "tests: 0 passed, 1 failed"
+  exit 1
+}
+
+scripts/build.sh build || fail_setup "build failed"
+scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false \
+  || fail_setup "sanitizer build failed"
+
+live=${SERVEBENCH_LIVE:-1}
+if [[ "$live" == 1 && -x target/build-llama.sh ]]; then
+  echo "== building (or reusing the cached) llama-server for the live tests"
+  target/build-llama.sh >/tmp/servebench-llama-build.log 2>&1 \
+    || { tail -30 /tmp/servebench-llama-build.log; echo "test.sh: llama-server build failed (live tests will fail)"; }
+fi
+
+suites=(--suite unit --suite analytic --suite stub --suite fault)
+[[ "$live" == 1 ]] && suites+=(--suite live)
+
+rc=0
+echo "== normal build: ${suites[*]}"
+meson test -C build --print-errorlogs --num-processes 2 "${suites[@]}" || rc=1
+echo "== ASan/UBSan build"
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  meson test -C build-asan --print-errorlogs --num-processes 2 \
+  --suite unit --suite analytic --suite stub --suite fault || rc=1
+echo "== valgrind (unit suite)"
+if command -v valgrind >/dev/null; then
+  meson test -C build --setup valgrind --print-errorlogs --num-processes 2 --suite unit \
+    --logbase valgrind || rc=1
+fi
+
+# Count every test result of the three runs.
+python3 - "$root" <<'PY'
+import json, sys, os
+root = sys.argv[1]
+logs = ["build/meson-logs/testlog.json", "build-asan/meson-logs/testlog.json",
+        "build/meson-logs/valgrind.json"]
+passed = failed = skipped = 0
+for l in logs:
+    p = os.path.join(root, l)
+    if not os.path.exists(p):
+        continue
+    for line in open(p):
+        line = line.strip()
+        if not line:
+            continue
+        r = json.loads(line).get("result")
+        if r in ("OK", "EXPECTEDFAIL"):
+            passed += 1
+        elif r == "SKIP":
+            skipped += 1
+        else:
+            failed += 1
+print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+sys.exit(1 if failed or passed == 0 else 0)
+PY
+count_rc=$?
+[[ $rc -ne 0 || $count_rc -ne 0 ]] && exit 1
+exit 0
