@@ -1,0 +1,119 @@
+/* event_heap.c — binary min-heap of simulation events (see event_heap.h). */
+#include "event_heap.h"
+
+#include <assert.h>
+#include <errno.h>
+#include <stdlib.h>
+
+struct sb_heap {
+	sb_event *a;  /* a[0..n) in heap order */
+	size_t n, cap;
+	uint64_t next_seq;
+};
+
+/* Strict "earlier than": time first, then push order. */
+static inline int ev_before(const sb_event *x, const sb_event *y)
+{
+	if (x->t < y->t)
+		return 1;
+	if (x->t > y->t)
+		return 0;
+	return x->seq < y->seq;
+}
+
+sb_heap *sb_heap_new(void)
+{
+	sb_heap *h = calloc(1, sizeof *h);
+	if (!h)
+		return NULL;
+	h->cap = 64;
+	h->a = malloc(h->cap * sizeof *h->a);
+	if (!h->a) {
+		free(h);
+		return NULL;
+	}
+	return h;
+}
+
+void sb_heap_free(sb_heap *h)
+{
+	if (!h)
+		return;
+	free(h->a);
+	free(h);
+}
+
+void sb_heap_clear(sb_heap *h)
+{
+	h->n = 0;
+	h->next_seq = 0;
+}
+
+int sb_heap_push(sb_heap *h, double t, int type, uint32_t gen, long arg)
+{
+	if (h->n == h->cap) {
+		size_t ncap = h->cap * 2;
+		sb_event *na = realloc(h->a, ncap * sizeof *na);
+		if (!na)
+			return -ENOMEM;
+		h->a = na;
+		h->cap = ncap;
+	}
+	sb_event ev = { .t = t, .seq = h->next_seq++, .type = type,
+			.gen = gen, .arg = arg };
+	size_t i = h->n++;
+	while (i > 0) {
+		size_t p = (i - 1) / 2;
+		if (!ev_before(&ev, &h->a[p]))
+			break;
+		h->a[i] = h->a[p];
+		i = p;
+	}
+	h->a[i] = ev;
+	assert(sb_heap_is_valid(h));
+	return 0;
+}
+
+int sb_heap_pop(sb_heap *h, sb_event *out)
+{
+	if (h->n == 0)
+		return 0;
+	*out = h->a[0];
+	sb_event last = h->a[--h->n];
+	size_t n = h->n, i = 0;
+	for (;;) {
+		size_t c = 2 * i + 1;
+		if (c >= n)
+			break;
+		if (c + 1 < n && ev_before(&h->a[c + 1], &h->a[c]))
+			c++;
+		if (!ev_before(&h->a[c], &last))
+			break;
+		h->a[i] = h->a[c];
+		i = c;
+	}
+	if (n > 0)
+		h->a[i] = last;
+	assert(sb_heap_is_valid(h));
+	return 1;
+}
+
+const sb_event *sb_heap_peek(const sb_heap *h)
+{
+	return h->n ? &h->a[0] : NULL;
+}
+
+size_t sb_heap_size(const sb_heap *h)
+{
+	return h->n;
+}
+
+int sb_heap_is_valid(const sb_heap *h)
+{
+	/* Checking every node is O(n) per call; the heaps here are small
+	 * (slots + a few), and the check only runs in debug builds. */
+	for (size_t i = 1; i < h->n; i++)
+		if (ev_before(&h->a[i], &h->a[(i - 1) / 2]))
+			return 0;
+	return 1;
+}

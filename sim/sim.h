@@ -1,0 +1,159 @@
+/* sim.h — the discrete-event simulator of an LLM server (library API).
+ *
+ * Two service models:
+ *  - engine mode (default): the engine model of core/model.h — S slots, a
+ *    FIFO queue bounded by max_queue (beyond it requests are rejected),
+ *    iteration-level batching with prefill chunks of batch_tokens, step
+ *    times from the model's coefficients, client overhead and step noise;
+ *  - independent-service mode (M/G/c): each slot serves one request at a
+ *    time for a time drawn from a distribution; no batching, no overhead.
+ *    This is the mode checked against closed-form queueing results.
+ *
+ * Load is open loop (arrivals at rate λ: Poisson, constant or gamma gaps)
+ * or closed loop (C clients, each sending its next request when the last
+ * one finished, after an optional think time).
+ *
+ * How the engine is simulated (and its approximations):
+ *  - Between state changes (a request joining the batch, a prefill chunk,
+ *    a completion) every decode step has the same batch. A run of k such
+ *    steps is one event; with the per_kv_token term the step times form an
+ *    arithmetic series a, a+b, ..., a+(k-1)b (b = per_kv_token * B) whose
+ *    sum k*a + b*k(k-1)/2 is exact. A request that becomes ready to join
+ *    in the middle of a run cuts the run at the first step boundary after
+ *    it (found by solving the quadratic), so joins happen at step
+ *    boundaries exactly as if every step were simulated.
+ *  - Noise: every step of the model has an independent factor of mean 1 and
+ *    coefficient of variation cv. The sum of k nearly equal steps then has
+ *    mean k*step and cv ~ cv/sqrt(k); a run draws ONE factor with mean 1 and
+ *    cv/sqrt(k) and scales the whole run by it — same mean, same variance
+ *    of the run's length (when a run is later cut to j < k steps its
+ *    factor keeps the cv of k steps: a slight under-dispersion).
+ *  - ITL: the k*B gaps of a run are recorded as one weighted value, the
+ *    run's mean gap (their spread within a run is b*(k-1), tiny). Per-request
+ *    TPOT is exact from TTFT and E2E.
+ *  - Overhead: each request reaches the server overhead_ms (drawn from a
+ *    normal of sd overhead_sd_ms, clipped at 0) after it is sent; the
+ *    response is seen by the client when the server emits it.
+ *    TTFT = overhead + wait + prefill steps.
+ *  - wait_ms: from reaching the server until the request's first step starts
+ *    (queue wait + admission delay + wait for the current step to end).
+ *    In M/G/c mode: queue wait exactly.
+ *  - admit_delay_ms applies to requests taken from the queue when a slot
+ *    frees (not to requests that find a slot free).
+ *  - A prompt's last prefill chunk yields the first output token; decoding
+ *    slots in that step also advance. Prefill chunks are taken in slot order
+ *    up to batch_tokens prompt tokens per step.
+ *
+ * Statistics stream into sb_levelacc (bounded memory). Requests with index
+ * < warmup, or sent before warmup_s, are simulated but not counted. The
+ * measurement window runs from the first counted request's send time to the
+ * last counted completion; the in-flight count of the counted requests is
+ * integrated over it (Little's law's independent path).
+ */
+#ifndef SB_SIM_H
+#define SB_SIM_H
+
+#include <stddef.h>
+
+#include "core/dist.h"
+#include "core/error.h"
+#include "core/level.h"
+#include "core/model.h"
+#include "core/workload.h"
+
+/* Options beyond the model and the workload. Initialise with
+ * sb_sim_opts_init. */
+typedef struct sb_sim_opts {
+	int service_mode;      /* 1: independent-service M/G/c with `service` */
+	sb_dist service;       /* service time in seconds */
+	long queue_cap;        /* open loop: stop arrivals when this many wait
+				  (divergence bound); default 200000 */
+	double warmup_s;       /* also exclude requests sent before this */
+	int keep_records;      /* collect per-request records (memory O(n)) */
+	int no_noise;          /* disable step noise and overhead spread */
+} sb_sim_opts;
+
+void sb_sim_opts_init(sb_sim_opts *o);
+
+/* One simulated request's outcome (times in seconds relative to the level's
+ * measurement start, durations in ms). */
+typedef struct sb_sim_rec {
+	long id;
+	double t_sched_s, t_done_s;
+	double ttft_ms, e2e_ms, wait_ms, tpot_ms;
+	long prompt_tokens, output_tokens;
+	int rejected;
+} sb_sim_rec;
+
+/* Result of one level (one replication). */
+typedef struct sb_sim_level {
+	sb_level sum;          /* the results-file summary */
+	double ttft_pct_ms;    /* TTFT at the SLO percentile (workload slo) */
+	double tpot_pct_ms;
+	double utilization;    /* busy slot-time / (S * window) */
+	long rejected;         /* turned away by max_queue */
+	long generated;        /* requests issued, counted or not */
+	long max_waiting;      /* longest queue seen */
+	int diverged;          /* open loop: queue reached queue_cap */
+	double sim_end_s;      /* simulated time at the end (absolute) */
+	unsigned long seed;
+	sb_sim_rec *recs;      /* owned, when keep_records; counted only */
+	size_t n_recs;
+} sb_sim_level;
+
+/* Simulates one level (a rate for open loop, a client count for closed
+ * loop, as w->mode says) of workload w on model m (both borrowed) with the
+ * given seed. Counts w->requests requests (or w->duration_s seconds) after
+ * warm-up. Returns 0, -ENOMEM, or -EINVAL (bad inputs) with a message.
+ * Cost: O(events log slots); memory O(slots + queue) unless keep_records. */
+int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
+		     const sb_workload *w, double level, unsigned long seed,
+		     sb_sim_level *out, sb_error *e);
+/* Releases out->recs; NULL is a no-op. */
+void sb_sim_level_fini(sb_sim_level *l);
+
+/* Estimated capacity μ in requests/s: in M/G/c mode slots / E[service];
+ * in engine mode the completion rate of a saturated closed-loop run
+ * (2*S clients, no think time) of the workload's lengths. Returns 0 and
+ * *mu, or a negative errno. */
+int sb_sim_capacity(const sb_model *m, const sb_sim_opts *o,
+		    const sb_workload *w, double *mu, sb_error *e);
+
+/* ---- Replay: simulate a given list of requests ---------------------- */
+
+typedef struct sb_replay_req {
+	double t_sched_s;      /* open loop: when it is sent (any order) */
+	long prompt_tokens;    /* >= 1 */
+	long output_tokens;    /* >= 1 */
+} sb_replay_req;
+
+typedef struct sb_replay_pred {
+	double t_sent_s;       /* open: t_sched_s; closed: when issued */
+	double t_done_s;
+	double ttft_ms, e2e_ms, tpot_ms, wait_ms; /* tpot NaN if < 2 tokens */
+	int rejected;
+} sb_replay_pred;
+
+typedef struct sb_replay_opts {
+	sb_mode mode;          /* RATE: send at t_sched_s; CONCURRENCY: C
+				  clients send the list in order */
+	int concurrency;       /* closed loop: number of clients */
+	double think_s;        /* closed loop: pause between a client's requests */
+	unsigned long seed;    /* for noise and overhead spread */
+	int no_noise;          /* deterministic: no noise, overhead = its mean */
+} sb_replay_opts;
+
+/* Simulates reqs[0..n) (borrowed) on model m and writes one prediction per
+ * request into pred[0..n) (caller-allocated, same order as reqs). If lv is
+ * not NULL, also fills a level summary over all n requests (level =
+ * concurrency, or n / span of send times for open loop). Returns 0,
+ * -ENOMEM or -EINVAL. */
+int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
+		  const sb_replay_req *reqs, size_t n, sb_replay_pred *pred,
+		  sb_level *lv, sb_error *e);
+
+/* Seed of replication `rep` of level index `lvl` derived from the user's
+ * seed (splitmix64 mixing): distinct streams, reproducible. */
+unsigned long sb_sim_seed(unsigned long seed, int lvl, int rep);
+
+#endif
