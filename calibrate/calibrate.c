@@ -1,0 +1,1381 @@
+/* calibrate.c — the engine model from results files (see calibrate.h). */
+#include "calibrate.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "calibrate/fit_linear.h"
+#include "calibrate/fit_noise.h"
+#include "calibrate/slots.h"
+
+/* Relative weight of a median of n values against one value: the median's
+ * variance is about (pi/2)·sigma²/n for a normal sample. */
+#define MEDIAN_WEIGHT(n) (2.0 * (double)(n) / M_PI)
+
+#ifndef M_PI
+#define M_PI 3.14159265358979323846
+#endif
+
+/* One closed-loop level of one input file. */
+typedef struct lvpt {
+	size_t file, index;
+	const sb_rlevel *rl;
+	double c;
+	int slots;       /* slots of the server that produced this file */
+	double P, N;     /* mean prompt and output tokens */
+	long n_ok;
+	int use_reqs;    /* 1: per-request records, 0: summary */
+	size_t rq0, nrq; /* its requests in cal.rqs */
+	double ttft, tpot, e2e, ttft_p99, wait;
+} lvpt;
+
+/* One successful request. Times in s relative to the level start. */
+typedef struct rqpt {
+	size_t lv;
+	double P, N, ttft, e2e, tpot;
+	double t_sent, t_first, t_done;
+	double prompt_ms, wait;
+	const double *itl;
+	size_t n_itl;
+} rqpt;
+
+typedef struct cal {
+	const sb_calib_input *in;
+	size_t n_in;
+	const sb_calib_opts *o;
+	lvpt *lvs;
+	size_t n_lv;
+	rqpt *rqs;
+	size_t n_rq, cap_rq;
+	int *fslots;
+	long batch_tokens;
+	json_t *fit, *notes, *missing, *coefs;
+	/* results */
+	double d1, d1_se, kv, kv_se;
+	double overhead, overhead_se, pb, pb_se, ppt, ppt_se, attn, attn_se;
+	int timings; /* prefill fitted from server prompt_ms */
+	int slots;
+	sb_decode_point dec[SB_MODEL_MAX_DECODE];
+	double dec_se[SB_MODEL_MAX_DECODE];
+	int n_dec;
+	double admit, admit_lo, admit_hi;
+	sb_noise_kind noise_kind;
+	double noise_cv, overhead_sd;
+} cal;
+
+void sb_calib_opts_init(sb_calib_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+}
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+static void note(cal *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(cal *k, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_array_append_new(k->notes, json_string(buf));
+}
+
+static void missing(cal *k, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void missing(cal *k, const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	va_end(ap);
+	json_array_append_new(k->missing, json_string(buf));
+}
+
+/* Records a coefficient for the report: value, 95% interval (NaN: none),
+ * unit and where it came from. */
+static void coef(cal *k, const char *name, double v, double lo, double hi, const char *unit,
+		 const char *from)
+{
+	json_object_set_new(k->coefs, name,
+			    json_pack("{s:o,s:[o,o],s:s,s:s}", "value", num(v), "ci95", num(lo),
+				      num(hi), "unit", unit, "from", from));
+}
+
+static const char *fname(const cal *k, size_t f)
+{
+	return k->in[f].name ? k->in[f].name : "(input)";
+}
+
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+static long nsteps(const cal *k, double P)
+{
+	if (k->batch_tokens <= 0)
+		return 1;
+	long s = (long)ceil(P / (double)k->batch_tokens);
+	return s < 1 ? 1 : s;
+}
+
+/* Prompt work added to a step that also decodes: the prefill terms only. */
+static double prefill_var(const cal *k, double P)
+{
+	return k->ppt * P + k->attn * P * (P - 1.0) / 2.0;
+}
+
+static int push_rq(cal *k, const rqpt *r)
+{
+	if (k->n_rq == k->cap_rq) {
+		size_t nc = k->cap_rq ? 2 * k->cap_rq : 256;
+		rqpt *p = realloc(k->rqs, nc * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		k->rqs = p;
+		k->cap_rq = nc;
+	}
+	k->rqs[k->n_rq++] = *r;
+	return 0;
+}
+
+static const char *target_str(const sb_results *r, const char *key)
+{
+	const json_t *t = json_object_get(r->root, "target");
+	return json_string_value(json_object_get(t, key));
+}
+
+static long target_long(const sb_results *r, const char *key)
+{
+	const json_t *t = json_object_get(r->root, "target");
+	const json_t *v = json_object_get(t, key);
+	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+}
+
+static double server_num(const json_t *srv, const char *key)
+{
+	const json_t *v = json_object_get(srv, key);
+	return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* Describes the failures of a level for messages. */
+static void fail_text(const sb_rlevel *rl, char *buf, size_t len)
+{
+	buf[0] = 0;
+	for (size_t i = 0; i < rl->n_reqs; i++) {
+		if (rl->reqs[i].err_class) {
+			snprintf(buf, len, "first error: %s%s%s", rl->reqs[i].err_class,
+				 rl->reqs[i].err_msg ? ": " : "",
+				 rl->reqs[i].err_msg ? rl->reqs[i].err_msg : "");
+			return;
+		}
+	}
+	if (rl->sum.n_errors > 0)
+		snprintf(buf, len, "errors: %s x%ld", rl->sum.errors[0].cls,
+			 rl->sum.errors[0].count);
+}
+
+/* ---- collecting the data ------------------------------------------------ */
+
+static int collect_level(cal *k, size_t f, size_t li, long *failed, int *used, sb_error *e)
+{
+	const sb_results *res = k->in[f].res;
+	const sb_rlevel *rl = &res->levels[li];
+	const sb_level *s = &rl->sum;
+	const char *fn = fname(k, f);
+	if (s->mode == SB_MODE_RATE) {
+		note(k, "%s: level %g is open-loop (rate): not used (the fit uses closed-loop levels)",
+		     base_name(fn), s->level);
+		return 0;
+	}
+	if (!(s->level >= 1) || s->level != floor(s->level))
+		return sb_error_set(e, "%s: levels[%zu]: concurrency %g is not a whole number >= 1",
+				    fn, li, s->level);
+	lvpt L;
+	memset(&L, 0, sizeof(L));
+	L.file = f;
+	L.index = li;
+	L.rl = rl;
+	L.c = s->level;
+	L.wait = NAN;
+	L.ttft_p99 = NAN;
+	double wl_P = res->has_workload ? sb_dist_mean(&res->workload.input_len) : NAN;
+	double wl_N = res->has_workload ? sb_dist_mean(&res->workload.output_len) : NAN;
+	if (rl->n_reqs > 0) {
+		L.use_reqs = 1;
+		L.rq0 = k->n_rq;
+		double st = 0, se2e = 0, stp = 0, sw = 0;
+		long ntp = 0, nw = 0;
+		for (size_t i = 0; i < rl->n_reqs; i++) {
+			const sb_reqrec *q = &rl->reqs[i];
+			if (q->err_class) {
+				(*failed)++;
+				continue;
+			}
+			if (!isfinite(q->ttft_ms) || !isfinite(q->e2e_ms))
+				return sb_error_set(e, "%s: levels[%zu].requests[%zu]: ttft_ms/e2e_ms "
+						       "is not a number", fn, li, i);
+			rqpt r;
+			memset(&r, 0, sizeof(r));
+			r.lv = k->n_lv;
+			const json_t *srv = rl->server[i];
+			double pn = server_num(srv, "prompt_n");
+			r.P = q->prompt_tokens >= 1 ? (double)q->prompt_tokens : wl_P;
+			r.N = q->output_tokens >= 1 ? (double)q->output_tokens : wl_N;
+			if (!isfinite(r.P))
+				return sb_error_set(e, "%s: levels[%zu].requests[%zu]: prompt_tokens "
+						       "is unknown and the file has no workload.input_len: "
+						       "the prefill fit needs each request's prompt length",
+						    fn, li, i);
+			if (!isfinite(r.N))
+				return sb_error_set(e, "%s: levels[%zu].requests[%zu]: output_tokens "
+						       "is unknown and the file has no workload.output_len",
+						    fn, li, i);
+			r.prompt_ms = server_num(srv, "prompt_ms");
+			if (isfinite(r.prompt_ms) && pn >= 1)
+				r.P = pn; /* tokens the server actually processed (no cache hits) */
+			r.ttft = q->ttft_ms;
+			r.e2e = q->e2e_ms;
+			r.tpot = r.N >= 2 ? (q->e2e_ms - q->ttft_ms) / (r.N - 1.0) : NAN;
+			r.t_sent = isfinite(q->t_sent_s) ? q->t_sent_s : q->t_scheduled_s;
+			r.t_first = r.t_sent + q->ttft_ms / 1e3;
+			r.t_done = isfinite(q->t_done_s) ? q->t_done_s : r.t_sent + q->e2e_ms / 1e3;
+			r.wait = q->wait_ms;
+			r.itl = q->itl_ms;
+			r.n_itl = q->n_itl;
+			int rc = push_rq(k, &r);
+			if (rc < 0)
+				return rc;
+			st += r.ttft;
+			se2e += r.e2e;
+			L.P += r.P;
+			L.N += r.N;
+			if (isfinite(r.tpot)) {
+				stp += r.tpot;
+				ntp++;
+			}
+			if (isfinite(r.wait)) {
+				sw += r.wait;
+				nw++;
+			}
+			L.n_ok++;
+		}
+		L.nrq = k->n_rq - L.rq0;
+		if (L.n_ok == 0)
+			return 0;
+		L.ttft = st / (double)L.n_ok;
+		L.e2e = se2e / (double)L.n_ok;
+		L.P /= (double)L.n_ok;
+		L.N /= (double)L.n_ok;
+		L.tpot = ntp ? stp / (double)ntp : NAN;
+		L.wait = nw == L.n_ok ? sw / (double)nw : NAN;
+		L.ttft_p99 = s->ttft_ms.p99;
+	} else {
+		*failed += s->requests_failed;
+		if (s->requests_ok <= 0)
+			return 0;
+		if (!res->has_workload || !isfinite(wl_P) || !isfinite(wl_N))
+			return sb_error_set(e, "%s: levels[%zu] (concurrency %g) has no per-request "
+					       "records and the file has no workload.input_len/"
+					       "output_len: a level summary needs the prompt and output "
+					       "lengths it was measured with", fn, li, L.c);
+		if (!sb_dist_is_det(&res->workload.input_len) ||
+		    !sb_dist_is_det(&res->workload.output_len))
+			note(k, "%s: prompt/output lengths vary; the summary of level %g is fitted "
+				"at their means", base_name(fn), L.c);
+		L.P = wl_P;
+		L.N = wl_N;
+		L.n_ok = s->requests_ok;
+		L.ttft = s->ttft_ms.p50;
+		L.tpot = s->tpot_ms.p50;
+		L.ttft_p99 = s->ttft_ms.p99;
+		if (!isfinite(L.ttft))
+			return sb_error_set(e, "%s: levels[%zu] (concurrency %g): ttft_ms.p50 is "
+					       "missing (absent or null): every level needs its "
+					       "median TTFT", fn, li, L.c);
+		if (L.N >= 2 && !isfinite(L.tpot))
+			return sb_error_set(e, "%s: levels[%zu] (concurrency %g): tpot_ms.p50 is "
+					       "missing (absent or null): every level with 2 or more "
+					       "output tokens needs its median TPOT", fn, li, L.c);
+		L.e2e = isfinite(s->e2e_ms.p50) ? s->e2e_ms.p50 : L.ttft + (L.N - 1.0) * L.tpot;
+		L.wait = s->wait_ms.mean;
+	}
+	if (!(L.ttft >= 0) || (isfinite(L.tpot) && !(L.tpot > 0)))
+		return sb_error_set(e, "%s: levels[%zu] (concurrency %g): TTFT %g ms / TPOT %g ms "
+				       "are not plausible (need TTFT >= 0, TPOT > 0)",
+				    fn, li, L.c, L.ttft, L.tpot);
+	lvpt *p = realloc(k->lvs, (k->n_lv + 1) * sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	k->lvs = p;
+	k->lvs[k->n_lv++] = L;
+	*used = 1;
+	return 0;
+}
+
+static int collect(cal *k, sb_error *e)
+{
+	const char *model0 = NULL, *src0 = NULL;
+	size_t model_f = 0, src_f = 0;
+	long bt = -2;
+	long total_failed = 0;
+	for (size_t f = 0; f < k->n_in; f++) {
+		const sb_results *r = k->in[f].res;
+		const char *m = target_str(r, "model");
+		if (m) {
+			if (model0 && strcmp(model0, m))
+				return sb_error_set(e, "the inputs mix models: '%s' (%s) and '%s' (%s); "
+						       "calibrate one model at a time",
+						    model0, fname(k, model_f), m, fname(k, f));
+			if (!model0) {
+				model0 = m;
+				model_f = f;
+			}
+		}
+		if (src0 && strcmp(src0, r->source))
+			return sb_error_set(e, "the inputs mix %s (%s) and %s (%s) results; calibrate "
+					       "from one kind", src0, fname(k, src_f), r->source,
+					    fname(k, f));
+		if (!src0) {
+			src0 = r->source;
+			src_f = f;
+		}
+		long b = target_long(r, "batch_tokens");
+		if (b > 0)
+			bt = (bt == -2 || bt == b) ? b : -1;
+		if (r->n_levels == 0)
+			return sb_error_set(e, "%s: no levels: nothing was measured", fname(k, f));
+		long failed = 0;
+		int used = 0;
+		for (size_t i = 0; i < r->n_levels; i++) {
+			int rc = collect_level(k, f, i, &failed, &used, e);
+			if (rc < 0)
+				return rc;
+		}
+		total_failed += failed;
+		int any_closed = 0;
+		for (size_t i = 0; i < r->n_levels; i++)
+			any_closed |= r->levels[i].sum.mode == SB_MODE_CONCURRENCY;
+		if (!used && any_closed) {
+			char why[256] = "";
+			for (size_t i = 0; i < r->n_levels && !why[0]; i++)
+				fail_text(&r->levels[i], why, sizeof(why));
+			return sb_error_set(e, "%s: all %ld requests failed, so it holds no TTFT or "
+					       "TPOT to fit%s%s; re-measure once the server answers",
+					    fname(k, f), failed, why[0] ? " (" : "",
+					    why[0] ? why : "");
+		}
+	}
+	(void)total_failed;
+	if (k->n_lv == 0)
+		return sb_error_set(e, "no closed-loop level in the inputs: the fit needs "
+				       "concurrency-1 runs at two or more prompt lengths (servebench "
+				       "run --concurrency 1 --input-len N) and a concurrency sweep");
+	if (k->o->batch_tokens > 0)
+		k->batch_tokens = k->o->batch_tokens;
+	else if (bt > 0)
+		k->batch_tokens = bt;
+	else
+		k->batch_tokens = 2048;
+	return 0;
+}
+
+/* ---- residual tables ---------------------------------------------------- */
+
+static json_t *residuals_json(const cal *k, const sb_linfit *f, const size_t *lvi,
+			      const double *x, const char *xname)
+{
+	if (f->n <= 40) {
+		json_t *a = json_array();
+		for (size_t i = 0; i < f->n; i++) {
+			const lvpt *L = &k->lvs[lvi[i]];
+			json_array_append_new(a, json_pack("{s:s,s:f,s:f,s:f,s:f,s:f}", "file",
+							   base_name(fname(k, L->file)), "concurrency",
+							   L->c, xname, x[i], "observed",
+							   f->fitted[i] + f->resid[i], "fitted",
+							   f->fitted[i], "residual", f->resid[i]));
+		}
+		return a;
+	}
+	double mx = 0, ss = 0;
+	for (size_t i = 0; i < f->n; i++) {
+		if (fabs(f->resid[i]) > mx)
+			mx = fabs(f->resid[i]);
+		ss += f->resid[i] * f->resid[i];
+	}
+	return json_pack("{s:I,s:f,s:f}", "n", (json_int_t)f->n, "rms",
+			 sqrt(ss / (double)f->n), "max_abs", mx);
+}
+
+/* ---- decode at one sequence --------------------------------------------- */
+
+static int fit_decode1(cal *k, sb_error *e)
+{
+	size_t cap = k->n_lv + k->n_rq;
+	double *X = malloc(2 * cap * sizeof(double)), *y = malloc(cap * sizeof(double));
+	double *w = malloc(cap * sizeof(double)), *x = malloc(cap * sizeof(double));
+	size_t *li = malloc(cap * sizeof(size_t));
+	int r = 0;
+	if (!X || !y || !w || !x || !li) {
+		r = -ENOMEM;
+		goto out;
+	}
+	size_t n = 0;
+	double xmin = INFINITY, xmax = -INFINITY;
+	for (size_t l = 0; l < k->n_lv; l++) {
+		const lvpt *L = &k->lvs[l];
+		if (L->c != 1 || L->N < 2)
+			continue;
+		if (L->use_reqs) {
+			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+				if (!isfinite(k->rqs[q].tpot))
+					continue;
+				x[n] = k->rqs[q].P + k->rqs[q].N / 2.0;
+				y[n] = k->rqs[q].tpot;
+				w[n] = 1.0;
+				li[n++] = l;
+			}
+		} else {
+			x[n] = L->P + L->N / 2.0;
+			y[n] = L->tpot;
+			w[n] = MEDIAN_WEIGHT(L->n_ok);
+			li[n++] = l;
+		}
+	}
+	if (n == 0) {
+		r = sb_error_set(e, "no TPOT at concurrency 1: decode_ms(1) needs single-client "
+				    "runs generating 2 or more tokens (servebench run "
+				    "--concurrency 1 --output-len 64)");
+		goto out;
+	}
+	for (size_t i = 0; i < n; i++) {
+		if (x[i] < xmin)
+			xmin = x[i];
+		if (x[i] > xmax)
+			xmax = x[i];
+	}
+	sb_linfit f;
+	int two = xmax - xmin >= 1.0;
+	for (;;) {
+		size_t p = two ? 2 : 1;
+		for (size_t i = 0; i < n; i++) {
+			X[i * p] = 1.0;
+			if (two)
+				X[i * p + 1] = x[i];
+		}
+		r = sb_linfit_run(X, y, w, n, p, &f, e);
+		if (r < 0) {
+			sb_error_prefix(e, "TPOT at concurrency 1");
+			goto out;
+		}
+		if (two && f.coef[1] < 0) {
+			note(k, "TPOT at concurrency 1 fell with context (slope %.3g ms/token): "
+				"per_kv_token set to 0", f.coef[1]);
+			sb_linfit_fini(&f);
+			two = 0;
+			continue;
+		}
+		break;
+	}
+	static const char *const names[] = { "decode_ms_1", "per_kv_token" };
+	json_t *j = sb_linfit_to_json(&f, names);
+	json_object_set_new(j, "model", json_string(two ? "TPOT = decode_ms(1) + per_kv_token * "
+							  "(prompt + output/2)"
+							: "TPOT = decode_ms(1)"));
+	json_object_set_new(j, "data", json_string("TPOT at concurrency 1 (per request, or level "
+						    "medians weighted 2n/pi)"));
+	json_object_set_new(j, "residuals", residuals_json(k, &f, li, x, "context_tokens"));
+	json_object_set_new(k->fit, "decode_1", j);
+	k->d1 = f.coef[0];
+	k->d1_se = f.has_ci ? f.se[0] : NAN;
+	coef(k, "decode_ms[1]", f.coef[0], f.has_ci ? f.ci_lo[0] : NAN,
+	     f.has_ci ? f.ci_hi[0] : NAN, "ms", "TPOT at concurrency 1");
+	if (two) {
+		k->kv = f.coef[1];
+		k->kv_se = f.has_ci ? f.se[1] : NAN;
+		coef(k, "per_kv_token", f.coef[1], f.has_ci ? f.ci_lo[1] : NAN,
+		     f.has_ci ? f.ci_hi[1] : NAN, "ms/token", "TPOT slope against context");
+	} else {
+		k->kv = 0;
+		k->kv_se = NAN;
+		coef(k, "per_kv_token", 0, NAN, NAN, "ms/token", "not identified (set to 0)");
+		if (xmax - xmin < 1.0)
+			missing(k, "per_kv_token: TPOT was measured at one context length only; "
+				   "measure concurrency 1 at two or more prompt lengths");
+	}
+	if (!(k->d1 > 0))
+		r = sb_error_set(e, "TPOT at concurrency 1 gives decode_ms(1) = %g ms, which is "
+				    "not positive: the TPOT measurements are inconsistent", k->d1);
+	sb_linfit_fini(&f);
+out:
+	free(X);
+	free(y);
+	free(w);
+	free(x);
+	free(li);
+	return r;
+}
+
+/* ---- prefill ------------------------------------------------------------ */
+
+static int fit_prefill(cal *k, sb_error *e)
+{
+	size_t cap = k->n_lv + k->n_rq;
+	double *X = malloc(3 * cap * sizeof(double)), *y = malloc(cap * sizeof(double));
+	double *w = malloc(cap * sizeof(double)), *P = malloc(cap * sizeof(double));
+	double *ov = malloc(cap * sizeof(double));
+	size_t *li = malloc(cap * sizeof(size_t));
+	sb_linfit lin, quad;
+	memset(&lin, 0, sizeof(lin));
+	memset(&quad, 0, sizeof(quad));
+	int r = 0;
+	if (!X || !y || !w || !P || !ov || !li) {
+		r = -ENOMEM;
+		goto out;
+	}
+	/* Server timings only when every concurrency-1 point has them. */
+	size_t n = 0, n_t = 0;
+	for (size_t l = 0; l < k->n_lv; l++) {
+		const lvpt *L = &k->lvs[l];
+		if (L->c != 1)
+			continue;
+		if (L->use_reqs) {
+			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+				n++;
+				n_t += isfinite(k->rqs[q].prompt_ms);
+			}
+		} else {
+			n++;
+		}
+	}
+	if (n == 0) {
+		r = sb_error_set(e, "no TTFT at concurrency 1: the prefill fit needs single-client "
+				    "runs at two or more prompt lengths (servebench run "
+				    "--concurrency 1 --input-len 16, then 2048)");
+		goto out;
+	}
+	k->timings = n_t == n;
+	n = 0;
+	size_t n_ov = 0;
+	for (size_t l = 0; l < k->n_lv; l++) {
+		const lvpt *L = &k->lvs[l];
+		if (L->c != 1)
+			continue;
+		if (L->use_reqs) {
+			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+				const rqpt *R = &k->rqs[q];
+				P[n] = R->P;
+				y[n] = k->timings ? R->prompt_ms
+						  : R->ttft - k->d1 * (double)nsteps(k, R->P);
+				if (k->timings)
+					ov[n_ov++] = R->ttft - R->prompt_ms;
+				w[n] = 1.0;
+				li[n++] = l;
+			}
+		} else {
+			P[n] = L->P;
+			y[n] = L->ttft - k->d1 * (double)nsteps(k, L->P);
+			w[n] = MEDIAN_WEIGHT(L->n_ok);
+			li[n++] = l;
+		}
+	}
+	double pmin = INFINITY, pmax = -INFINITY;
+	size_t distinct = 0;
+	for (size_t i = 0; i < n; i++) {
+		int seen = 0;
+		for (size_t j = 0; j < i && !seen; j++)
+			seen = P[j] == P[i];
+		distinct += !seen;
+		if (P[i] < pmin)
+			pmin = P[i];
+		if (P[i] > pmax)
+			pmax = P[i];
+	}
+	if (distinct < 2) {
+		r = sb_error_set(e, "TTFT at concurrency 1 was measured at one prompt length only "
+				    "(%g tokens): per_prefill_token needs two or more (e.g. "
+				    "servebench run --concurrency 1 --input-len 16 and --input-len "
+				    "2048)", pmin);
+		goto out;
+	}
+	/* First column: the constant (overhead, or prefill_base with timings: a
+	 * base cost per prefill step). */
+	for (size_t i = 0; i < n; i++) {
+		X[i * 2] = k->timings ? (double)nsteps(k, P[i]) : 1.0;
+		X[i * 2 + 1] = P[i];
+	}
+	r = sb_linfit_run(X, y, w, n, 2, &lin, e);
+	if (r < 0) {
+		sb_error_prefix(e, "prefill fit");
+		goto out;
+	}
+	int use_quad = 0;
+	double F = NAN, pval = NAN;
+	char why[300];
+	if (distinct >= 3 && n >= 4) {
+		for (size_t i = 0; i < n; i++) {
+			X[i * 3] = k->timings ? (double)nsteps(k, P[i]) : 1.0;
+			X[i * 3 + 1] = P[i];
+			X[i * 3 + 2] = P[i] * (P[i] - 1.0) / 2.0;
+		}
+		r = sb_linfit_run(X, y, w, n, 3, &quad, e);
+		if (r < 0) {
+			sb_error_prefix(e, "prefill fit (quadratic)");
+			goto out;
+		}
+		pval = sb_linfit_ftest(&lin, &quad, &F);
+		use_quad = pval < 0.05 && quad.coef[2] > 0;
+		snprintf(why, sizeof(why),
+			 "F-test of the P(P-1)/2 term: F = %.3g, p = %.3g; coefficient %.3g: %s",
+			 F, pval, quad.coef[2],
+			 use_quad ? "kept (p < 0.05 and positive)"
+				  : (quad.coef[2] <= 0 ? "dropped (not positive)"
+						       : "dropped (p >= 0.05)"));
+	} else {
+		snprintf(why, sizeof(why),
+			 "only %zu prompt lengths / %zu points: the P(P-1)/2 term cannot be "
+			 "tested (needs 3 lengths and 4 points)", distinct, n);
+		missing(k, "per_prefill_attn: TTFT at 3 or more prompt lengths would test "
+			   "whether prefill is superlinear");
+	}
+	sb_linfit *f = use_quad ? &quad : &lin;
+	static const char *const names_c[] = { "overhead_ms", "per_prefill_token",
+					       "per_prefill_attn" };
+	static const char *const names_t[] = { "prefill_base", "per_prefill_token",
+					       "per_prefill_attn" };
+	json_t *j = sb_linfit_to_json(f, k->timings ? names_t : names_c);
+	json_object_set_new(
+		j, "model",
+		json_string(k->timings
+				    ? "server prompt_ms = prefill_base * steps + per_prefill_token "
+				      "* P [+ per_prefill_attn * P(P-1)/2]"
+				    : "TTFT - decode_ms(1) * steps = overhead_ms + per_prefill_token "
+				      "* P [+ per_prefill_attn * P(P-1)/2]"));
+	json_object_set_new(j, "terms_decision", json_string(why));
+	json_object_set_new(j, "f_test", json_pack("{s:o,s:o}", "F", num(F), "p_value", num(pval)));
+	if (use_quad)
+		json_object_set_new(j, "linear_alternative_r2", num(lin.r2));
+	json_object_set_new(j, "residuals", residuals_json(k, f, li, P, "prompt_tokens"));
+	json_object_set_new(k->fit, "prefill", j);
+
+	k->ppt = f->coef[1];
+	k->ppt_se = f->has_ci ? f->se[1] : NAN;
+	k->attn = use_quad ? f->coef[2] : 0.0;
+	k->attn_se = use_quad && f->has_ci ? f->se[2] : NAN;
+	coef(k, "per_prefill_token", f->coef[1], f->has_ci ? f->ci_lo[1] : NAN,
+	     f->has_ci ? f->ci_hi[1] : NAN, "ms/token",
+	     k->timings ? "server prompt_ms against prompt length"
+			: "TTFT at concurrency 1 against prompt length");
+	if (use_quad)
+		coef(k, "per_prefill_attn", f->coef[2], f->has_ci ? f->ci_lo[2] : NAN,
+		     f->has_ci ? f->ci_hi[2] : NAN, "ms/token^2", "P(P-1)/2 term (F-test)");
+	else
+		coef(k, "per_prefill_attn", 0, NAN, NAN, "ms/token^2", why);
+	if (!(k->ppt > 0)) {
+		r = sb_error_set(e, "TTFT at concurrency 1 does not grow with the prompt "
+				    "(per_prefill_token = %g ms/token): the prompt-length runs "
+				    "look inconsistent (cached prompts?)", k->ppt);
+		goto out;
+	}
+	double t95 = f->has_ci ? sb_linfit_t95((double)(f->n - f->p)) : NAN;
+	if (k->timings) {
+		k->pb = f->coef[0];
+		k->pb_se = f->has_ci ? f->se[0] : NAN;
+		double s = 0, ss = 0;
+		for (size_t i = 0; i < n_ov; i++)
+			s += ov[i];
+		double m = s / (double)n_ov;
+		for (size_t i = 0; i < n_ov; i++)
+			ss += (ov[i] - m) * (ov[i] - m);
+		k->overhead = m;
+		k->overhead_se = n_ov > 1 ? sqrt(ss / (double)(n_ov - 1) / (double)n_ov) : NAN;
+		double to = n_ov > 1 ? sb_linfit_t95((double)(n_ov - 1)) : NAN;
+		coef(k, "prefill_base", k->pb, f->has_ci ? f->ci_lo[0] : NAN,
+		     f->has_ci ? f->ci_hi[0] : NAN, "ms", "server prompt_ms intercept");
+		coef(k, "overhead_ms", m, m - to * k->overhead_se, m + to * k->overhead_se, "ms",
+		     "mean of TTFT - server prompt_ms at concurrency 1");
+		json_object_set_new(k->fit, "overhead_split",
+				    json_string("server timings: overhead = TTFT - prompt_ms"));
+		if (k->pb < 0) {
+			note(k, "prefill_base came out negative (%.3g ms): set to 0", k->pb);
+			k->pb = 0;
+		}
+		if (k->overhead < 0) {
+			note(k, "overhead came out negative (%.3g ms): set to 0", k->overhead);
+			k->overhead = 0;
+		}
+	} else {
+		double icpt = f->coef[0];
+		double se = f->has_ci ? sqrt(f->se[0] * f->se[0] +
+					     (isfinite(k->d1_se) ? k->d1_se * k->d1_se : 0))
+				      : NAN;
+		k->pb = k->d1;
+		k->pb_se = k->d1_se;
+		k->overhead = icpt;
+		k->overhead_se = se;
+		const char *split = "no server timings: the TTFT intercept is overhead + "
+				    "prefill_base; prefill_base taken = decode_ms(1) (a forward "
+				    "pass reads the weights once, prompt or not)";
+		if (icpt < 0) {
+			k->overhead = 0;
+			k->pb = k->d1 + icpt > 0 ? k->d1 + icpt : 0;
+			split = "no server timings and the intercept is below decode_ms(1): "
+				"overhead set to 0, prefill_base = the whole intercept";
+			note(k, "%s", split);
+		}
+		json_object_set_new(k->fit, "overhead_split", json_string(split));
+		coef(k, "overhead_ms", k->overhead, k->overhead - t95 * se,
+		     k->overhead + t95 * se, "ms", "TTFT intercept at concurrency 1 minus "
+						    "prefill_base");
+		coef(k, "prefill_base", k->pb, NAN, NAN, "ms", "= decode_ms(1) (assumed)");
+		missing(k, "overhead vs prefill_base: without server timings (prompt_ms) they are "
+			   "split by assumption; a llama.cpp target reports them");
+	}
+out:
+	sb_linfit_fini(&lin);
+	sb_linfit_fini(&quad);
+	free(X);
+	free(y);
+	free(w);
+	free(P);
+	free(ov);
+	free(li);
+	return r;
+}
+
+/* TTFT with no queueing when c prompts of P tokens start in one wave. */
+static double ttft_wave(const cal *k, double c, double P)
+{
+	double tok = c * P;
+	return k->overhead + k->pb * (double)nsteps(k, tok) + k->ppt * tok +
+	       k->attn * c * P * (P - 1.0) / 2.0;
+}
+
+/* ---- slots -------------------------------------------------------------- */
+
+static int resolve_slots(cal *k, sb_error *e)
+{
+	k->fslots = calloc(k->n_in, sizeof(int));
+	sb_slot_obs *obs = calloc(k->n_lv ? k->n_lv : 1, sizeof(*obs));
+	if (!k->fslots || !obs) {
+		free(obs);
+		return -ENOMEM;
+	}
+	json_t *per = json_array();
+	int all_same = -1, conflict = 0;
+	const char *conf_model = NULL;
+	char why_model[400] = "";
+	for (size_t f = 0; f < k->n_in; f++) {
+		size_t n = 0;
+		for (size_t l = 0; l < k->n_lv; l++) {
+			const lvpt *L = &k->lvs[l];
+			if (L->file != f)
+				continue;
+			obs[n].c = L->c;
+			obs[n].ttft_ms = L->ttft;
+			obs[n].ttft_nq_ms = ttft_wave(k, L->c, L->P);
+			obs[n].e2e_ms = L->e2e;
+			obs[n].wait_ms = L->wait;
+			n++;
+		}
+		sb_slot_guess g;
+		json_t *est = NULL;
+		int r = sb_slots_infer(obs, n, &g, &est, e);
+		if (r < 0) {
+			json_decref(per);
+			free(obs);
+			return r;
+		}
+		long declared = target_long(k->in[f].res, "slots");
+		const char *from;
+		if (declared >= 1) {
+			k->fslots[f] = (int)declared;
+			from = "declared (target.slots)";
+		} else if (k->o->slots > 0) {
+			k->fslots[f] = k->o->slots;
+			from = "--slots";
+		} else {
+			k->fslots[f] = g.slots;
+			from = "inferred";
+		}
+		if (declared >= 1 && strcmp(g.confidence, "none") &&
+		    (declared < g.lo || (g.hi > 0 && declared > g.hi)))
+			note(k, "%s: declares %ld slots but its levels suggest %d..%s (%s)",
+			     base_name(fname(k, f)), declared, g.lo,
+			     g.hi > 0 ? "" : "more", g.why);
+		json_array_append_new(
+			per, json_pack("{s:s,s:i,s:s,s:{s:i,s:i,s:o,s:s,s:s,s:o}}", "file",
+				       base_name(fname(k, f)), "slots", k->fslots[f], "from", from,
+				       "inference", "slots", g.slots, "lo", g.lo, "hi",
+				       g.hi > 0 ? json_integer(g.hi) : json_null(), "confidence",
+				       g.confidence, "why", g.why, "levels",
+				       est ? est : json_array()));
+		if (all_same == -1)
+			all_same = k->fslots[f];
+		else if (all_same != k->fslots[f])
+			conflict = 1;
+		if (!strcmp(from, "inferred")) {
+			conf_model = g.confidence;
+			snprintf(why_model, sizeof(why_model), "%s", g.why);
+		}
+	}
+	free(obs);
+	const char *from_model;
+	if (k->o->slots > 0) {
+		k->slots = k->o->slots;
+		from_model = "--slots";
+	} else if (conflict) {
+		char list[300] = "";
+		size_t pos = 0;
+		for (size_t f = 0; f < k->n_in && pos < sizeof(list) - 1; f++)
+			pos += (size_t)snprintf(list + pos, sizeof(list) - pos, "%s%s: %d",
+						f ? ", " : "", base_name(fname(k, f)), k->fslots[f]);
+		json_decref(per);
+		return sb_error_set(e, "the inputs come from servers with different slot counts "
+				       "(%s): pass --slots S to choose the model's", list);
+	} else {
+		k->slots = all_same;
+		from_model = conf_model ? "inferred" : "declared (target.slots)";
+	}
+	if (conf_model && !strcmp(conf_model, "none") && k->o->slots <= 0)
+		missing(k, "slots: no concurrency sweep, so the slot count is unknown (1 assumed); "
+			   "pass --slots S or measure --concurrency 1,2,4,8");
+	json_object_set_new(k->fit, "slots",
+			    json_pack("{s:i,s:s,s:o,s:s,s:o}", "value", k->slots, "from",
+				      from_model, "confidence",
+				      conf_model ? json_string(conf_model) : json_null(), "why",
+				      why_model, "per_file", per));
+	return 0;
+}
+
+/* ---- decode at B >= 2 --------------------------------------------------- */
+
+static int fit_decode_batches(cal *k, sb_error *e)
+{
+	json_t *pts = json_array();
+	double sum[SB_MODEL_MAX_DECODE] = { 0 }, wsum[SB_MODEL_MAX_DECODE] = { 0 };
+	double var[SB_MODEL_MAX_DECODE] = { 0 };
+	int batch[SB_MODEL_MAX_DECODE] = { 0 }, nb = 0, all_se[SB_MODEL_MAX_DECODE];
+	for (size_t l = 0; l < k->n_lv; l++) {
+		const lvpt *L = &k->lvs[l];
+		if (L->c < 2 || L->N < 2 || !isfinite(L->tpot))
+			continue;
+		int S = k->fslots[L->file];
+		int B = (int)L->c < S ? (int)L->c : S;
+		const char *fn = base_name(fname(k, L->file));
+		if (B < 2) {
+			double pred = k->d1 + k->kv * (L->P + L->N / 2.0);
+			json_array_append_new(
+				pts, json_pack("{s:s,s:f,s:i,s:f,s:f,s:s}", "file", fn, "concurrency",
+					       L->c, "batch", 1, "tpot_ms", L->tpot, "check_residual_ms",
+					       L->tpot - pred, "use",
+					       "check only (one slot: decode_ms(1) comes from "
+					       "concurrency 1)"));
+			continue;
+		}
+		double val, se = NAN, n_eff, kvc, interf;
+		const char *how;
+		char howbuf[200];
+		if (L->use_reqs) {
+			double s = 0, ss = 0, si = 0, sk = 0;
+			long m = 0;
+			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+				const rqpt *R = &k->rqs[q];
+				if (!isfinite(R->tpot))
+					continue;
+				double margin = 0.5 * R->tpot / 1e3;
+				double add = 0;
+				for (size_t o = L->rq0; o < L->rq0 + L->nrq; o++) {
+					if (o == q)
+						continue;
+					double t = k->rqs[o].t_first;
+					if (t > R->t_first + margin && t < R->t_done - margin)
+						add += prefill_var(k, k->rqs[o].P);
+				}
+				double corr_i = add / (R->N - 1.0);
+				double kv_i = k->kv * (double)B * (R->P + R->N / 2.0);
+				double d = R->tpot - kv_i - corr_i;
+				s += d;
+				ss += d * d;
+				si += corr_i;
+				sk += kv_i;
+				m++;
+			}
+			if (m == 0)
+				continue;
+			val = s / (double)m;
+			se = m > 1 ? sqrt((ss / (double)m - val * val) * (double)m / (double)(m - 1) /
+					  (double)m)
+				   : NAN;
+			n_eff = (double)m;
+			interf = si / (double)m;
+			kvc = sk / (double)m;
+			how = "per request: other requests' prefills that finished inside its "
+			      "decode phase, counted from their first-token times";
+		} else {
+			double fr;
+			if ((int)L->c > S) {
+				fr = 0.5;
+				how = "queued level: half of the staggered-admission interference "
+				      "assumed (unidentifiable from a summary)";
+			} else {
+				double tw = ttft_wave(k, L->c, L->P);
+				double tsg = k->overhead + prefill_var(k, L->P) + 1.5 * L->tpot;
+				fr = tw > tsg ? (tw - L->ttft) / (tw - tsg) : 0.0;
+				if (fr < 0)
+					fr = 0;
+				if (fr > 1)
+					fr = 1;
+				snprintf(howbuf, sizeof(howbuf),
+					 "summary: TTFT %.4g ms lies between one-wave %.4g ms and "
+					 "staggered %.4g ms admission -> %.0f%% of the staggered "
+					 "interference", L->ttft, tw, tsg, 100 * fr);
+				how = howbuf;
+			}
+			interf = fr * (double)(B - 1) * prefill_var(k, L->P) / (L->N - 1.0);
+			kvc = k->kv * (double)B * (L->P + L->N / 2.0);
+			val = L->tpot - kvc - interf;
+			n_eff = MEDIAN_WEIGHT(L->n_ok);
+		}
+		json_array_append_new(
+			pts, json_pack("{s:s,s:f,s:i,s:f,s:f,s:f,s:f,s:o,s:s}", "file", fn,
+				       "concurrency", L->c, "batch", B, "tpot_ms", L->tpot,
+				       "minus_kv_ms", kvc, "minus_prefill_interference_ms", interf,
+				       "decode_ms", val, "se", num(se), "correction", how));
+		if (!(val > 0)) {
+			note(k, "%s: concurrency %g gives decode_ms(%d) = %.3g ms after corrections: "
+				"not used", fn, L->c, B, val);
+			continue;
+		}
+		int i;
+		for (i = 0; i < nb && batch[i] != B; i++)
+			;
+		if (i == nb) {
+			if (nb == SB_MODEL_MAX_DECODE - 1)
+				continue;
+			batch[nb] = B;
+			all_se[nb] = 1;
+			nb++;
+		}
+		sum[i] += n_eff * val;
+		wsum[i] += n_eff;
+		if (isfinite(se))
+			var[i] += n_eff * n_eff * se * se;
+		else
+			all_se[i] = 0;
+	}
+	/* the table: B = 1 from the regression, then ascending batches */
+	k->dec[0] = (sb_decode_point){ 1, k->d1 };
+	k->dec_se[0] = k->d1_se;
+	k->n_dec = 1;
+	for (;;) {
+		int best = -1;
+		for (int i = 0; i < nb; i++)
+			if (batch[i] > k->dec[k->n_dec - 1].batch &&
+			    (best < 0 || batch[i] < batch[best]))
+				best = i;
+		if (best < 0)
+			break;
+		double v = sum[best] / wsum[best];
+		k->dec[k->n_dec] = (sb_decode_point){ batch[best], v };
+		k->dec_se[k->n_dec] = all_se[best] ? sqrt(var[best]) / wsum[best] : NAN;
+		k->n_dec++;
+	}
+	json_t *tab = json_object();
+	for (int i = 0; i < k->n_dec; i++) {
+		char key[32];
+		snprintf(key, sizeof(key), "decode_ms[%d]", k->dec[i].batch);
+		double se = k->dec_se[i];
+		if (i > 0)
+			coef(k, key, k->dec[i].ms, k->dec[i].ms - 1.96 * se,
+			     k->dec[i].ms + 1.96 * se, "ms",
+			     "TPOT at that batch size, corrected (see fit.decode.points)");
+		json_object_set_new(tab, key + 10, num(k->dec[i].ms));
+		if (i > 0 && k->dec[i].ms < k->dec[i - 1].ms)
+			note(k, "decode_ms(%d) = %.3g ms is below decode_ms(%d) = %.3g ms: a larger "
+				"batch looks cheaper per step; check those levels",
+			     k->dec[i].batch, k->dec[i].ms, k->dec[i - 1].batch, k->dec[i - 1].ms);
+	}
+	json_t *dj = json_pack("{s:o,s:o}", "points", pts, "table", tab);
+	if (k->n_dec == 1) {
+		missing(k, "decode_ms at batch sizes above 1: no level ran 2 or more sequences "
+			   "at once; measure a concurrency sweep (--concurrency 1,2,4,8) on a "
+			   "server with slots");
+	} else {
+		/* decode_ms(B) = base + per_seq * B over the table, for the report */
+		double X[2 * SB_MODEL_MAX_DECODE], y[SB_MODEL_MAX_DECODE], xb[SB_MODEL_MAX_DECODE];
+		for (int i = 0; i < k->n_dec; i++) {
+			X[2 * i] = 1.0;
+			X[2 * i + 1] = k->dec[i].batch;
+			xb[i] = k->dec[i].batch;
+			y[i] = k->dec[i].ms;
+		}
+		sb_linfit lf;
+		sb_error e2;
+		if (sb_linfit_run(X, y, NULL, (size_t)k->n_dec, 2, &lf, &e2) == 0) {
+			static const char *const names[] = { "base", "per_seq" };
+			json_t *lj = sb_linfit_to_json(&lf, names);
+			json_object_set_new(lj, "note",
+					    json_string("decode_ms(B) = base + per_seq * B over the "
+							"table; reported only, the model keeps the "
+							"per-batch table"));
+			json_t *res = json_array();
+			for (int i = 0; i < k->n_dec; i++)
+				json_array_append_new(res, json_pack("{s:f,s:f}", "batch", xb[i],
+								     "residual", lf.resid[i]));
+			json_object_set_new(lj, "residuals", res);
+			json_object_set_new(dj, "linear", lj);
+			coef(k, "base", lf.coef[0], lf.has_ci ? lf.ci_lo[0] : NAN,
+			     lf.has_ci ? lf.ci_hi[0] : NAN, "ms", "line through the decode table");
+			coef(k, "per_seq", lf.coef[1], lf.has_ci ? lf.ci_lo[1] : NAN,
+			     lf.has_ci ? lf.ci_hi[1] : NAN, "ms/sequence",
+			     "line through the decode table");
+			sb_linfit_fini(&lf);
+		}
+	}
+	json_object_set_new(k->fit, "decode", dj);
+	(void)e;
+	return 0;
+}
+
+/* ---- admission delay ---------------------------------------------------- */
+
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static int fit_admit(cal *k)
+{
+	double *d = malloc((k->n_rq ? k->n_rq : 1) * sizeof(double));
+	if (!d)
+		return -ENOMEM;
+	size_t n = 0, queued_levels = 0;
+	for (size_t l = 0; l < k->n_lv; l++) {
+		const lvpt *L = &k->lvs[l];
+		if (!L->use_reqs || (int)L->c <= k->fslots[L->file])
+			continue;
+		queued_levels++;
+		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+			const rqpt *R = &k->rqs[q];
+			if (!isfinite(R->wait) || !(R->wait > 0.5 * (isfinite(R->tpot) ? R->tpot : 1)))
+				continue;
+			double launch = R->t_sent + R->wait / 1e3;
+			double rel = -INFINITY;
+			for (size_t o = L->rq0; o < L->rq0 + L->nrq; o++) {
+				double t = k->rqs[o].t_done;
+				if (o != q && t <= launch + 1e-9 && t > rel)
+					rel = t;
+			}
+			if (isfinite(rel) && rel > R->t_sent)
+				d[n++] = (launch - rel) * 1e3;
+		}
+	}
+	k->admit = 0;
+	k->admit_lo = k->admit_hi = NAN;
+	if (n >= 3) {
+		qsort(d, n, sizeof(double), cmp_dbl);
+		double med = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
+		k->admit = med > 0 ? med : 0;
+		k->admit_lo = d[n / 4];
+		k->admit_hi = d[(3 * n) / 4];
+		json_object_set_new(k->fit, "admit_delay",
+				    json_pack("{s:I,s:f,s:f,s:f,s:s}", "n", (json_int_t)n, "median_ms",
+					      med, "q25_ms", k->admit_lo, "q75_ms", k->admit_hi, "how",
+					      "queued requests: launch (sent + wait) minus the latest "
+					      "completion before it"));
+		coef(k, "admit_delay_ms", k->admit, NAN, NAN, "ms",
+		     "median launch delay after a completion (IQR in fit.admit_delay)");
+	} else {
+		coef(k, "admit_delay_ms", 0, NAN, NAN, "ms", "not identified (set to 0)");
+		missing(k, "admit_delay_ms: needs per-request records with queue waits (server "
+			   "timings) at a level above the slot count%s",
+			queued_levels ? "" : " (no such level in the inputs)");
+	}
+	free(d);
+	return 0;
+}
+
+/* ---- noise -------------------------------------------------------------- */
+
+/* Expected value of the q-quantile estimator (linear interpolation between
+ * order statistics) of n standard normal values; Blom's approximation of
+ * the normal order-statistic means. */
+static double normal_quantile_estimator(double q, long n)
+{
+	double h = q * (double)(n - 1);
+	long lo = (long)floor(h);
+	double fr = h - (double)lo;
+	double a = gsl_cdf_ugaussian_Pinv(((double)lo + 1 - 0.375) / ((double)n + 0.25));
+	if (lo + 1 >= n)
+		return a;
+	double b = gsl_cdf_ugaussian_Pinv(((double)lo + 2 - 0.375) / ((double)n + 0.25));
+	return a + fr * (b - a);
+}
+
+static int fit_noise_requests(cal *k, sb_error *e)
+{
+	size_t cap = 0;
+	for (size_t q = 0; q < k->n_rq; q++)
+		if (k->lvs[k->rqs[q].lv].c == 1)
+			cap += k->rqs[q].n_itl;
+	double *x = malloc((cap ? cap : 1) * sizeof(double));
+	if (!x)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t q = 0; q < k->n_rq; q++) {
+		const rqpt *R = &k->rqs[q];
+		if (k->lvs[R->lv].c != 1)
+			continue;
+		for (size_t g = 0; g < R->n_itl; g++) {
+			double pred = k->d1 + k->kv * (R->P + (double)g + 1.0);
+			if (R->itl[g] > 0 && isfinite(R->itl[g]))
+				x[n++] = R->itl[g] / pred;
+		}
+	}
+	int r = 0;
+	if (n < 30) {
+		free(x);
+		return 1; /* not enough: the caller falls back */
+	}
+	sb_noisefit best, other;
+	r = sb_noisefit_best(x, n, &best, &other, e);
+	free(x);
+	if (r < 0)
+		return r;
+	k->noise_kind = best.kind;
+	k->noise_cv = best.cv;
+	/* overhead spread: TTFT variance at concurrency 1 the step noise leaves */
+	double s = 0, ss = 0, sn = 0;
+	long m = 0;
+	for (size_t q = 0; q < k->n_rq; q++) {
+		const rqpt *R = &k->rqs[q];
+		if (k->lvs[R->lv].c != 1)
+			continue;
+		double step = k->pb * (double)nsteps(k, R->P) + prefill_var(k, R->P);
+		double res = k->timings ? R->ttft - R->prompt_ms : R->ttft - k->overhead - step;
+		s += res;
+		ss += res * res;
+		if (!k->timings)
+			sn += step * step * k->noise_cv * k->noise_cv;
+		m++;
+	}
+	double var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) - sn / (double)m : 0;
+	k->overhead_sd = var > 0 ? sqrt(var) : 0;
+	json_object_set_new(k->fit, "noise",
+			    json_pack("{s:s,s:o,s:o,s:f,s:s}", "data",
+				      "ITL gaps / predicted step time at concurrency 1 (MLE)",
+				      "chosen", sb_noisefit_to_json(&best), "other",
+				      sb_noisefit_to_json(&other), "overhead_sd_ms", k->overhead_sd,
+				      "overhead_sd_how",
+				      k->timings ? "sd of TTFT - server prompt_ms"
+						 : "TTFT residual variance minus the step noise's share"));
+	return 0;
+}
+
+static void fit_noise_summaries(cal *k)
+{
+	/* s_i = (p99 - p50) / (E z_p99 - E z_p50) for n samples; then
+	 * s_i^2 = a + b * step_i^2 by least squares with a, b >= 0. */
+	double S2[64], T2[64];
+	size_t n = 0;
+	json_t *pts = json_array();
+	for (size_t l = 0; l < k->n_lv && n < 64; l++) {
+		const lvpt *L = &k->lvs[l];
+		if (L->c != 1 || !isfinite(L->ttft_p99) || L->n_ok < 3 || L->use_reqs)
+			continue;
+		double dz = normal_quantile_estimator(0.99, L->n_ok) -
+			    normal_quantile_estimator(0.50, L->n_ok);
+		double sd = (L->ttft_p99 - L->ttft) / dz;
+		if (!(sd >= 0))
+			continue;
+		double step = k->pb * (double)nsteps(k, L->P) + prefill_var(k, L->P);
+		S2[n] = sd * sd;
+		T2[n] = step * step;
+		json_array_append_new(pts, json_pack("{s:s,s:f,s:f,s:f}", "file",
+						     base_name(fname(k, L->file)), "prompt_tokens",
+						     L->P, "ttft_sd_ms", sd, "step_ms", step));
+		n++;
+	}
+	if (n == 0) {
+		json_decref(pts);
+		k->noise_kind = SB_NOISE_NONE;
+		k->noise_cv = 0;
+		k->overhead_sd = 0;
+		missing(k, "noise: no TTFT spread (p99 or per-request records) at concurrency 1; "
+			   "the model is noise-free");
+		return;
+	}
+	double a, b;
+	if (n == 1) {
+		a = 0;
+		b = S2[0] / T2[0];
+	} else {
+		double mt = 0, ms = 0, stt = 0, sts = 0;
+		for (size_t i = 0; i < n; i++) {
+			mt += T2[i];
+			ms += S2[i];
+		}
+		mt /= (double)n;
+		ms /= (double)n;
+		for (size_t i = 0; i < n; i++) {
+			stt += (T2[i] - mt) * (T2[i] - mt);
+			sts += (T2[i] - mt) * (S2[i] - ms);
+		}
+		b = stt > 0 ? sts / stt : 0;
+		a = ms - b * mt;
+		if (b < 0) {
+			b = 0;
+			a = ms;
+		} else if (a < 0) {
+			double st2 = 0, ss2 = 0;
+			for (size_t i = 0; i < n; i++) {
+				st2 += T2[i] * T2[i];
+				ss2 += T2[i] * S2[i];
+			}
+			a = 0;
+			b = st2 > 0 ? ss2 / st2 : 0;
+		}
+	}
+	k->noise_kind = b > 0 ? SB_NOISE_LOGNORMAL : SB_NOISE_NONE;
+	k->noise_cv = sqrt(b);
+	k->overhead_sd = sqrt(a);
+	json_object_set_new(
+		k->fit, "noise",
+		json_pack("{s:s,s:o,s:f,s:f,s:s}", "data",
+			  "TTFT p99 - p50 at concurrency 1, as normal standard deviations for the "
+			  "level's sample size (Blom scores)",
+			  "points", pts, "step_cv", k->noise_cv, "overhead_sd_ms", k->overhead_sd,
+			  "kind_note",
+			  "two quantiles cannot tell lognormal from gamma: lognormal assumed; no "
+			  "goodness of fit without per-request records"));
+	missing(k, "noise distribution: level summaries give only a spread; per-request "
+		   "records (ITL gaps) would allow a maximum-likelihood fit and a KS test");
+}
+
+/* ---- orchestration ------------------------------------------------------ */
+
+int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
+		     sb_model *out, sb_error *e)
+{
+	sb_model_init(out);
+	if (n == 0)
+		return sb_error_set(e, "no results files given: calibrate needs measurements");
+	sb_calib_opts def;
+	if (!o) {
+		sb_calib_opts_init(&def);
+		o = &def;
+	}
+	if (o->slots < 0 || o->slots > 100000)
+		return sb_error_set(e, "slots %d out of range", o->slots);
+	cal k;
+	memset(&k, 0, sizeof(k));
+	k.in = in;
+	k.n_in = n;
+	k.o = o;
+	k.fit = json_object();
+	k.notes = json_array();
+	k.missing = json_array();
+	k.coefs = json_object();
+	int r = -ENOMEM;
+	if (!k.fit || !k.notes || !k.missing || !k.coefs)
+		goto fail;
+	r = collect(&k, e);
+	if (r < 0)
+		goto fail;
+	r = fit_decode1(&k, e);
+	if (r < 0)
+		goto fail;
+	r = fit_prefill(&k, e);
+	if (r < 0)
+		goto fail;
+	r = resolve_slots(&k, e);
+	if (r < 0)
+		goto fail;
+	r = fit_decode_batches(&k, e);
+	if (r < 0)
+		goto fail;
+	r = fit_admit(&k);
+	if (r < 0)
+		goto fail;
+	r = k.n_rq ? fit_noise_requests(&k, e) : 1;
+	if (r < 0)
+		goto fail;
+	if (r == 1)
+		fit_noise_summaries(&k);
+	coef(&k, "noise_cv", k.noise_cv, NAN, NAN, "", sb_noise_name(k.noise_kind));
+	coef(&k, "overhead_sd_ms", k.overhead_sd, NAN, NAN, "ms", "see fit.noise");
+
+	/* provenance */
+	json_t *inputs = json_array();
+	size_t n_req = 0;
+	for (size_t f = 0; f < n; f++) {
+		size_t nl = 0, nr = 0;
+		for (size_t l = 0; l < k.n_lv; l++)
+			if (k.lvs[l].file == f) {
+				nl++;
+				nr += k.lvs[l].nrq;
+			}
+		n_req += nr;
+		json_array_append_new(inputs, json_pack("{s:s,s:s,s:I,s:I}", "file",
+							base_name(fname(&k, f)), "source",
+							in[f].res->source, "levels_used", (json_int_t)nl,
+							"requests_used", (json_int_t)nr));
+	}
+	json_object_set_new(k.fit, "tool", json_string("servebench calibrate"));
+	json_object_set_new(k.fit, "inputs", inputs);
+	json_object_set_new(k.fit, "data", json_string(n_req ? "per-request records"
+							     : "level summaries"));
+	json_object_set_new(k.fit, "batch_tokens", json_integer(k.batch_tokens));
+	json_object_set_new(k.fit, "coefficients", k.coefs);
+	json_object_set_new(k.fit, "missing", k.missing);
+	json_object_set_new(k.fit, "notes", k.notes);
+	k.coefs = k.missing = k.notes = NULL;
+
+	const char *mname = o->name ? o->name : target_str(in[0].res, "model");
+	snprintf(out->name, sizeof(out->name), "%s%s", mname ? mname : "calibrated",
+		 o->name ? "" : " (calibrated)");
+	out->slots = k.slots;
+	out->max_queue = -1;
+	out->batch_tokens = k.batch_tokens;
+	out->overhead_ms = k.overhead;
+	out->overhead_sd_ms = k.overhead_sd;
+	memcpy(out->decode, k.dec, sizeof(k.dec));
+	out->n_decode = k.n_dec;
+	out->per_kv_token_ms = k.kv;
+	out->per_prefill_token_ms = k.ppt;
+	out->per_prefill_attn_ms = k.attn;
+	out->prefill_base_ms = k.pb;
+	out->admit_delay_ms = k.admit;
+	out->noise_kind = k.noise_kind;
+	out->noise_cv = k.noise_kind == SB_NOISE_NONE ? 0 : k.noise_cv;
+	out->fit = k.fit;
+	k.fit = NULL;
+	r = sb_model_validate(out, e);
+	if (r < 0) {
+		sb_error_prefix(e, "the fitted model is not valid");
+		sb_model_fini(out);
+		sb_model_init(out);
+	}
+fail:
+	json_decref(k.fit);
+	json_decref(k.notes);
+	json_decref(k.missing);
+	json_decref(k.coefs);
+	free(k.lvs);
+	free(k.rqs);
+	free(k.fslots);
+	return r;
+}

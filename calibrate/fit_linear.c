@@ -1,0 +1,175 @@
+/* fit_linear.c — weighted linear least squares (GSL) with intervals. */
+#include "fit_linear.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
+#include <gsl/gsl_multifit.h>
+
+double sb_linfit_t95(double dof)
+{
+	if (!(dof >= 1))
+		return NAN;
+	return gsl_cdf_tdist_Pinv(0.975, dof);
+}
+
+void sb_linfit_fini(sb_linfit *f)
+{
+	if (!f)
+		return;
+	free(f->fitted);
+	free(f->resid);
+	f->fitted = f->resid = NULL;
+}
+
+int sb_linfit_run(const double *X, const double *y, const double *w, size_t n,
+		  size_t p, sb_linfit *out, sb_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	if (p < 1 || p > SB_LINFIT_MAXP)
+		return sb_error_set(e, "linear fit: %zu terms (1..%d supported)", p,
+				    SB_LINFIT_MAXP);
+	if (n < p)
+		return sb_error_set(e, "linear fit: %zu data points for %zu terms", n, p);
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(y[i]) || (w && !(w[i] > 0 && isfinite(w[i]))))
+			return sb_error_set(e, "linear fit: data point %zu is not finite", i);
+		for (size_t j = 0; j < p; j++)
+			if (!isfinite(X[i * p + j]))
+				return sb_error_set(e, "linear fit: regressor %zu of point %zu "
+						       "is not finite", j, i);
+	}
+	gsl_matrix *gX = gsl_matrix_alloc(n, p);
+	gsl_vector *gy = gsl_vector_alloc(n);
+	gsl_vector *gw = gsl_vector_alloc(n);
+	gsl_vector *gc = gsl_vector_alloc(p);
+	gsl_matrix *gcov = gsl_matrix_alloc(p, p);
+	gsl_multifit_linear_workspace *ws = gsl_multifit_linear_alloc(n, p);
+	out->fitted = calloc(n, sizeof(double));
+	out->resid = calloc(n, sizeof(double));
+	int r = 0;
+	if (!gX || !gy || !gw || !gc || !gcov || !ws || !out->fitted || !out->resid) {
+		r = -ENOMEM;
+		goto done;
+	}
+	for (size_t i = 0; i < n; i++) {
+		for (size_t j = 0; j < p; j++)
+			gsl_matrix_set(gX, i, j, X[i * p + j]);
+		gsl_vector_set(gy, i, y[i]);
+		gsl_vector_set(gw, i, w ? w[i] : 1.0);
+	}
+	size_t rank = 0;
+	double chisq = 0;
+	gsl_error_handler_t *old = gsl_set_error_handler_off();
+	/* Singular values below 1e-12 of the largest count as zero. */
+	int gr = gsl_multifit_wlinear_tsvd(gX, gw, gy, 1e-12, gc, gcov, &chisq, &rank, ws);
+	gsl_set_error_handler(old);
+	if (gr != GSL_SUCCESS) {
+		r = sb_error_set(e, "linear fit failed: %s", gsl_strerror(gr));
+		goto done;
+	}
+	if (rank < p) {
+		r = sb_error_set(e, "linear fit: the data cannot separate the %zu terms "
+				    "(design rank %zu)", p, rank);
+		goto done;
+	}
+	out->n = n;
+	out->p = p;
+	out->rss = chisq;
+	double sw = 0, swy = 0;
+	for (size_t i = 0; i < n; i++) {
+		double wi = w ? w[i] : 1.0;
+		sw += wi;
+		swy += wi * y[i];
+	}
+	double ybar = swy / sw;
+	double tss = 0;
+	for (size_t i = 0; i < n; i++) {
+		double wi = w ? w[i] : 1.0;
+		double f = 0;
+		for (size_t j = 0; j < p; j++)
+			f += X[i * p + j] * gsl_vector_get(gc, j);
+		out->fitted[i] = f;
+		out->resid[i] = y[i] - f;
+		tss += wi * (y[i] - ybar) * (y[i] - ybar);
+	}
+	out->tss = tss;
+	out->r2 = tss > 0 ? 1.0 - chisq / tss : NAN;
+	size_t dof = n - p;
+	out->has_ci = dof > 0;
+	double s2 = dof > 0 ? chisq / (double)dof : NAN;
+	out->sigma = sqrt(s2);
+	double t = sb_linfit_t95((double)dof);
+	for (size_t j = 0; j < p; j++) {
+		out->coef[j] = gsl_vector_get(gc, j);
+		for (size_t k = 0; k < p; k++)
+			out->cov[j][k] = gsl_matrix_get(gcov, j, k) * s2;
+		out->se[j] = sqrt(out->cov[j][j]);
+		out->ci_lo[j] = out->coef[j] - t * out->se[j];
+		out->ci_hi[j] = out->coef[j] + t * out->se[j];
+	}
+done:
+	gsl_multifit_linear_free(ws);
+	gsl_matrix_free(gcov);
+	gsl_vector_free(gc);
+	gsl_vector_free(gw);
+	gsl_vector_free(gy);
+	gsl_matrix_free(gX);
+	if (r < 0)
+		sb_linfit_fini(out);
+	return r;
+}
+
+double sb_linfit_predict(const sb_linfit *f, const double *x, double *se)
+{
+	double v = 0, var = 0;
+	for (size_t j = 0; j < f->p; j++) {
+		v += f->coef[j] * x[j];
+		for (size_t k = 0; k < f->p; k++)
+			var += x[j] * f->cov[j][k] * x[k];
+	}
+	if (se)
+		*se = f->has_ci ? sqrt(var) : NAN;
+	return v;
+}
+
+double sb_linfit_ftest(const sb_linfit *reduced, const sb_linfit *full, double *F)
+{
+	*F = NAN;
+	if (full->n <= full->p || full->p <= reduced->p || full->n != reduced->n)
+		return NAN;
+	double d1 = (double)(full->p - reduced->p);
+	double d2 = (double)(full->n - full->p);
+	if (!(full->rss > 0)) {
+		*F = INFINITY;
+		return 0.0;
+	}
+	*F = ((reduced->rss - full->rss) / d1) / (full->rss / d2);
+	if (*F < 0)
+		*F = 0;
+	return gsl_cdf_fdist_Q(*F, d1, d2);
+}
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *sb_linfit_to_json(const sb_linfit *f, const char *const *names)
+{
+	json_t *coef = json_object();
+	for (size_t j = 0; j < f->p; j++) {
+		json_t *c = json_pack("{s:o,s:o,s:[o,o]}", "value", num(f->coef[j]), "se",
+				      num(f->has_ci ? f->se[j] : NAN), "ci95",
+				      num(f->has_ci ? f->ci_lo[j] : NAN),
+				      num(f->has_ci ? f->ci_hi[j] : NAN));
+		json_object_set_new(coef, names[j], c);
+	}
+	return json_pack("{s:I,s:I,s:o,s:o,s:o}", "n", (json_int_t)f->n, "dof",
+			 (json_int_t)(f->n - f->p), "r2", num(f->r2), "sigma",
+			 num(f->has_ci ? f->sigma : NAN), "coef", coef);
+}
