@@ -1,0 +1,341 @@
+/* api.c — see api.h. */
+#include "api.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jscan.h"
+
+static const char *const api_names[] = {
+	"auto", "openai-chat", "openai-completions", "ollama-generate", "ollama-chat",
+};
+
+const char *sb_api_name(sb_api a)
+{
+	if ((unsigned)a < sizeof(api_names) / sizeof(api_names[0]))
+		return api_names[a];
+	return "?";
+}
+
+int sb_api_parse(const char *s, sb_api *a, sb_error *e)
+{
+	for (unsigned i = 0; i < sizeof(api_names) / sizeof(api_names[0]); i++) {
+		if (!strcmp(s, api_names[i])) {
+			*a = (sb_api)i;
+			return 0;
+		}
+	}
+	return sb_error_set(e, "--api: unknown API '%s' (expected auto, openai-chat, "
+			    "openai-completions, ollama-generate or ollama-chat)", s);
+}
+
+int sb_api_is_sse(sb_api a)
+{
+	return a == SB_API_OPENAI_CHAT || a == SB_API_OPENAI_COMPLETIONS;
+}
+
+const char *sb_api_path(sb_api a)
+{
+	switch (a) {
+	case SB_API_OPENAI_COMPLETIONS: return "/v1/completions";
+	case SB_API_OLLAMA_GENERATE: return "/api/generate";
+	case SB_API_OLLAMA_CHAT: return "/api/chat";
+	default: return "/v1/chat/completions";
+	}
+}
+
+int sb_api_root(const char *url, char *buf, size_t len, int *had_v1, sb_error *e)
+{
+	size_t n = strlen(url);
+	const char *host;
+	if (!strncmp(url, "http://", 7))
+		host = url + 7;
+	else if (!strncmp(url, "https://", 8))
+		host = url + 8;
+	else
+		return sb_error_set(e, "--url: '%s' is not an http:// or https:// URL", url);
+	if (!*host || *host == '/' || strpbrk(url, " \t\r\n?#"))
+		return sb_error_set(e, "--url: '%s' has no host or has a query, fragment or space", url);
+	if (n + 1 > len)
+		return sb_error_set(e, "--url: '%s' is too long", url);
+	memcpy(buf, url, n + 1);
+	size_t h = (size_t)(host - url); /* buf[h] is the host's first character */
+	while (n > h + 1 && buf[n - 1] == '/')
+		buf[--n] = '\0';
+	int v1 = 0;
+	if (n >= h + 4 && !strcmp(buf + n - 3, "/v1")) {
+		n -= 3;
+		buf[n] = '\0';
+		v1 = 1;
+		while (n > h + 1 && buf[n - 1] == '/')
+			buf[--n] = '\0';
+	}
+	if (had_v1)
+		*had_v1 = v1;
+	return 0;
+}
+
+char *sb_api_body(sb_api a, const sb_api_req *r)
+{
+	json_t *j = json_object();
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "model", json_string(r->model));
+	json_object_set_new(j, "stream", json_boolean(r->stream));
+	switch (a) {
+	case SB_API_OLLAMA_GENERATE:
+	case SB_API_OLLAMA_CHAT:
+		if (a == SB_API_OLLAMA_GENERATE)
+			json_object_set_new(j, "prompt", json_string(r->prompt));
+		else
+			json_object_set_new(j, "messages",
+					    json_pack("[{s:s,s:s}]", "role", "user", "content", r->prompt));
+		json_object_set_new(j, "options", json_pack("{s:I}", "num_predict",
+							    (json_int_t)r->max_tokens));
+		break;
+	default:
+		if (a == SB_API_OPENAI_COMPLETIONS)
+			json_object_set_new(j, "prompt", json_string(r->prompt));
+		else
+			json_object_set_new(j, "messages",
+					    json_pack("[{s:s,s:s}]", "role", "user", "content", r->prompt));
+		json_object_set_new(j, "max_tokens", json_integer(r->max_tokens));
+		if (r->stream)
+			json_object_set_new(j, "stream_options", json_pack("{s:b}", "include_usage", 1));
+		if (r->ignore_eos)
+			json_object_set_new(j, "ignore_eos", json_true());
+		if (!r->cache_prompt)
+			json_object_set_new(j, "cache_prompt", json_false());
+		break;
+	}
+	char *s = json_dumps(j, JSON_COMPACT);
+	json_decref(j);
+	return s;
+}
+
+void sb_stream_reset(sb_stream *st)
+{
+	json_decref(st->server);
+	memset(st, 0, sizeof(*st));
+	st->prompt_tokens = -1;
+	st->completion_tokens = -1;
+	st->prompt_ms = NAN;
+}
+
+void sb_stream_fini(sb_stream *st)
+{
+	json_decref(st->server);
+	st->server = NULL;
+}
+
+int sb_stream_fail(sb_stream *st, const char *cls, const char *fmt, ...)
+{
+	if (st->err_class)
+		return -1;
+	st->err_class = cls;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(st->err_msg, sizeof(st->err_msg), fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* Printable excerpt of raw bytes for messages. */
+static void excerpt(char *dst, size_t cap, const char *s, size_t n)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n && k + 4 < cap; i++) {
+		unsigned char c = (unsigned char)s[i];
+		dst[k++] = (c >= 0x20 && c < 0x7f) ? (char)c : '?';
+	}
+	if (k + 4 >= cap && n > k) {
+		dst[k++] = '.';
+		dst[k++] = '.';
+		dst[k++] = '.';
+	}
+	dst[k] = '\0';
+}
+
+/* Whether needle occurs in s[0..n). */
+static int has_bytes(const char *s, size_t n, const char *needle)
+{
+	size_t k = strlen(needle);
+	const char *end = s + n;
+	while ((size_t)(end - s) >= k) {
+		const char *q = memchr(s, needle[0], (size_t)(end - s) - k + 1);
+		if (!q)
+			return 0;
+		if (!memcmp(q, needle, k))
+			return 1;
+		s = q + 1;
+	}
+	return 0;
+}
+
+static json_t *server_obj(sb_stream *st)
+{
+	if (!st->server)
+		st->server = json_object();
+	return st->server;
+}
+
+static void set_num(json_t *o, const char *k, double v)
+{
+	if (!o || !isfinite(v))
+		return;
+	if (v == floor(v) && fabs(v) < 9e15)
+		json_object_set_new(o, k, json_integer((json_int_t)v));
+	else
+		json_object_set_new(o, k, json_real(v));
+}
+
+static int span_num(const char *s, size_t n, const char *path, double *out)
+{
+	sb_jspan v;
+	return sb_jscan_find(s, n, path, &v) && sb_jspan_number(v, out);
+}
+
+/* An "error" value: message text if it has one, else the raw JSON. */
+static int fail_with_error(sb_stream *st, sb_jspan err)
+{
+	char msg[200];
+	sb_jspan m;
+	if (err.p[0] == '"')
+		excerpt(msg, sizeof(msg), err.p + 1, err.n - 2);
+	else if (sb_jscan_find(err.p, err.n, "message", &m) && m.n >= 2 && m.p[0] == '"')
+		excerpt(msg, sizeof(msg), m.p + 1, m.n - 2);
+	else
+		excerpt(msg, sizeof(msg), err.p, err.n);
+	return sb_stream_fail(st, "stream_error", "server reported an error in the stream: %s", msg);
+}
+
+/* usage / timings of an OpenAI-style chunk (rare: the last chunks). */
+static void read_usage_timings(sb_stream *st, const char *s, size_t n)
+{
+	sb_jspan v;
+	double d;
+	if (sb_jscan_find(s, n, "usage", &v) && !sb_jspan_is_null(v)) {
+		if (span_num(v.p, v.n, "prompt_tokens", &d))
+			st->prompt_tokens = (long)d;
+		if (span_num(v.p, v.n, "completion_tokens", &d))
+			st->completion_tokens = (long)d;
+		json_t *u = json_loadb(v.p, v.n, 0, NULL);
+		if (u)
+			json_object_set_new(server_obj(st), "usage", u);
+	}
+	if (sb_jscan_find(s, n, "timings", &v) && !sb_jspan_is_null(v)) {
+		json_t *srv = server_obj(st);
+		json_t *t = json_loadb(v.p, v.n, 0, NULL);
+		if (t)
+			json_object_set_new(srv, "timings", t);
+		static const char *const keys[] = { "prompt_n", "prompt_ms", "predicted_n",
+						     "predicted_ms", "cache_n" };
+		for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+			if (span_num(v.p, v.n, keys[i], &d)) {
+				set_num(srv, keys[i], d);
+				if (i == 1)
+					st->prompt_ms = d;
+			}
+		}
+	}
+}
+
+int sb_api_sse_event(sb_api a, sb_stream *st, const char *event, const char *data,
+		     size_t len, int *is_token)
+{
+	(void)a;
+	*is_token = 0;
+	if (!strcmp(event, "error")) {
+		char msg[200];
+		excerpt(msg, sizeof(msg), data, len);
+		return sb_stream_fail(st, "stream_error", "server sent an error event: %s", msg);
+	}
+	if (len == 6 && !memcmp(data, "[DONE]", 6)) {
+		st->done = 1;
+		return 0;
+	}
+	if (!sb_jscan_valid(data, len)) {
+		char msg[120];
+		excerpt(msg, sizeof(msg), data, len);
+		return sb_stream_fail(st, "malformed", "invalid JSON in stream event: %s", msg);
+	}
+	sb_jspan v;
+	if (sb_jscan_find(data, len, "error", &v) && !sb_jspan_is_null(v))
+		return fail_with_error(st, v);
+	if ((sb_jscan_find(data, len, "choices.0.delta.content", &v) &&
+	     sb_jspan_is_nonempty_string(v)) ||
+	    (sb_jscan_find(data, len, "choices.0.text", &v) && sb_jspan_is_nonempty_string(v)) ||
+	    (sb_jscan_find(data, len, "choices.0.delta.reasoning_content", &v) &&
+	     sb_jspan_is_nonempty_string(v))) {
+		*is_token = 1;
+		st->n_content++;
+	}
+	/* Cheap pre-check before looking for the rare keys. */
+	if (has_bytes(data, len, "\"usage\"") || has_bytes(data, len, "\"timings\""))
+		read_usage_timings(st, data, len);
+	return 0;
+}
+
+int sb_api_ndjson_line(sb_api a, sb_stream *st, const char *line, size_t len, int *is_token)
+{
+	*is_token = 0;
+	if (!sb_jscan_valid(line, len)) {
+		char msg[120];
+		excerpt(msg, sizeof(msg), line, len);
+		return sb_stream_fail(st, "malformed", "invalid JSON line in stream: %s", msg);
+	}
+	sb_jspan v;
+	if (sb_jscan_find(line, len, "error", &v) && !sb_jspan_is_null(v))
+		return fail_with_error(st, v);
+	const char *content = a == SB_API_OLLAMA_CHAT ? "message.content" : "response";
+	if ((sb_jscan_find(line, len, content, &v) && sb_jspan_is_nonempty_string(v)) ||
+	    (sb_jscan_find(line, len, "message.thinking", &v) && sb_jspan_is_nonempty_string(v)) ||
+	    (sb_jscan_find(line, len, "thinking", &v) && sb_jspan_is_nonempty_string(v))) {
+		*is_token = 1;
+		st->n_content++;
+	}
+	if (sb_jscan_find(line, len, "done", &v) && sb_jspan_bool(v) == 1) {
+		st->done = 1;
+		json_t *srv = server_obj(st);
+		static const char *const keys[] = { "prompt_eval_count", "prompt_eval_duration",
+						     "eval_count", "eval_duration",
+						     "total_duration", "load_duration" };
+		double d[6];
+		for (size_t i = 0; i < 6; i++) {
+			d[i] = NAN;
+			if (span_num(line, len, keys[i], &d[i]))
+				set_num(srv, keys[i], d[i]);
+		}
+		if (isfinite(d[0])) {
+			st->prompt_tokens = (long)d[0];
+			set_num(srv, "prompt_n", d[0]);
+		}
+		if (isfinite(d[1])) {
+			st->prompt_ms = d[1] / 1e6;
+			set_num(srv, "prompt_ms", st->prompt_ms);
+		}
+		if (isfinite(d[2])) {
+			st->completion_tokens = (long)d[2];
+			set_num(srv, "predicted_n", d[2]);
+		}
+		if (isfinite(d[3]))
+			set_num(srv, "predicted_ms", d[3] / 1e6);
+	}
+	return 0;
+}
+
+int sb_api_response(sb_api a, sb_stream *st, const char *body, size_t len)
+{
+	int tok;
+	if (sb_api_is_sse(a)) {
+		if (sb_api_sse_event(a, st, "message", body, len, &tok) < 0)
+			return -1;
+		st->done = 1;
+		return 0;
+	}
+	return sb_api_ndjson_line(a, st, body, len, &tok);
+}

@@ -1,0 +1,584 @@
+/* driver.c — see driver.h. */
+#include "driver.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ndjson.h"
+#include "sse.h"
+
+#define ERRBODY_MAX 400
+
+typedef struct req {
+	sb_driver *d;
+	CURL *easy;
+	sb_sse *sse;
+	sb_ndjson *nd;
+	sb_stream st;
+	long id;
+	double t_sched, t_sent, t_first, t_last, t_activity, now; /* absolute */
+	double *itl;
+	size_t n_itl, cap_itl;
+	long http;
+	char errbody[ERRBODY_MAX + 1];
+	size_t errn;
+	char *body;
+	size_t slot;         /* index in d->active */
+	struct req *next_free;
+} req;
+
+struct sb_driver {
+	sb_driver_opts o;
+	CURLM *multi;
+	int epfd, tfd;
+	double curl_deadline;  /* absolute; < 0 none */
+	double timer_armed;    /* absolute time the timerfd is set for; < 0 none */
+	req **active;
+	size_t n_active, cap_active;
+	req *free_list;
+	req **all;             /* every req ever made, for cleanup */
+	size_t n_all, cap_all;
+	/* the phase being run */
+	const sb_phase *ph;
+	double t0;
+	long finished;
+	long ready;            /* closed loop: workers free to send now */
+	double *pending;       /* closed loop: workers thinking, due times */
+	size_t n_pending;
+	int nomem;
+};
+
+double sb_driver_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* ---- curl callbacks ---------------------------------------------------- */
+
+static int sock_cb(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
+{
+	(void)e;
+	sb_driver *d = userp;
+	if (what == CURL_POLL_REMOVE) {
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, s, NULL);
+		return 0;
+	}
+	struct epoll_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.data.fd = s;
+	ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0);
+	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, s, &ev) < 0 && errno == ENOENT)
+		epoll_ctl(d->epfd, EPOLL_CTL_ADD, s, &ev);
+	(void)socketp;
+	return 0;
+}
+
+static int timer_cb(CURLM *m, long timeout_ms, void *userp)
+{
+	(void)m;
+	sb_driver *d = userp;
+	d->curl_deadline = timeout_ms < 0 ? -1.0 : sb_driver_now() + (double)timeout_ms / 1e3;
+	return 0;
+}
+
+static int on_token(req *r)
+{
+	if (isnan(r->t_first)) {
+		r->t_first = r->now;
+	} else {
+		if (r->n_itl == r->cap_itl) {
+			size_t cap = r->cap_itl ? r->cap_itl * 2 : 256;
+			double *q = realloc(r->itl, cap * sizeof(*q));
+			if (!q)
+				return sb_stream_fail(&r->st, "malformed", "out of memory");
+			r->itl = q;
+			r->cap_itl = cap;
+		}
+		r->itl[r->n_itl++] = (r->now - r->t_last) * 1e3;
+	}
+	r->t_last = r->now;
+	return 0;
+}
+
+static int sse_event(void *ud, const char *event, const char *data, size_t len)
+{
+	req *r = ud;
+	int tok;
+	if (sb_api_sse_event(r->d->o.api, &r->st, event, data, len, &tok) < 0)
+		return -1;
+	return tok ? on_token(r) : 0;
+}
+
+static int nd_line(void *ud, const char *line, size_t len)
+{
+	req *r = ud;
+	int tok;
+	if (sb_api_ndjson_line(r->d->o.api, &r->st, line, len, &tok) < 0)
+		return -1;
+	return tok ? on_token(r) : 0;
+}
+
+static size_t write_cb(char *ptr, size_t sz, size_t nm, void *ud)
+{
+	req *r = ud;
+	size_t n = sz * nm;
+	r->now = sb_driver_now();
+	r->t_activity = r->now;
+	if (!r->http)
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->http);
+	if (r->http >= 300) {
+		size_t k = n < ERRBODY_MAX - r->errn ? n : ERRBODY_MAX - r->errn;
+		memcpy(r->errbody + r->errn, ptr, k);
+		r->errn += k;
+		r->errbody[r->errn] = '\0';
+		return n;
+	}
+	int rc = r->sse ? sb_sse_feed(r->sse, ptr, n) : sb_ndjson_feed(r->nd, ptr, n);
+	if (rc == 0)
+		return n;
+	if (rc == SB_SSE_TOO_LARGE)
+		sb_stream_fail(&r->st, "too_large", "a stream line exceeded %zu bytes",
+			       r->d->o.max_line);
+	else if (rc == -ENOMEM)
+		sb_stream_fail(&r->st, "malformed", "out of memory while parsing the stream");
+	return 0; /* aborts the transfer */
+}
+
+/* ---- requests ------------------------------------------------------------ */
+
+static req *req_new(sb_driver *d)
+{
+	req *r = calloc(1, sizeof(*r));
+	if (!r)
+		return NULL;
+	r->d = d;
+	r->easy = curl_easy_init();
+	if (sb_api_is_sse(d->o.api))
+		r->sse = sb_sse_new(d->o.max_line, sse_event, r);
+	else
+		r->nd = sb_ndjson_new(d->o.max_line, nd_line, r);
+	if (d->n_all == d->cap_all) {
+		size_t cap = d->cap_all ? d->cap_all * 2 : 64;
+		req **q = realloc(d->all, cap * sizeof(*q));
+		if (q) {
+			d->all = q;
+			d->cap_all = cap;
+		}
+	}
+	if (!r->easy || (!r->sse && !r->nd) || d->n_all == d->cap_all) {
+		curl_easy_cleanup(r->easy);
+		sb_sse_free(r->sse);
+		sb_ndjson_free(r->nd);
+		free(r);
+		return NULL;
+	}
+	d->all[d->n_all++] = r;
+	sb_stream_reset(&r->st);
+	CURL *c = r->easy;
+	long cto = (long)(d->o.timeout_s * 1000);
+	curl_easy_setopt(c, CURLOPT_URL, d->o.url);
+	curl_easy_setopt(c, CURLOPT_HTTPHEADER, d->o.headers);
+	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
+	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
+	curl_easy_setopt(c, CURLOPT_PRIVATE, r);
+	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+	curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, cto < 1 ? 1L : cto);
+	if (d->o.ipv4)
+		curl_easy_setopt(c, CURLOPT_IPRESOLVE, (long)CURL_IPRESOLVE_V4);
+	return r;
+}
+
+static int active_add(sb_driver *d, req *r)
+{
+	if (d->n_active == d->cap_active) {
+		size_t cap = d->cap_active ? d->cap_active * 2 : 64;
+		req **q = realloc(d->active, cap * sizeof(*q));
+		if (!q)
+			return -ENOMEM;
+		d->active = q;
+		d->cap_active = cap;
+	}
+	r->slot = d->n_active;
+	d->active[d->n_active++] = r;
+	return 0;
+}
+
+static void active_remove(sb_driver *d, req *r)
+{
+	req *last = d->active[--d->n_active];
+	d->active[r->slot] = last;
+	last->slot = r->slot;
+}
+
+static int start(sb_driver *d, long id, double t_sched)
+{
+	req *r = d->free_list;
+	if (r)
+		d->free_list = r->next_free;
+	else if (!(r = req_new(d)))
+		return -ENOMEM;
+	r->body = d->ph->body(d->ph->ud, id);
+	if (!r->body || active_add(d, r) < 0) {
+		free(r->body);
+		r->body = NULL;
+		r->next_free = d->free_list;
+		d->free_list = r;
+		return -ENOMEM;
+	}
+	if (r->sse)
+		sb_sse_reset(r->sse);
+	else
+		sb_ndjson_reset(r->nd);
+	sb_stream_reset(&r->st);
+	r->id = id;
+	r->n_itl = 0;
+	r->http = 0;
+	r->errn = 0;
+	r->errbody[0] = '\0';
+	r->t_first = NAN;
+	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDS, r->body);
+	curl_easy_setopt(r->easy, CURLOPT_POSTFIELDSIZE, (long)strlen(r->body));
+	r->t_sent = sb_driver_now();
+	r->t_sched = t_sched < 0 ? r->t_sent : t_sched;
+	r->t_activity = r->t_sent;
+	curl_multi_add_handle(d->multi, r->easy);
+	if (d->ph->inflight)
+		d->ph->inflight(d->ph->ud, r->t_sent - d->t0, +1);
+	return 0;
+}
+
+static void excerpt(char *dst, size_t cap, const char *s)
+{
+	size_t k = 0;
+	for (; *s && k + 1 < cap; s++)
+		dst[k++] = ((unsigned char)*s >= 0x20 && (unsigned char)*s < 0x7f) ? *s : ' ';
+	dst[k] = '\0';
+}
+
+static void classify_http(req *r, const char **cls, char *msg, size_t cap)
+{
+	char ex[160];
+	excerpt(ex, sizeof(ex), r->errbody);
+	if (r->http == 429)
+		*cls = "http_429";
+	else if (r->http == 503)
+		*cls = "http_503";
+	else if (r->http >= 500)
+		*cls = "http_5xx";
+	else
+		*cls = "http_4xx";
+	snprintf(msg, cap, "HTTP %ld%s%s", r->http, ex[0] ? ": " : "", ex);
+}
+
+/* Ends request r (curl result res); reports it unless abandon. */
+static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
+{
+	double now = sb_driver_now();
+	curl_multi_remove_handle(d->multi, r->easy);
+	active_remove(d, r);
+	const sb_phase *ph = d->ph;
+	if (!abandon) {
+		if (!r->http)
+			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->http);
+		if (res == CURLE_OK && r->nd && r->http < 300 && !r->st.err_class)
+			sb_ndjson_finish(r->nd);
+		const char *cls = r->st.err_class;
+		char msg[320];
+		snprintf(msg, sizeof(msg), "%s", r->st.err_msg);
+		if (!cls) {
+			if (r->http >= 300) {
+				classify_http(r, &cls, msg, sizeof(msg));
+			} else if (res == CURLE_OK) {
+				if (!r->st.done) {
+					cls = "truncated";
+					snprintf(msg, sizeof(msg), "stream ended without its end marker%s",
+						 r->http ? "" : " (no HTTP response)");
+				}
+			} else if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST) {
+				cls = "connect";
+				snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(res));
+			} else if (res == CURLE_OPERATION_TIMEDOUT) {
+				cls = "timeout";
+				snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(res));
+			} else {
+				cls = "truncated";
+				snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(res));
+			}
+		}
+		sb_driver_done dn = {
+			.id = r->id,
+			.t_scheduled_s = r->t_sched - d->t0,
+			.t_sent_s = r->t_sent - d->t0,
+			.t_done_s = now - d->t0,
+			.t_first_s = isnan(r->t_first) ? NAN : r->t_first - d->t0,
+			.itl_ms = r->itl,
+			.n_itl = r->n_itl,
+			.st = &r->st,
+			.err_class = cls,
+			.err_msg = cls ? msg : NULL,
+		};
+		if (ph->inflight)
+			ph->inflight(ph->ud, now - d->t0, -1);
+		ph->done(ph->ud, &dn);
+		d->finished++;
+	}
+	sb_stream_fini(&r->st);
+	free(r->body);
+	r->body = NULL;
+	r->next_free = d->free_list;
+	d->free_list = r;
+	if (!abandon && ph->mode == SB_MODE_CONCURRENCY) {
+		if (ph->think && ph->rng && !(sb_dist_is_det(ph->think) && ph->think->a <= 0)) {
+			double th = sb_dist_sample(ph->think, ph->rng);
+			d->pending[d->n_pending++] = now + (th > 0 ? th : 0);
+		} else {
+			d->ready++;
+		}
+	}
+}
+
+static void drain(sb_driver *d)
+{
+	CURLMsg *m;
+	int left;
+	while ((m = curl_multi_info_read(d->multi, &left))) {
+		if (m->msg != CURLMSG_DONE)
+			continue;
+		req *r = NULL;
+		curl_easy_getinfo(m->easy_handle, CURLINFO_PRIVATE, (char **)&r);
+		finish(d, r, m->data.result, 0);
+	}
+}
+
+/* ---- public ---------------------------------------------------------------- */
+
+sb_driver *sb_driver_new(const sb_driver_opts *o, sb_error *e)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+	sb_driver *d = calloc(1, sizeof(*d));
+	if (!d) {
+		sb_error_set(e, "out of memory");
+		return NULL;
+	}
+	d->o = *o;
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	d->multi = curl_multi_init();
+	d->curl_deadline = -1;
+	d->timer_armed = -1;
+	if (d->epfd < 0 || d->tfd < 0 || !d->multi) {
+		sb_error_set(e, "cannot set up the event loop: %s", strerror(errno));
+		sb_driver_free(d);
+		return NULL;
+	}
+	struct epoll_event ev;
+	memset(&ev, 0, sizeof(ev));
+	ev.events = EPOLLIN;
+	ev.data.fd = d->tfd;
+	epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->tfd, &ev);
+	curl_multi_setopt(d->multi, CURLMOPT_SOCKETFUNCTION, sock_cb);
+	curl_multi_setopt(d->multi, CURLMOPT_SOCKETDATA, d);
+	curl_multi_setopt(d->multi, CURLMOPT_TIMERFUNCTION, timer_cb);
+	curl_multi_setopt(d->multi, CURLMOPT_TIMERDATA, d);
+	curl_multi_setopt(d->multi, CURLMOPT_MAXCONNECTS, 8192L);
+	curl_multi_setopt(d->multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+	curl_multi_setopt(d->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+	return d;
+}
+
+void sb_driver_free(sb_driver *d)
+{
+	if (!d)
+		return;
+	for (size_t i = 0; i < d->n_all; i++) {
+		req *r = d->all[i];
+		if (d->multi)
+			curl_multi_remove_handle(d->multi, r->easy);
+		curl_easy_cleanup(r->easy);
+		sb_sse_free(r->sse);
+		sb_ndjson_free(r->nd);
+		sb_stream_fini(&r->st);
+		free(r->itl);
+		free(r->body);
+		free(r);
+	}
+	free(d->all);
+	free(d->active);
+	free(d->pending);
+	if (d->multi)
+		curl_multi_cleanup(d->multi);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	if (d->tfd >= 0)
+		close(d->tfd);
+	free(d);
+}
+
+static void arm_timer(sb_driver *d, double at)
+{
+	if (at == d->timer_armed)
+		return;
+	struct itimerspec its;
+	memset(&its, 0, sizeof(its));
+	if (at >= 0) {
+		double s = floor(at);
+		its.it_value.tv_sec = (time_t)s;
+		its.it_value.tv_nsec = (long)((at - s) * 1e9);
+		if (its.it_value.tv_sec == 0 && its.it_value.tv_nsec == 0)
+			its.it_value.tv_nsec = 1;
+	}
+	timerfd_settime(d->tfd, TFD_TIMER_ABSTIME, &its, NULL);
+	d->timer_armed = at;
+}
+
+int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
+{
+	d->ph = ph;
+	d->finished = 0;
+	d->n_pending = 0;
+	d->nomem = 0;
+	int closed = ph->mode == SB_MODE_CONCURRENCY;
+	if (closed) {
+		free(d->pending);
+		d->pending = calloc((size_t)(ph->concurrency > 0 ? ph->concurrency : 1), sizeof(double));
+		if (!d->pending)
+			return sb_error_code(e, -ENOMEM, "out of memory");
+		d->ready = ph->concurrency;
+	}
+	long sent = 0;
+	size_t next_arr = 0;
+	double stall_check = 0, last_tick = 0;
+	double stall_every = d->o.timeout_s / 8 < 0.05 ? d->o.timeout_s / 8 : 0.05;
+	struct epoll_event evs[64];
+	d->t0 = sb_driver_now();
+	int ret = 0;
+
+	for (;;) {
+		double now = sb_driver_now();
+		if (d->o.stop && *d->o.stop) {
+			ret = -EINTR;
+			break;
+		}
+		/* Sends that are due. */
+		double next_due = -1;
+		if (closed) {
+			for (size_t i = 0; i < d->n_pending;) {
+				if (d->pending[i] <= now) {
+					d->pending[i] = d->pending[--d->n_pending];
+					d->ready++;
+				} else {
+					if (next_due < 0 || d->pending[i] < next_due)
+						next_due = d->pending[i];
+					i++;
+				}
+			}
+			while (d->ready > 0 && (ph->count < 0 || sent < ph->count) &&
+			       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s)) {
+				if (start(d, sent, -1) < 0) {
+					ret = sb_error_code(e, -ENOMEM, "out of memory starting a request");
+					goto out;
+				}
+				d->ready--;
+				sent++;
+			}
+		} else {
+			while (next_arr < ph->n_arrivals && d->t0 + ph->arrivals[next_arr] <= now) {
+				if (start(d, (long)next_arr, d->t0 + ph->arrivals[next_arr]) < 0) {
+					ret = sb_error_code(e, -ENOMEM, "out of memory starting a request");
+					goto out;
+				}
+				next_arr++;
+				sent++;
+			}
+			if (next_arr < ph->n_arrivals)
+				next_due = d->t0 + ph->arrivals[next_arr];
+		}
+		int more = closed ? ((ph->count < 0 || sent < ph->count) &&
+				     (ph->duration_s <= 0 || now - d->t0 < ph->duration_s))
+				  : next_arr < ph->n_arrivals;
+		if (!more && d->n_active == 0)
+			break;
+		if (closed && more && d->n_active == 0 && d->ready == 0 && d->n_pending == 0)
+			break; /* no workers (concurrency 0) */
+		arm_timer(d, next_due);
+
+		/* Wait for sockets, curl's timer, the next send, or a check. */
+		double wait = 0.1;
+		if (d->curl_deadline >= 0)
+			wait = fmin(wait, d->curl_deadline - now);
+		if (d->n_active)
+			wait = fmin(wait, stall_check + stall_every - now);
+		if (closed && ph->duration_s > 0 && more)
+			wait = fmin(wait, d->t0 + ph->duration_s - now);
+		int wait_ms = wait <= 0 ? 0 : (int)ceil(wait * 1e3);
+		int n = epoll_wait(d->epfd, evs, 64, wait_ms);
+		for (int i = 0; i < n; i++) {
+			int fd = evs[i].data.fd;
+			if (fd == d->tfd) {
+				uint64_t x;
+				if (read(d->tfd, &x, sizeof(x)) < 0) {
+					/* spurious wake-up: nothing to do */
+				}
+				d->timer_armed = -1;
+				continue;
+			}
+			int fl = 0;
+			if (evs[i].events & EPOLLIN)
+				fl |= CURL_CSELECT_IN;
+			if (evs[i].events & EPOLLOUT)
+				fl |= CURL_CSELECT_OUT;
+			if (evs[i].events & (EPOLLERR | EPOLLHUP))
+				fl |= CURL_CSELECT_ERR;
+			int running;
+			curl_multi_socket_action(d->multi, fd, fl, &running);
+		}
+		now = sb_driver_now();
+		if (d->curl_deadline >= 0 && now >= d->curl_deadline) {
+			int running;
+			d->curl_deadline = -1;
+			curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+		}
+		drain(d);
+		/* Stalled streams. */
+		if (now - stall_check >= stall_every) {
+			stall_check = now;
+			for (size_t i = 0; i < d->n_active;) {
+				req *r = d->active[i];
+				if (now - r->t_activity > d->o.timeout_s) {
+					sb_stream_fail(&r->st, "timeout", "no data for %.1f s (--timeout)",
+						       now - r->t_activity);
+					finish(d, r, CURLE_OPERATION_TIMEDOUT, 0);
+				} else {
+					i++;
+				}
+			}
+		}
+		if (ph->tick && now - last_tick >= 0.1) {
+			last_tick = now;
+			ph->tick(ph->ud, now - d->t0, sent, d->finished);
+		}
+	}
+out:
+	while (d->n_active)
+		finish(d, d->active[0], CURLE_OK, 1);
+	arm_timer(d, -1);
+	if (ph->tick && ret == 0)
+		ph->tick(ph->ud, sb_driver_now() - d->t0, sent, d->finished);
+	return ret;
+}

@@ -1,0 +1,185 @@
+/* sse.c — see sse.h. */
+#include "sse.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct buf {
+	char *p;
+	size_t n, cap;
+} buf;
+
+struct sb_sse {
+	size_t max;
+	sb_sse_event_fn fn;
+	void *ud;
+	buf line;          /* a line split across feeds */
+	buf data;          /* the current event's data */
+	int has_data;
+	int skip_lf;       /* the last byte was CR: an LF right after belongs to it */
+	char event[32];
+	unsigned long comments;
+};
+
+/* Appends n bytes keeping room for a NUL; fails beyond max. */
+static int buf_add(buf *b, const char *s, size_t n, size_t max)
+{
+	if (b->n + n > max)
+		return SB_SSE_TOO_LARGE;
+	if (b->n + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 1024;
+		while (cap < b->n + n + 1)
+			cap *= 2;
+		char *q = realloc(b->p, cap);
+		if (!q)
+			return -ENOMEM;
+		b->p = q;
+		b->cap = cap;
+	}
+	memcpy(b->p + b->n, s, n);
+	b->n += n;
+	b->p[b->n] = '\0';
+	return 0;
+}
+
+sb_sse *sb_sse_new(size_t max_line, sb_sse_event_fn fn, void *ud)
+{
+	sb_sse *p = calloc(1, sizeof(*p));
+	if (!p)
+		return NULL;
+	p->max = max_line;
+	p->fn = fn;
+	p->ud = ud;
+	return p;
+}
+
+void sb_sse_free(sb_sse *p)
+{
+	if (!p)
+		return;
+	free(p->line.p);
+	free(p->data.p);
+	free(p);
+}
+
+void sb_sse_reset(sb_sse *p)
+{
+	p->line.n = 0;
+	p->data.n = 0;
+	p->has_data = 0;
+	p->skip_lf = 0;
+	p->event[0] = '\0';
+	p->comments = 0;
+}
+
+int sb_sse_pending(const sb_sse *p)
+{
+	return p->line.n > 0 || p->has_data;
+}
+
+unsigned long sb_sse_comments(const sb_sse *p)
+{
+	return p->comments;
+}
+
+static int dispatch(sb_sse *p)
+{
+	int rc = 0;
+	if (p->has_data) {
+		if (!p->data.p && (rc = buf_add(&p->data, "", 0, p->max)) < 0)
+			return rc;
+		rc = p->fn(p->ud, p->event[0] ? p->event : "message", p->data.p, p->data.n);
+	}
+	p->data.n = 0;
+	p->has_data = 0;
+	p->event[0] = '\0';
+	return rc;
+}
+
+static int add_data(sb_sse *p, const char *v, size_t vn)
+{
+	int rc;
+	if (p->has_data && (rc = buf_add(&p->data, "\n", 1, p->max)) < 0)
+		return rc;
+	if ((rc = buf_add(&p->data, v, vn, p->max)) < 0)
+		return rc;
+	p->has_data = 1;
+	return 0;
+}
+
+static void set_event(sb_sse *p, const char *v, size_t vn)
+{
+	if (vn >= sizeof(p->event))
+		vn = sizeof(p->event) - 1;
+	memcpy(p->event, v, vn);
+	p->event[vn] = '\0';
+}
+
+/* One complete line (without its terminator). */
+static int process_line(sb_sse *p, const char *l, size_t n)
+{
+	if (n == 0)
+		return dispatch(p);
+	if (l[0] == ':') {
+		p->comments++;
+		return 0;
+	}
+	const char *colon = memchr(l, ':', n);
+	size_t fn = colon ? (size_t)(colon - l) : n;
+	const char *v = colon ? colon + 1 : l + n;
+	size_t vn = (size_t)(l + n - v);
+	if (vn && *v == ' ') {
+		v++;
+		vn--;
+	}
+	if (fn == 4 && !memcmp(l, "data", 4))
+		return add_data(p, v, vn);
+	if (fn == 5 && !memcmp(l, "event", 5)) {
+		set_event(p, v, vn);
+		return 0;
+	}
+	if (fn == 5 && !memcmp(l, "error", 5)) {
+		set_event(p, "error", 5);
+		return add_data(p, v, vn);
+	}
+	return 0; /* id, retry, unknown fields */
+}
+
+int sb_sse_feed(sb_sse *p, const char *b, size_t len)
+{
+	const char *s = b, *end = b + len;
+	int rc;
+	while (s < end) {
+		if (p->skip_lf) {
+			p->skip_lf = 0;
+			if (*s == '\n') {
+				s++;
+				continue;
+			}
+		}
+		size_t rem = (size_t)(end - s);
+		const char *nl = memchr(s, '\n', rem);
+		const char *cr = memchr(s, '\r', nl ? (size_t)(nl - s) : rem);
+		const char *eol = cr ? cr : nl;
+		if (!eol)
+			return buf_add(&p->line, s, rem, p->max);
+		size_t n = (size_t)(eol - s);
+		if (p->line.n) {
+			if ((rc = buf_add(&p->line, s, n, p->max)) < 0)
+				return rc;
+			size_t ln = p->line.n;
+			p->line.n = 0;
+			rc = process_line(p, p->line.p, ln);
+		} else {
+			if (n > p->max)
+				return SB_SSE_TOO_LARGE;
+			rc = process_line(p, s, n);
+		}
+		if (rc < 0)
+			return rc;
+		if (*eol == '\r')
+			p->skip_lf = 1;
+		s = eol + 1;
+	}
+	return 0;
+}
