@@ -1001,7 +1001,9 @@ static int fit_decode_batches(cal *k, sb_error *e)
 			coef(k, key, k->dec[i].ms, k->dec[i].ms - 1.96 * se,
 			     k->dec[i].ms + 1.96 * se, "ms",
 			     "TPOT at that batch size, corrected (see fit.decode.points)");
-		json_object_set_new(tab, key + 10, num(k->dec[i].ms));
+		char bkey[16];
+		snprintf(bkey, sizeof(bkey), "%d", k->dec[i].batch);
+		json_object_set_new(tab, bkey, num(k->dec[i].ms));
 		if (i > 0 && k->dec[i].ms < k->dec[i - 1].ms)
 			note(k, "decode_ms(%d) = %.3g ms is below decode_ms(%d) = %.3g ms: a larger "
 				"batch looks cheaper per step; check those levels",
