@@ -1,0 +1,938 @@
+/* compare.c — measured results against the simulator's replay (compare.h). */
+#include "compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dist.h"
+#include "sim/sim.h"
+
+/* ---- metric table ---------------------------------------------------- */
+
+static const char *const metric_names[SB_CMP_N_METRICS] = {
+	"ttft_mean", "ttft_p50", "ttft_p90", "ttft_p99",
+	"tpot_mean", "tpot_p50", "tpot_p90", "tpot_p99",
+	"e2e_mean",  "e2e_p50",  "e2e_p90",  "e2e_p99",
+	"output_tok_s", "req_s",
+};
+
+const char *sb_compare_metric_name(int metric)
+{
+	if (metric < 0 || metric >= SB_CMP_N_METRICS)
+		return "?";
+	return metric_names[metric];
+}
+
+int sb_compare_metric_class(int metric)
+{
+	if (metric >= SB_CMP_OUT_TOK_S)
+		return SB_CMP_THROUGHPUT;
+	int k = metric % 4;
+	return k <= 1 ? SB_CMP_CENTRAL : SB_CMP_TAIL;
+}
+
+int sb_compare_metric_quantity(int metric)
+{
+	if (metric < 0 || metric >= SB_CMP_OUT_TOK_S)
+		return -1;
+	return metric / 4;
+}
+
+static double summary_stat(const sb_summary *s, int k)
+{
+	switch (k) {
+	case 0: return s->mean;
+	case 1: return s->p50;
+	case 2: return s->p90;
+	default: return s->p99;
+	}
+}
+
+double sb_compare_metric_get(const sb_level *lv, int metric)
+{
+	if (metric == SB_CMP_OUT_TOK_S)
+		return lv->output_tok_s;
+	if (metric == SB_CMP_REQ_S)
+		return lv->req_s;
+	if (metric < 0 || metric >= SB_CMP_N_METRICS)
+		return NAN;
+	const sb_summary *s = metric < 4 ? &lv->ttft_ms : metric < 8 ? &lv->tpot_ms : &lv->e2e_ms;
+	return summary_stat(s, metric % 4);
+}
+
+/* Writes value into the summary field that metric reads. */
+static void metric_set(sb_level *lv, int metric, double v)
+{
+	if (metric == SB_CMP_OUT_TOK_S) {
+		lv->output_tok_s = v;
+		return;
+	}
+	if (metric == SB_CMP_REQ_S) {
+		lv->req_s = v;
+		return;
+	}
+	sb_summary *s = metric < 4 ? &lv->ttft_ms : metric < 8 ? &lv->tpot_ms : &lv->e2e_ms;
+	switch (metric % 4) {
+	case 0: s->mean = v; break;
+	case 1: s->p50 = v; break;
+	case 2: s->p90 = v; break;
+	default: s->p99 = v; break;
+	}
+}
+
+/* ---- maths ----------------------------------------------------------- */
+
+double sb_compare_err_pct(double meas, double pred)
+{
+	if (!isfinite(meas) || !isfinite(pred) || !(meas > 0))
+		return NAN;
+	return 100.0 * (pred - meas) / meas;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* Quantile q of sorted v[0..n) with linear interpolation; NaN when n = 0. */
+static double sorted_quantile(const double *v, size_t n, double q)
+{
+	if (n == 0)
+		return NAN;
+	double pos = q * (double)(n - 1);
+	size_t i = (size_t)floor(pos);
+	if (i + 1 >= n)
+		return v[n - 1];
+	double f = pos - (double)i;
+	return v[i] + f * (v[i + 1] - v[i]);
+}
+
+double sb_compare_median_abs(const double *x, size_t n)
+{
+	double *v = malloc((n ? n : 1) * sizeof(*v));
+	if (!v)
+		return NAN;
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (isfinite(x[i]))
+			v[k++] = fabs(x[i]);
+	}
+	qsort(v, k, sizeof(*v), cmp_double);
+	double m = sorted_quantile(v, k, 0.5);
+	free(v);
+	return m;
+}
+
+int sb_compare_knee(const double *levels, const double *p99, size_t n, double min_ratio)
+{
+	if (n < 2)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		if (!isfinite(levels[i]) || !isfinite(p99[i]))
+			return -1;
+		if (i > 0 && !(levels[i] > levels[i - 1]))
+			return -1;
+	}
+	int best = -1;
+	double best_slope = -INFINITY;
+	for (size_t i = 1; i < n; i++) {
+		double slope = (p99[i] - p99[i - 1]) / (levels[i] - levels[i - 1]);
+		if (slope > best_slope) {
+			best_slope = slope;
+			best = (int)i;
+		}
+	}
+	if (best < 0 || !(best_slope > 0) || !(p99[best] >= min_ratio * p99[0]))
+		return -1;
+	return best;
+}
+
+/* ---- options, goals -------------------------------------------------- */
+
+void sb_compare_opts_init(sb_compare_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->replications = 20;
+	o->seed = 1;
+	o->forecast_reps = 200;
+	o->knee_min_ratio = 1.5;
+}
+
+void sb_compare_goals_init(sb_compare_goals *g)
+{
+	g->central_pct = 5;
+	g->tail_pct = 10;
+	g->require_knee = 1;
+}
+
+/* ---- per-level summaries from records -------------------------------- */
+
+typedef struct ev {
+	double t;
+	int d;
+} ev;
+
+static int cmp_ev(const void *a, const void *b)
+{
+	const ev *x = a, *y = b;
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return x->d - y->d; /* completions before arrivals at equal times */
+}
+
+/* Summary of the records r[0..n) (times absolute in the level) over the
+ * window [first send, last completion]. The records' times are shifted to
+ * the window start. Returns 0 or -ENOMEM. */
+static int summarize(const sb_reqrec *r, size_t n, double level, sb_mode mode,
+		     sb_level *out)
+{
+	sb_levelacc a;
+	if (sb_levelacc_init(&a, NULL) < 0)
+		return -ENOMEM;
+	double t0 = INFINITY, t1 = -INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].t_sent_s < t0)
+			t0 = r[i].t_sent_s;
+		if (r[i].t_scheduled_s < t0)
+			t0 = r[i].t_scheduled_s;
+		if (r[i].t_done_s > t1)
+			t1 = r[i].t_done_s;
+	}
+	ev *evs = malloc((2 * n + 1) * sizeof(*evs));
+	if (!evs) {
+		sb_levelacc_fini(&a);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sb_reqrec q = r[i];
+		q.t_sent_s -= t0;
+		q.t_scheduled_s -= t0;
+		q.t_done_s -= t0;
+		sb_levelacc_add(&a, &q);
+		evs[2 * i] = (ev){ q.t_scheduled_s, +1 };
+		evs[2 * i + 1] = (ev){ q.t_done_s, -1 };
+	}
+	qsort(evs, 2 * n, sizeof(*evs), cmp_ev);
+	for (size_t i = 0; i < 2 * n; i++)
+		sb_levelacc_inflight(&a, evs[i].t, evs[i].d);
+	free(evs);
+	double d = n ? t1 - t0 : 0;
+	sb_levelacc_finish(&a, level, mode, d > 0 ? d : 0, out);
+	sb_levelacc_fini(&a);
+	return 0;
+}
+
+/* ---- helpers over the measured document ------------------------------ */
+
+static int rec_is_warmup(const sb_results *res, size_t li, size_t ri)
+{
+	const json_t *lv = json_array_get(json_object_get(res->root, "levels"), li);
+	const json_t *rq = json_array_get(json_object_get(lv, "requests"), ri);
+	return json_is_true(json_object_get(rq, "warmup"));
+}
+
+static long dist_len(const sb_dist *d)
+{
+	double m = sb_dist_mean(d);
+	long v = isfinite(m) ? lround(m) : 1;
+	return v < 1 ? 1 : v;
+}
+
+typedef struct idx_time {
+	size_t i;
+	double t;
+} idx_time;
+
+static int cmp_idx_time(const void *a, const void *b)
+{
+	const idx_time *x = a, *y = b;
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+static json_t *jnum(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* Running mean and variance (Welford). */
+typedef struct welford {
+	long n;
+	double mean, m2;
+} welford;
+
+static void welford_add(welford *w, double x)
+{
+	if (!isfinite(x))
+		return;
+	w->n++;
+	double d = x - w->mean;
+	w->mean += d / (double)w->n;
+	w->m2 += d * (x - w->mean);
+}
+
+static double welford_mean(const welford *w)
+{
+	return w->n ? w->mean : NAN;
+}
+
+static double welford_sd(const welford *w)
+{
+	return w->n > 1 ? sqrt(w->m2 / (double)(w->n - 1)) : (w->n ? 0.0 : NAN);
+}
+
+/* ---- forecast -------------------------------------------------------- */
+
+/* Fresh-traffic replications of a run of n_req counted requests (after
+ * warmup) at this level. Fills pred/pred_sd (when fill_pred) and the
+ * interval. sum0 receives replication 0's summary (may be NULL). */
+static int forecast_level(const sb_model *m, const sb_results *meas, const sb_compare_opts *o,
+			  size_t li, long n_req, long warmup, long len_in, long len_out,
+			  sb_cmp_level *cl, int fill_pred, sb_level *sum0, sb_error *e)
+{
+	int reps = o->forecast_reps > 0 ? o->forecast_reps : 200;
+	if (o->no_noise && fill_pred && !o->forecast)
+		reps = 1;
+	sb_workload w = meas->workload;
+	w.mode = cl->mode;
+	w.n_levels = 1;
+	w.levels[0] = cl->level;
+	w.requests = n_req > 0 ? n_req : 1;
+	w.duration_s = 0;
+	w.warmup = warmup >= 0 ? warmup : 0;
+	if (len_in > 0)
+		w.input_len = (sb_dist){ SB_DIST_DET, (double)len_in, 0 };
+	if (len_out > 0)
+		w.output_len = (sb_dist){ SB_DIST_DET, (double)len_out, 0 };
+	if (cl->mode == SB_MODE_CONCURRENCY && o->think_s > 0)
+		w.think_s = (sb_dist){ SB_DIST_DET, o->think_s, 0 };
+	sb_sim_opts so;
+	sb_sim_opts_init(&so);
+	so.no_noise = o->no_noise;
+	double *vals = malloc((size_t)reps * SB_CMP_N_METRICS * sizeof(*vals));
+	if (!vals)
+		return -ENOMEM;
+	for (int rep = 0; rep < reps; rep++) {
+		sb_sim_level sl;
+		memset(&sl, 0, sizeof(sl));
+		unsigned long seed = sb_sim_seed(o->seed ^ 0x9e3779b97f4a7c15UL, (int)li, rep);
+		int r = sb_sim_run_level(m, &so, &w, cl->level, seed, &sl, e);
+		if (r < 0) {
+			free(vals);
+			sb_error_prefix(e, "forecast of level %g", cl->level);
+			return r;
+		}
+		for (int k = 0; k < SB_CMP_N_METRICS; k++)
+			vals[(size_t)k * (size_t)reps + (size_t)rep] = sb_compare_metric_get(&sl.sum, k);
+		if (rep == 0 && sum0)
+			*sum0 = sl.sum;
+		sb_sim_level_fini(&sl);
+	}
+	for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+		double *v = vals + (size_t)k * (size_t)reps;
+		welford wf = { 0, 0, 0 };
+		size_t nf = 0;
+		for (int i = 0; i < reps; i++) {
+			welford_add(&wf, v[i]);
+			if (isfinite(v[i]))
+				v[nf++] = v[i];
+		}
+		qsort(v, nf, sizeof(*v), cmp_double);
+		cl->fc_lo[k] = sorted_quantile(v, nf, 0.025);
+		cl->fc_hi[k] = sorted_quantile(v, nf, 0.975);
+		double mv = cl->meas[k];
+		cl->fc_inside[k] = (isfinite(mv) && nf)
+					   ? (mv >= cl->fc_lo[k] && mv <= cl->fc_hi[k])
+					   : -1;
+		if (fill_pred) {
+			cl->pred[k] = welford_mean(&wf);
+			cl->pred_sd[k] = welford_sd(&wf);
+		}
+	}
+	cl->has_forecast = 1;
+	free(vals);
+	return 0;
+}
+
+/* ---- replay ------------------------------------------------------------ */
+
+/* Replays level li of meas. Fills cl (meas, pred, per request) and appends
+ * replication 0's records to sim_reqs (a JSON array); *sum0 receives the
+ * summary of replication 0. */
+static int replay_level(const sb_model *m, const sb_results *meas, const sb_compare_opts *o,
+			size_t li, sb_cmp_level *cl, json_t *sim_reqs, sb_level *sum0,
+			long *warmup_out, long *len_in_out, long *len_out_out, sb_error *e)
+{
+	const sb_rlevel *rl = &meas->levels[li];
+	size_t n = rl->n_reqs;
+	int ret = -ENOMEM;
+	idx_time *ord = malloc((n ? n : 1) * sizeof(*ord));
+	sb_replay_req *rq = malloc((n ? n : 1) * sizeof(*rq));
+	sb_replay_pred *pd = malloc((n ? n : 1) * sizeof(*pd));
+	unsigned char *counted = calloc(n ? n : 1, 1);
+	sb_reqrec *recs = malloc((n ? n : 1) * sizeof(*recs));
+	welford *wt = calloc(n ? n : 1, sizeof(*wt)), *we = calloc(n ? n : 1, sizeof(*we));
+	welford wm[SB_CMP_N_METRICS];
+	memset(wm, 0, sizeof(wm));
+	if (!ord || !rq || !pd || !counted || !recs || !wt || !we)
+		goto out;
+
+	/* Which records are replayed (successful ones), in send order. */
+	size_t k = 0;
+	long warm = 0, lmin_in = -1, lmax_in = -1, lmin_out = -1, lmax_out = -1;
+	for (size_t i = 0; i < n; i++) {
+		const sb_reqrec *q = &rl->reqs[i];
+		if (q->err_class)
+			continue;
+		double t = cl->mode == SB_MODE_RATE ? q->t_scheduled_s : q->t_sent_s;
+		if (!isfinite(t))
+			t = isfinite(q->t_sent_s) ? q->t_sent_s : (double)i;
+		ord[k++] = (idx_time){ i, t };
+	}
+	if (k == 0) {
+		ret = sb_error_set(e, "level %g: no successful requests to replay", cl->level);
+		goto out;
+	}
+	qsort(ord, k, sizeof(*ord), cmp_idx_time);
+	double t_first = ord[0].t;
+	long n_counted = 0;
+	for (size_t j = 0; j < k; j++) {
+		const sb_reqrec *q = &rl->reqs[ord[j].i];
+		long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
+		long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
+		/* open loop: the level's clock starts at its first send */
+		rq[j] = (sb_replay_req){ cl->mode == SB_MODE_RATE ? ord[j].t - t_first : 0.0, pin, pout };
+		counted[j] = !rec_is_warmup(meas, li, ord[j].i);
+		if (!counted[j]) {
+			warm++;
+			continue;
+		}
+		n_counted++;
+		if (lmin_in < 0 || pin < lmin_in)
+			lmin_in = pin;
+		if (pin > lmax_in)
+			lmax_in = pin;
+		if (lmin_out < 0 || pout < lmin_out)
+			lmin_out = pout;
+		if (pout > lmax_out)
+			lmax_out = pout;
+	}
+	if (n_counted == 0) {
+		ret = sb_error_set(e, "level %g: every successful request is marked warmup", cl->level);
+		goto out;
+	}
+	*warmup_out = warm;
+	*len_in_out = lmin_in == lmax_in ? lmin_in : -1;
+	*len_out_out = lmin_out == lmax_out ? lmin_out : -1;
+	cl->n_counted = n_counted;
+
+	/* Measured side, recomputed from the same counted records. */
+	size_t c = 0;
+	for (size_t j = 0; j < k; j++) {
+		if (!counted[j])
+			continue;
+		recs[c] = rl->reqs[ord[j].i];
+		recs[c].prompt_tokens = rq[j].prompt_tokens;
+		recs[c].output_tokens = rq[j].output_tokens;
+		recs[c].itl_ms = NULL;
+		recs[c].n_itl = 0;
+		if (!isfinite(recs[c].t_done_s))
+			recs[c].t_done_s = recs[c].t_scheduled_s + recs[c].e2e_ms / 1e3;
+		c++;
+	}
+	sb_level ms;
+	if (summarize(recs, c, cl->level, cl->mode, &ms) < 0)
+		goto out;
+	for (int mi = 0; mi < SB_CMP_N_METRICS; mi++)
+		cl->meas[mi] = sb_compare_metric_get(&ms, mi);
+
+	int reps = o->no_noise ? 1 : (o->replications > 0 ? o->replications : 1);
+	sb_replay_opts ro;
+	memset(&ro, 0, sizeof(ro));
+	ro.mode = cl->mode;
+	ro.concurrency = (int)lround(cl->level);
+	if (ro.concurrency < 1)
+		ro.concurrency = 1;
+	ro.think_s = o->think_s;
+	ro.no_noise = o->no_noise;
+	for (int rep = 0; rep < reps; rep++) {
+		ro.seed = sb_sim_seed(o->seed, (int)li, rep);
+		int r = sb_sim_replay(m, &ro, rq, k, pd, NULL, e);
+		if (r < 0) {
+			sb_error_prefix(e, "replay of level %g", cl->level);
+			ret = r;
+			goto out;
+		}
+		c = 0;
+		for (size_t j = 0; j < k; j++) {
+			if (!counted[j])
+				continue;
+			sb_reqrec *q = &recs[c];
+			q->id = rl->reqs[ord[j].i].id;
+			q->t_scheduled_s = pd[j].t_sent_s;
+			q->t_sent_s = pd[j].t_sent_s;
+			q->t_done_s = pd[j].t_done_s;
+			q->ttft_ms = pd[j].ttft_ms;
+			q->e2e_ms = pd[j].e2e_ms;
+			q->wait_ms = pd[j].wait_ms;
+			q->prompt_tokens = rq[j].prompt_tokens;
+			q->output_tokens = rq[j].output_tokens;
+			q->itl_ms = NULL;
+			q->n_itl = 0;
+			q->err_class = pd[j].rejected ? "rejected" : NULL;
+			q->err_msg = pd[j].rejected ? "turned away by max_queue (simulated)" : NULL;
+			if (!pd[j].rejected) {
+				welford_add(&wt[c], pd[j].ttft_ms);
+				welford_add(&we[c], pd[j].e2e_ms);
+			}
+			c++;
+		}
+		sb_level ps;
+		if (summarize(recs, c, cl->level, cl->mode, &ps) < 0)
+			goto out;
+		for (int mi = 0; mi < SB_CMP_N_METRICS; mi++)
+			welford_add(&wm[mi], sb_compare_metric_get(&ps, mi));
+		if (rep == 0) {
+			*sum0 = ps;
+			for (size_t j = 0; j < c; j++) {
+				json_t *jr = sb_reqrec_to_json(&recs[j], NULL);
+				if (!jr || json_array_append_new(sim_reqs, jr))
+					goto out;
+			}
+		}
+	}
+	for (int mi = 0; mi < SB_CMP_N_METRICS; mi++) {
+		cl->pred[mi] = welford_mean(&wm[mi]);
+		cl->pred_sd[mi] = welford_sd(&wm[mi]);
+	}
+
+	/* Per request. */
+	cl->reqs = calloc((size_t)n_counted, sizeof(*cl->reqs));
+	double *et = malloc((size_t)n_counted * sizeof(double));
+	double *ee = malloc((size_t)n_counted * sizeof(double));
+	if (!cl->reqs || !et || !ee) {
+		free(et);
+		free(ee);
+		goto out;
+	}
+	c = 0;
+	for (size_t j = 0; j < k; j++) {
+		if (!counted[j])
+			continue;
+		const sb_reqrec *q = &rl->reqs[ord[j].i];
+		sb_cmp_req *cr = &cl->reqs[c];
+		cr->id = q->id;
+		cr->prompt_tokens = rq[j].prompt_tokens;
+		cr->output_tokens = rq[j].output_tokens;
+		cr->meas_ttft_ms = q->ttft_ms;
+		cr->meas_e2e_ms = q->e2e_ms;
+		cr->pred_ttft_ms = welford_mean(&wt[c]);
+		cr->pred_e2e_ms = welford_mean(&we[c]);
+		et[c] = sb_compare_err_pct(cr->meas_ttft_ms, cr->pred_ttft_ms);
+		ee[c] = sb_compare_err_pct(cr->meas_e2e_ms, cr->pred_e2e_ms);
+		c++;
+	}
+	cl->n_reqs = c;
+	cl->req_ttft_mdape = sb_compare_median_abs(et, c);
+	cl->req_e2e_mdape = sb_compare_median_abs(ee, c);
+	free(et);
+	free(ee);
+	cl->replayed = 1;
+	ret = 0;
+out:
+	free(ord);
+	free(rq);
+	free(pd);
+	free(counted);
+	free(recs);
+	free(wt);
+	free(we);
+	return ret;
+}
+
+/* ---- summaries ---------------------------------------------------------- */
+
+/* Levels of one mode sorted by level: indices into c->levels. */
+static size_t mode_levels(const sb_comparison *c, sb_mode mode, size_t *idx)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_levels; i++) {
+		if (c->levels[i].mode == mode)
+			idx[n++] = i;
+	}
+	/* insertion sort by level (few levels) */
+	for (size_t i = 1; i < n; i++) {
+		size_t v = idx[i], j = i;
+		while (j > 0 && c->levels[idx[j - 1]].level > c->levels[v].level) {
+			idx[j] = idx[j - 1];
+			j--;
+		}
+		idx[j] = v;
+	}
+	return n;
+}
+
+void sb_compare_summarize(sb_comparison *c, double knee_min_ratio)
+{
+	size_t nl = c->n_levels;
+	size_t cap = (nl ? nl : 1) * SB_CMP_N_METRICS;
+	double *buf = malloc(cap * sizeof(*buf));
+	size_t *idx = malloc((nl ? nl : 1) * sizeof(*idx));
+	double *lv = malloc((nl ? nl : 1) * sizeof(*lv));
+	double *pm = malloc((nl ? nl : 1) * sizeof(*pm));
+	double *pp = malloc((nl ? nl : 1) * sizeof(*pp));
+	c->mdape_central = c->mdape_tail = c->mdape_throughput = NAN;
+	for (int k = 0; k < SB_CMP_N_METRICS; k++)
+		c->mdape_metric[k] = NAN;
+	for (int q = 0; q < SB_CMP_N_QUANT; q++)
+		c->mdape_quant[q][0] = c->mdape_quant[q][1] = NAN;
+	for (int md = 0; md < 2; md++) {
+		c->knee_meas[md] = c->knee_pred[md] = NAN;
+		c->knee_match[md] = -1;
+	}
+	if (!buf || !idx || !lv || !pm || !pp)
+		goto out;
+	/* by class */
+	for (int cls = SB_CMP_CENTRAL; cls <= SB_CMP_THROUGHPUT; cls++) {
+		size_t n = 0;
+		for (size_t i = 0; i < nl; i++)
+			for (int k = 0; k < SB_CMP_N_METRICS; k++)
+				if (sb_compare_metric_class(k) == cls)
+					buf[n++] = c->levels[i].err_pct[k];
+		double v = sb_compare_median_abs(buf, n);
+		if (cls == SB_CMP_CENTRAL)
+			c->mdape_central = v;
+		else if (cls == SB_CMP_TAIL)
+			c->mdape_tail = v;
+		else
+			c->mdape_throughput = v;
+	}
+	/* by metric */
+	for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+		for (size_t i = 0; i < nl; i++)
+			buf[i] = c->levels[i].err_pct[k];
+		c->mdape_metric[k] = sb_compare_median_abs(buf, nl);
+	}
+	/* by quantity and class */
+	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
+		for (int cls = 0; cls < 2; cls++) {
+			size_t n = 0;
+			for (size_t i = 0; i < nl; i++)
+				for (int k = 0; k < SB_CMP_N_METRICS; k++)
+					if (sb_compare_metric_quantity(k) == q &&
+					    sb_compare_metric_class(k) == cls)
+						buf[n++] = c->levels[i].err_pct[k];
+			c->mdape_quant[q][cls] = sb_compare_median_abs(buf, n);
+		}
+	}
+	/* knees: TTFT p99 against load, per mode */
+	for (int md = 0; md < 2; md++) {
+		size_t n = mode_levels(c, (sb_mode)md, idx);
+		for (size_t i = 0; i < n; i++) {
+			lv[i] = c->levels[idx[i]].level;
+			pm[i] = c->levels[idx[i]].meas[SB_CMP_TTFT_P99];
+			pp[i] = c->levels[idx[i]].pred[SB_CMP_TTFT_P99];
+		}
+		int km = sb_compare_knee(lv, pm, n, knee_min_ratio);
+		int kp = sb_compare_knee(lv, pp, n, knee_min_ratio);
+		c->knee_meas[md] = km >= 0 ? lv[km] : NAN;
+		c->knee_pred[md] = kp >= 0 ? lv[kp] : NAN;
+		if (n >= 2)
+			c->knee_match[md] = km == kp;
+	}
+out:
+	free(buf);
+	free(idx);
+	free(lv);
+	free(pm);
+	free(pp);
+}
+
+/* ---- the whole comparison ---------------------------------------------- */
+
+static json_t *sim_target(const sb_model *m, const sb_compare_opts *o, const sb_results *meas)
+{
+	json_t *t = json_object();
+	json_object_set_new(t, "model", json_string(m->name));
+	json_object_set_new(t, "slots", json_integer(m->slots));
+	json_object_set_new(t, "engine_model", sb_model_to_json(m));
+	json_object_set_new(t, "method", json_string("replay of the measured requests"));
+	json_object_set_new(t, "replications", json_integer(o->no_noise ? 1 : o->replications));
+	json_object_set_new(t, "seed", json_integer((json_int_t)o->seed));
+	json_object_set_new(t, "note", json_string(
+		"level summaries are the mean over replications of the replay; the request "
+		"records are replication 0"));
+	const json_t *mt = json_object_get(meas->root, "target");
+	if (mt)
+		json_object_set(t, "measured_target", (json_t *)mt);
+	return t;
+}
+
+int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_opts *opts,
+		   sb_comparison *out, sb_error *e)
+{
+	memset(out, 0, sizeof(*out));
+	sb_compare_opts o;
+	if (opts)
+		o = *opts;
+	else
+		sb_compare_opts_init(&o);
+	if (o.knee_min_ratio <= 0)
+		o.knee_min_ratio = 1.5;
+	if (meas->n_levels == 0)
+		return sb_error_set(e, "the measured results have no levels");
+	int r = sb_model_validate(m, e);
+	if (r < 0)
+		return r;
+	out->seed = o.seed;
+	out->replications = o.no_noise ? 1 : o.replications;
+	out->levels = calloc(meas->n_levels, sizeof(*out->levels));
+	out->simulated = sb_results_new("simulated", sim_target(m, &o, meas), &meas->workload);
+	if (!out->levels || !out->simulated) {
+		sb_comparison_fini(out);
+		return -ENOMEM;
+	}
+	out->n_levels = meas->n_levels;
+	for (size_t li = 0; li < meas->n_levels; li++) {
+		const sb_rlevel *rl = &meas->levels[li];
+		sb_cmp_level *cl = &out->levels[li];
+		cl->level = rl->sum.level;
+		cl->mode = rl->sum.mode;
+		cl->req_ttft_mdape = cl->req_e2e_mdape = NAN;
+		for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+			cl->meas[k] = sb_compare_metric_get(&rl->sum, k);
+			cl->pred[k] = cl->pred_sd[k] = cl->err_pct[k] = NAN;
+			cl->fc_lo[k] = cl->fc_hi[k] = NAN;
+			cl->fc_inside[k] = -1;
+		}
+		sb_level sum0;
+		memset(&sum0, 0, sizeof(sum0));
+		json_t *reqs = NULL;
+		long warm = (long)meas->workload.warmup, len_in = -1, len_out = -1;
+		if (rl->n_reqs > 0) {
+			reqs = json_array();
+			if (!reqs) {
+				r = -ENOMEM;
+				goto fail;
+			}
+			r = replay_level(m, meas, &o, li, cl, reqs, &sum0, &warm, &len_in,
+					 &len_out, e);
+			if (r < 0) {
+				json_decref(reqs);
+				goto fail;
+			}
+			if (o.forecast) {
+				r = forecast_level(m, meas, &o, li, cl->n_counted, warm, len_in,
+						   len_out, cl, 0, NULL, e);
+				if (r < 0) {
+					json_decref(reqs);
+					goto fail;
+				}
+			}
+		} else {
+			cl->n_counted = rl->sum.requests_ok > 0 ? rl->sum.requests_ok
+								: meas->workload.requests;
+			r = forecast_level(m, meas, &o, li, cl->n_counted, warm, -1, -1, cl, 1,
+					   &sum0, e);
+			if (r < 0)
+				goto fail;
+		}
+		for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+			cl->err_pct[k] = sb_compare_err_pct(cl->meas[k], cl->pred[k]);
+			metric_set(&sum0, k, cl->pred[k]);
+			if (cl->fc_inside[k] >= 0) {
+				out->fc_total++;
+				out->fc_inside += cl->fc_inside[k];
+			}
+		}
+		sum0.level = cl->level;
+		sum0.mode = cl->mode;
+		r = sb_results_add_level(out->simulated, &sum0, reqs);
+		if (r < 0)
+			goto fail;
+	}
+	sb_compare_summarize(out, o.knee_min_ratio);
+	return 0;
+fail:
+	sb_comparison_fini(out);
+	return r;
+}
+
+void sb_comparison_fini(sb_comparison *c)
+{
+	if (!c)
+		return;
+	for (size_t i = 0; c->levels && i < c->n_levels; i++)
+		free(c->levels[i].reqs);
+	free(c->levels);
+	json_decref(c->simulated);
+	memset(c, 0, sizeof(*c));
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+json_t *sb_comparison_to_json(const sb_comparison *c)
+{
+	json_t *root = json_object();
+	json_t *levels = json_array();
+	if (!root || !levels) {
+		json_decref(root);
+		json_decref(levels);
+		return NULL;
+	}
+	json_object_set_new(root, "schema", json_string("servebench.comparison/1"));
+	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
+	json_object_set_new(root, "replications", json_integer(c->replications));
+	json_object_set_new(root, "error_definition",
+			    json_string("100 * (predicted - measured) / measured"));
+	for (size_t i = 0; i < c->n_levels; i++) {
+		const sb_cmp_level *cl = &c->levels[i];
+		json_t *jl = json_object();
+		json_object_set_new(jl, "level", json_real(cl->level));
+		json_object_set_new(jl, "mode", json_string(sb_mode_name(cl->mode)));
+		json_object_set_new(jl, "method", json_string(cl->replayed ? "replay" : "forecast"));
+		json_object_set_new(jl, "requests", json_integer(cl->n_counted));
+		json_t *mt = json_object();
+		for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+			json_t *x = json_object();
+			json_object_set_new(x, "measured", jnum(cl->meas[k]));
+			json_object_set_new(x, "predicted", jnum(cl->pred[k]));
+			json_object_set_new(x, "predicted_sd", jnum(cl->pred_sd[k]));
+			json_object_set_new(x, "error_pct", jnum(cl->err_pct[k]));
+			if (cl->has_forecast) {
+				json_object_set_new(x, "forecast_lo", jnum(cl->fc_lo[k]));
+				json_object_set_new(x, "forecast_hi", jnum(cl->fc_hi[k]));
+				json_object_set_new(x, "inside",
+						    cl->fc_inside[k] < 0 ? json_null()
+									 : json_boolean(cl->fc_inside[k]));
+			}
+			json_object_set_new(mt, sb_compare_metric_name(k), x);
+		}
+		json_object_set_new(jl, "metrics", mt);
+		if (cl->replayed) {
+			json_object_set_new(jl, "request_ttft_mdape", jnum(cl->req_ttft_mdape));
+			json_object_set_new(jl, "request_e2e_mdape", jnum(cl->req_e2e_mdape));
+			json_t *rs = json_array();
+			for (size_t j = 0; j < cl->n_reqs; j++) {
+				const sb_cmp_req *q = &cl->reqs[j];
+				json_array_append_new(
+					rs, json_pack("{s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
+						      (json_int_t)q->id, "prompt_tokens",
+						      (json_int_t)q->prompt_tokens, "output_tokens",
+						      (json_int_t)q->output_tokens, "ttft_ms_measured",
+						      jnum(q->meas_ttft_ms), "ttft_ms_predicted",
+						      jnum(q->pred_ttft_ms), "ttft_error_pct",
+						      jnum(sb_compare_err_pct(q->meas_ttft_ms, q->pred_ttft_ms)),
+						      "e2e_ms_measured", jnum(q->meas_e2e_ms),
+						      "e2e_ms_predicted", jnum(q->pred_e2e_ms),
+						      "e2e_error_pct",
+						      jnum(sb_compare_err_pct(q->meas_e2e_ms, q->pred_e2e_ms))));
+			}
+			json_object_set_new(jl, "requests", rs);
+		}
+		json_array_append_new(levels, jl);
+	}
+	json_object_set_new(root, "levels", levels);
+	json_t *s = json_object();
+	json_object_set_new(s, "mdape_central_pct", jnum(c->mdape_central));
+	json_object_set_new(s, "mdape_tail_pct", jnum(c->mdape_tail));
+	json_object_set_new(s, "mdape_throughput_pct", jnum(c->mdape_throughput));
+	static const char *qn[SB_CMP_N_QUANT] = { "ttft", "tpot", "e2e" };
+	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
+		char k[64];
+		snprintf(k, sizeof(k), "%s_central_mdape_pct", qn[q]);
+		json_object_set_new(s, k, jnum(c->mdape_quant[q][0]));
+		snprintf(k, sizeof(k), "%s_tail_mdape_pct", qn[q]);
+		json_object_set_new(s, k, jnum(c->mdape_quant[q][1]));
+	}
+	json_t *pm = json_object();
+	for (int k = 0; k < SB_CMP_N_METRICS; k++)
+		json_object_set_new(pm, sb_compare_metric_name(k), jnum(c->mdape_metric[k]));
+	json_object_set_new(s, "mdape_by_metric_pct", pm);
+	for (int md = 0; md < 2; md++) {
+		json_t *kn = json_object();
+		json_object_set_new(kn, "measured", jnum(c->knee_meas[md]));
+		json_object_set_new(kn, "predicted", jnum(c->knee_pred[md]));
+		json_object_set_new(kn, "match", c->knee_match[md] < 0 ? json_null()
+								       : json_boolean(c->knee_match[md]));
+		char k[64];
+		snprintf(k, sizeof(k), "knee_%s", sb_mode_name((sb_mode)md));
+		json_object_set_new(s, k, kn);
+	}
+	if (c->fc_total) {
+		json_object_set_new(s, "forecast_inside", json_integer(c->fc_inside));
+		json_object_set_new(s, "forecast_cells", json_integer(c->fc_total));
+	}
+	json_object_set_new(root, "summary", s);
+	return root;
+}
+
+/* ---- goals ------------------------------------------------------------------ */
+
+static void append(char *why, size_t len, size_t *pos, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *why, size_t len, size_t *pos, const char *fmt, ...)
+{
+	if (!why || *pos + 1 >= len)
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(why + *pos, len - *pos, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*pos = *pos + (size_t)n < len ? *pos + (size_t)n : len - 1;
+}
+
+int sb_compare_check(const sb_comparison *c, const sb_compare_goals *g, char *why, size_t len)
+{
+	sb_compare_goals def;
+	if (!g) {
+		sb_compare_goals_init(&def);
+		g = &def;
+	}
+	size_t pos = 0;
+	if (why && len)
+		why[0] = 0;
+	static const char *qn[SB_CMP_N_QUANT] = { "TTFT", "TPOT", "E2E" };
+	int ok = 1, any = 0;
+	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
+		for (int cls = 0; cls < 2; cls++) {
+			double v = c->mdape_quant[q][cls];
+			double lim = cls == 0 ? g->central_pct : g->tail_pct;
+			if (!isfinite(v))
+				continue;
+			any = 1;
+			if (v > lim) {
+				ok = 0;
+				append(why, len, &pos, "%s %s: median |error| %.1f%% > %g%%\n", qn[q],
+				       cls == 0 ? "mean/p50" : "p90/p99", v, lim);
+			}
+		}
+	}
+	if (!any) {
+		ok = 0;
+		append(why, len, &pos, "no metric could be compared\n");
+	}
+	if (g->require_knee) {
+		for (int md = 0; md < 2; md++) {
+			if (c->knee_match[md] != 0)
+				continue;
+			ok = 0;
+			char a[32] = "none", b[32] = "none";
+			if (isfinite(c->knee_meas[md]))
+				snprintf(a, sizeof(a), "%g", c->knee_meas[md]);
+			if (isfinite(c->knee_pred[md]))
+				snprintf(b, sizeof(b), "%g", c->knee_pred[md]);
+			append(why, len, &pos, "knee (%s): measured at %s, predicted at %s\n",
+			       sb_mode_name((sb_mode)md), a, b);
+		}
+	}
+	return ok;
+}

@@ -1,0 +1,193 @@
+/* compare.h — closing the loop: a measured results document against the
+ * simulator's prediction of the same load.
+ *
+ * Each measured level is predicted one of two ways:
+ *  - replay (the level has per-request records): the measured requests go
+ *    through sb_sim_replay — open loop: sent at their own t_scheduled_s;
+ *    closed loop: the level's concurrency of clients sending the requests
+ *    in their measured send order — with their own prompt and output
+ *    lengths. Arrival randomness cancels; what remains is model error. The
+ *    replay is repeated with `replications` noise seeds and each metric's
+ *    prediction is the mean over them (the expected statistic given these
+ *    arrivals); the spread over replications is reported too.
+ *  - forecast (summary only, e.g. published tables): fresh traffic of the
+ *    results' workload at that level, `forecast_reps` replications of a run
+ *    of the measured size; the prediction is the replication mean.
+ * With `forecast` set, every level also gets the forecast interval: the
+ * central 95% of each metric over the replications of fresh traffic, and
+ * whether the measured value lies inside.
+ *
+ * Requests counted on both sides: measured records that succeeded and are
+ * not marked "warmup": true. Warm-up records are replayed (they shape the
+ * state) but not counted; failed records are left out of the replay.
+ * Throughput on both sides uses the same window: the first counted send to
+ * the last counted completion.
+ *
+ * Errors are signed percentages, 100 * (predicted - measured) / measured
+ * (NaN when the measured value is not a positive finite number). Summaries
+ * are MEDIAN absolute percentage errors ("MdAPE") over levels and metrics.
+ */
+#ifndef SB_COMPARE_H
+#define SB_COMPARE_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/level.h"
+#include "core/model.h"
+#include "core/results.h"
+
+/* The metrics compared per level, in table order. */
+enum {
+	SB_CMP_TTFT_MEAN = 0,
+	SB_CMP_TTFT_P50,
+	SB_CMP_TTFT_P90,
+	SB_CMP_TTFT_P99,
+	SB_CMP_TPOT_MEAN,
+	SB_CMP_TPOT_P50,
+	SB_CMP_TPOT_P90,
+	SB_CMP_TPOT_P99,
+	SB_CMP_E2E_MEAN,
+	SB_CMP_E2E_P50,
+	SB_CMP_E2E_P90,
+	SB_CMP_E2E_P99,
+	SB_CMP_OUT_TOK_S,
+	SB_CMP_REQ_S,
+	SB_CMP_N_METRICS
+};
+
+/* Quantities (TTFT, TPOT, E2E) and statistic classes used by the goals. */
+enum { SB_CMP_Q_TTFT = 0, SB_CMP_Q_TPOT, SB_CMP_Q_E2E, SB_CMP_N_QUANT };
+enum { SB_CMP_CENTRAL = 0, SB_CMP_TAIL, SB_CMP_THROUGHPUT };
+
+/* "ttft_p50", "output_tok_s", ... (static strings). */
+const char *sb_compare_metric_name(int metric);
+/* SB_CMP_CENTRAL (mean, p50), SB_CMP_TAIL (p90, p99) or SB_CMP_THROUGHPUT. */
+int sb_compare_metric_class(int metric);
+/* SB_CMP_Q_TTFT/TPOT/E2E, or -1 for the throughput metrics. */
+int sb_compare_metric_quantity(int metric);
+/* Reads metric from a level summary (NaN when absent). */
+double sb_compare_metric_get(const sb_level *lv, int metric);
+
+/* 100 * (pred - meas) / meas; NaN unless meas > 0 and both are finite. */
+double sb_compare_err_pct(double meas, double pred);
+/* Median of |x[i]| over the finite x[i]; NaN when there are none. x is not
+ * modified. O(n log n), allocates a copy (NaN on allocation failure). */
+double sb_compare_median_abs(const double *x, size_t n);
+/* The knee of a latency curve: levels[0..n) ascending, p99[i] the tail
+ * latency there. The knee is the level i >= 1 with the largest rise per unit
+ * of load, (p99[i] - p99[i-1]) / (levels[i] - levels[i-1]) — where the
+ * queue starts to bite — provided p99 there is at least min_ratio times
+ * p99[0] (else there is no knee). Returns the index or -1 (also when n < 2
+ * or values are not finite). */
+int sb_compare_knee(const double *levels, const double *p99, size_t n,
+		    double min_ratio);
+
+typedef struct sb_compare_opts {
+	int replications;      /* replays per level (noise seeds); default 20 */
+	unsigned long seed;    /* default 1 */
+	int no_noise;          /* deterministic replay (one replication) */
+	int forecast;          /* also compute forecast intervals */
+	int forecast_reps;     /* replications of fresh traffic; default 200 */
+	double knee_min_ratio; /* default 1.5 */
+	double think_s;        /* closed loop think time; default 0 */
+} sb_compare_opts;
+
+void sb_compare_opts_init(sb_compare_opts *o);
+
+/* One counted request: measured and predicted (mean over replications). */
+typedef struct sb_cmp_req {
+	long id;
+	long prompt_tokens, output_tokens;
+	double meas_ttft_ms, meas_e2e_ms;
+	double pred_ttft_ms, pred_e2e_ms;
+} sb_cmp_req;
+
+typedef struct sb_cmp_level {
+	double level;
+	sb_mode mode;
+	int replayed;          /* 1 replay, 0 forecast-only (no records) */
+	long n_counted;        /* requests in the statistics */
+	double meas[SB_CMP_N_METRICS];
+	double pred[SB_CMP_N_METRICS];    /* mean over replications */
+	double pred_sd[SB_CMP_N_METRICS]; /* sd over replications */
+	double err_pct[SB_CMP_N_METRICS];
+	/* forecast interval (when opts.forecast): central 95% of fresh runs */
+	int has_forecast;
+	double fc_lo[SB_CMP_N_METRICS], fc_hi[SB_CMP_N_METRICS];
+	int fc_inside[SB_CMP_N_METRICS]; /* 1 inside, 0 outside, -1 unknown */
+	/* per request (replay only; owned) */
+	sb_cmp_req *reqs;
+	size_t n_reqs;
+	double req_ttft_mdape, req_e2e_mdape;
+} sb_cmp_level;
+
+typedef struct sb_comparison {
+	sb_cmp_level *levels;  /* owned, in the measured file's order */
+	size_t n_levels;
+	double mdape_central;  /* TTFT/TPOT/E2E mean and p50, all levels */
+	double mdape_tail;     /* TTFT/TPOT/E2E p90 and p99 */
+	double mdape_throughput;
+	double mdape_metric[SB_CMP_N_METRICS];       /* per metric over levels */
+	double mdape_quant[SB_CMP_N_QUANT][2];       /* [quantity][central|tail] */
+	/* knee per mode (index SB_MODE_CONCURRENCY / SB_MODE_RATE): NaN when
+	 * there is none or fewer than two levels */
+	double knee_meas[2], knee_pred[2];
+	int knee_match[2];     /* 1 same level, 0 different, -1 undefined */
+	long fc_inside, fc_total; /* forecast coverage over all cells */
+	unsigned long seed;
+	int replications;
+	json_t *simulated;     /* owned: the predicted results document */
+} sb_comparison;
+
+/* Predicts every level of meas (borrowed) with model m (borrowed) as
+ * described above and fills *out (release with sb_comparison_fini).
+ * Returns 0, -EINVAL (no levels, a level without usable requests, a model
+ * the simulator rejects) with a message naming the level, or -ENOMEM.
+ * Cost: replications * (replay of the level); forecasts forecast_reps
+ * simulated runs of the measured size per level. */
+int sb_compare_run(const sb_model *m, const sb_results *meas,
+		   const sb_compare_opts *o, sb_comparison *out, sb_error *e);
+
+/* Recomputes the cross-level summaries (MdAPEs, knees) of c from its
+ * levels' meas/pred/err_pct. Called by sb_compare_run; exposed so tests
+ * and callers that fill levels by hand get the same definitions. */
+void sb_compare_summarize(sb_comparison *c, double knee_min_ratio);
+
+void sb_comparison_fini(sb_comparison *c);
+
+/* New JSON object: per level every metric's measured / predicted / error /
+ * replication sd (/ forecast interval), per-request errors, the summaries
+ * and knees. Does not include the simulated document. */
+json_t *sb_comparison_to_json(const sb_comparison *c);
+
+/* Accuracy goals: for each of TTFT, TPOT and E2E, the median absolute
+ * error of mean+p50 over levels at most `central_pct`, of p90+p99 at most
+ * `tail_pct`; and the knee predicted at the measured level (when both
+ * exist and require_knee). */
+typedef struct sb_compare_goals {
+	double central_pct;    /* default 5 */
+	double tail_pct;       /* default 10 */
+	int require_knee;      /* default 1 */
+} sb_compare_goals;
+
+void sb_compare_goals_init(sb_compare_goals *g);
+
+/* Returns 1 when c meets g, 0 when not; writes the missed goals, one per
+ * line ("ttft mean/p50: median |error| 7.2% > 5%"), into why (may be NULL;
+ * always NUL-terminated when len > 0). */
+int sb_compare_check(const sb_comparison *c, const sb_compare_goals *g,
+		     char *why, size_t len);
+
+/* ---- report (compare_report.c) ---------------------------------------- */
+
+/* Writes the side-by-side table (per level: TTFT/TPOT/E2E mean, p50, p90,
+ * p99 as measured / predicted (error), throughput), the summary MdAPEs, the
+ * knees and the forecast coverage to f (an output sink the caller owns;
+ * nothing else is printed). verbose adds per-request errors and replay sd.
+ * Returns 0 or -EIO when writing failed. */
+int sb_compare_report(FILE *f, const sb_comparison *c, int verbose);
+
+#endif

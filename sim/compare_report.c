@@ -1,0 +1,128 @@
+/* compare_report.c — the human-readable comparison table (compare.h). The
+ * caller supplies the stream; this file only formats. */
+#include "compare.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+
+/* "   143.2/  140.1  -2.2%" into buf; dashes for missing values. */
+static void cell(char *buf, size_t len, double meas, double pred, double err)
+{
+	char m[16] = "-", p[16] = "-", e[16] = "";
+	if (isfinite(meas))
+		snprintf(m, sizeof(m), meas >= 1000 ? "%.0f" : "%.1f", meas);
+	if (isfinite(pred))
+		snprintf(p, sizeof(p), pred >= 1000 ? "%.0f" : "%.1f", pred);
+	if (isfinite(err))
+		snprintf(e, sizeof(e), "%+.1f%%", err);
+	snprintf(buf, len, "%7s/%-7s%8s", m, p, e);
+}
+
+static const char *level_label(const sb_cmp_level *cl, char *buf, size_t len)
+{
+	if (cl->mode == SB_MODE_RATE)
+		snprintf(buf, len, "open loop %g req/s", cl->level);
+	else
+		snprintf(buf, len, "closed loop c=%g", cl->level);
+	return buf;
+}
+
+static void pct(FILE *f, double v)
+{
+	if (isfinite(v))
+		fprintf(f, "%8.1f%%", v);
+	else
+		fprintf(f, "%9s", "-");
+}
+
+int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
+{
+	static const char *qn[SB_CMP_N_QUANT] = { "TTFT ms", "TPOT ms", "E2E ms" };
+	char buf[64], lab[64];
+	fprintf(f, "measured/predicted and error = (predicted - measured) / measured\n");
+	for (size_t i = 0; i < c->n_levels; i++) {
+		const sb_cmp_level *cl = &c->levels[i];
+		fprintf(f, "\n== %s: %ld requests, %s\n", level_label(cl, lab, sizeof(lab)),
+			cl->n_counted,
+			cl->replayed ? "replay of the measured requests"
+				     : "forecast (no per-request records)");
+		fprintf(f, "%-8s %-22s %-22s %-22s %-22s\n", "", "      mean", "      p50",
+			"      p90", "      p99");
+		for (int q = 0; q < SB_CMP_N_QUANT; q++) {
+			fprintf(f, "%-8s", qn[q]);
+			for (int s = 0; s < 4; s++) {
+				int k = q * 4 + s;
+				cell(buf, sizeof(buf), cl->meas[k], cl->pred[k], cl->err_pct[k]);
+				fprintf(f, " %-22s", buf);
+			}
+			fputc('\n', f);
+		}
+		cell(buf, sizeof(buf), cl->meas[SB_CMP_OUT_TOK_S], cl->pred[SB_CMP_OUT_TOK_S],
+		     cl->err_pct[SB_CMP_OUT_TOK_S]);
+		fprintf(f, "%-8s %-22s", "tok/s", buf);
+		cell(buf, sizeof(buf), cl->meas[SB_CMP_REQ_S], cl->pred[SB_CMP_REQ_S],
+		     cl->err_pct[SB_CMP_REQ_S]);
+		fprintf(f, " req/s %s\n", buf);
+		if (cl->replayed)
+			fprintf(f, "per request: median |error| TTFT %.1f%%, E2E %.1f%%\n",
+				cl->req_ttft_mdape, cl->req_e2e_mdape);
+		if (cl->has_forecast) {
+			int in = 0, tot = 0;
+			for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+				if (cl->fc_inside[k] >= 0) {
+					tot++;
+					in += cl->fc_inside[k];
+				}
+			}
+			fprintf(f, "forecast for fresh traffic (95%% of runs of this size): "
+				   "TTFT p50 %.1f..%.1f, p99 %.1f..%.1f; %d/%d measured values inside\n",
+				cl->fc_lo[SB_CMP_TTFT_P50], cl->fc_hi[SB_CMP_TTFT_P50],
+				cl->fc_lo[SB_CMP_TTFT_P99], cl->fc_hi[SB_CMP_TTFT_P99], in, tot);
+		}
+		if (verbose) {
+			fprintf(f, "replay sd over replications:");
+			for (int k = 0; k < SB_CMP_N_METRICS; k++)
+				if (isfinite(cl->pred_sd[k]))
+					fprintf(f, " %s %.3g", sb_compare_metric_name(k), cl->pred_sd[k]);
+			fputc('\n', f);
+			for (size_t j = 0; j < cl->n_reqs; j++) {
+				const sb_cmp_req *r = &cl->reqs[j];
+				fprintf(f, "  req %-5ld in %-5ld out %-5ld TTFT %8.1f/%-8.1f E2E %8.1f/%-8.1f\n",
+					r->id, r->prompt_tokens, r->output_tokens, r->meas_ttft_ms,
+					r->pred_ttft_ms, r->meas_e2e_ms, r->pred_e2e_ms);
+			}
+		}
+	}
+	fprintf(f, "\nsummary: median |error| over levels\n");
+	fprintf(f, "%-8s %9s %9s\n", "", "mean/p50", "p90/p99");
+	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
+		fprintf(f, "%-8s ", q == 0 ? "TTFT" : q == 1 ? "TPOT" : "E2E");
+		pct(f, c->mdape_quant[q][0]);
+		fputc(' ', f);
+		pct(f, c->mdape_quant[q][1]);
+		fputc('\n', f);
+	}
+	fprintf(f, "%-8s ", "all");
+	pct(f, c->mdape_central);
+	fputc(' ', f);
+	pct(f, c->mdape_tail);
+	fprintf(f, "   throughput");
+	pct(f, c->mdape_throughput);
+	fputc('\n', f);
+	for (int md = 0; md < 2; md++) {
+		if (c->knee_match[md] < 0)
+			continue;
+		char a[32] = "none", b[32] = "none";
+		if (isfinite(c->knee_meas[md]))
+			snprintf(a, sizeof(a), "%g", c->knee_meas[md]);
+		if (isfinite(c->knee_pred[md]))
+			snprintf(b, sizeof(b), "%g", c->knee_pred[md]);
+		fprintf(f, "knee of TTFT p99 (%s): measured at %s, predicted at %s%s\n",
+			sb_mode_name((sb_mode)md), a, b, c->knee_match[md] ? " (match)" : " (MISMATCH)");
+	}
+	if (c->fc_total)
+		fprintf(f, "forecast: %ld of %ld measured values inside the 95%% interval of fresh runs\n",
+			c->fc_inside, c->fc_total);
+	return ferror(f) ? -EIO : 0;
+}

@@ -1,0 +1,235 @@
+/* scenario.c — scenario files (see scenario.h). */
+#include "scenario.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/jsonfile.h"
+
+static int parse_expect(const json_t *j, sb_expect *x, const char *where, sb_error *e)
+{
+	static const char *const keys[] = { "metric", "level", "ratio_to", "min", "max", NULL };
+	if (!json_is_object(j))
+		return sb_error_set(e, "%s: must be an object", where);
+	if (sb_json_check_keys(j, keys, where, e) < 0)
+		return -EINVAL;
+	const char *met = NULL;
+	int rc = sb_json_get_string(j, "metric", &met, where, e);
+	if (rc < 0)
+		return rc;
+	if (rc == 0)
+		return sb_error_set(e, "%s: \"metric\" is required", where);
+	snprintf(x->metric, sizeof x->metric, "%s", met);
+	x->level = NAN;
+	x->ratio_to = NAN;
+	x->min = -INFINITY;
+	x->max = INFINITY;
+	if (!strcmp(met, "knee"))
+		x->kind = 1;
+	else if (!strcmp(met, "diverged"))
+		x->kind = 2;
+	else if (sb_metric_parse(met, &x->met) == 0)
+		x->kind = 0;
+	else
+		return sb_error_set(e, "%s.metric: unknown metric '%s'", where, met);
+	if ((rc = sb_json_get_double(j, "level", 0, 1e12, &x->level, where, e)) < 0)
+		return rc;
+	if (x->kind == 0 && rc == 0)
+		return sb_error_set(e, "%s: metric '%s' needs a \"level\"", where, met);
+	if ((rc = sb_json_get_double(j, "ratio_to", 0, 1e12, &x->ratio_to, where, e)) < 0)
+		return rc;
+	int a = sb_json_get_double(j, "min", -1e300, 1e300, &x->min, where, e);
+	if (a < 0)
+		return a;
+	int b = sb_json_get_double(j, "max", -1e300, 1e300, &x->max, where, e);
+	if (b < 0)
+		return b;
+	if (a == 0 && b == 0)
+		return sb_error_set(e, "%s: needs \"min\" and/or \"max\"", where);
+	if (x->min > x->max)
+		return sb_error_set(e, "%s: min %g > max %g", where, x->min, x->max);
+	return 0;
+}
+
+int sb_scenario_load(const char *path, sb_scenario *sc, sb_error *e)
+{
+	static const char *const keys[] = { "name", "description", "model_file", "server",
+					    "service", "replications", "warmup_s",
+					    "workload", "expect", NULL };
+	static const char *const skeys[] = { "slots", "max_queue", "batch_tokens", NULL };
+	memset(sc, 0, sizeof *sc);
+	sc->max_queue = LONG_MIN;
+	sc->batch_tokens = LONG_MIN;
+	sb_workload_init(&sc->w);
+	json_t *root = sb_json_load_file(path, e);
+	if (!root)
+		return -EINVAL;
+	int rc = 0;
+	char where[512];
+	const char *str;
+	long v;
+	if (!json_is_object(root)) {
+		rc = sb_error_set(e, "%s: a scenario must be a JSON object", path);
+		goto out;
+	}
+	if ((rc = sb_json_check_keys(root, keys, path, e)) < 0)
+		goto out;
+	if ((rc = sb_json_get_string(root, "name", &str, path, e)) < 0)
+		goto out;
+	snprintf(sc->name, sizeof sc->name, "%s", rc ? str : path);
+	if ((rc = sb_json_get_string(root, "description", &str, path, e)) < 0)
+		goto out;
+	if (rc)
+		snprintf(sc->description, sizeof sc->description, "%s", str);
+	if ((rc = sb_json_get_string(root, "model_file", &str, path, e)) < 0)
+		goto out;
+	if (rc) {
+		const char *slash = strrchr(path, '/');
+		if (str[0] == '/' || !slash)
+			snprintf(sc->model_file, sizeof sc->model_file, "%s", str);
+		else
+			snprintf(sc->model_file, sizeof sc->model_file, "%.*s/%s",
+				 (int)(slash - path), path, str);
+	}
+	json_t *srv = json_object_get(root, "server");
+	if (srv) {
+		snprintf(where, sizeof where, "%s: server", path);
+		if (!json_is_object(srv)) {
+			rc = sb_error_set(e, "%s: must be an object", where);
+			goto out;
+		}
+		if ((rc = sb_json_check_keys(srv, skeys, where, e)) < 0)
+			goto out;
+		if ((rc = sb_json_get_long(srv, "slots", 1, 4096, &v, where, e)) < 0)
+			goto out;
+		if (rc)
+			sc->slots = (int)v;
+		if ((rc = sb_json_get_long(srv, "max_queue", -1, 100000000, &v, where, e)) < 0)
+			goto out;
+		if (rc)
+			sc->max_queue = v;
+		if ((rc = sb_json_get_long(srv, "batch_tokens", -1, 100000000, &v, where, e)) < 0)
+			goto out;
+		if (rc)
+			sc->batch_tokens = v;
+	}
+	json_t *svc = json_object_get(root, "service");
+	if (svc && !json_is_null(svc)) {
+		snprintf(where, sizeof where, "%s: service", path);
+		if ((rc = sb_dist_from_json(svc, &sc->service, where, e)) < 0)
+			goto out;
+		if (!(sb_dist_mean(&sc->service) > 0)) {
+			rc = sb_error_set(e, "%s: the mean service time must be > 0", where);
+			goto out;
+		}
+		sc->service_mode = 1;
+	}
+	if ((rc = sb_json_get_long(root, "replications", 1, 10000, &v, path, e)) < 0)
+		goto out;
+	if (rc)
+		sc->replications = (int)v;
+	if ((rc = sb_json_get_double(root, "warmup_s", 0, 1e9, &sc->warmup_s, path, e)) < 0)
+		goto out;
+	json_t *wl = json_object_get(root, "workload");
+	if (wl) {
+		snprintf(where, sizeof where, "%s: workload", path);
+		if ((rc = sb_workload_from_json(wl, &sc->w, where, e)) < 0)
+			goto out;
+	}
+	json_t *ex = json_object_get(root, "expect");
+	if (ex) {
+		if (!json_is_array(ex)) {
+			rc = sb_error_set(e, "%s: expect: must be an array", path);
+			goto out;
+		}
+		size_t n = json_array_size(ex);
+		sc->expect = calloc(n ? n : 1, sizeof *sc->expect);
+		if (!sc->expect) {
+			rc = sb_error_code(e, -ENOMEM, "out of memory");
+			goto out;
+		}
+		for (size_t i = 0; i < n; i++) {
+			snprintf(where, sizeof where, "%s: expect[%zu]", path, i);
+			if ((rc = parse_expect(json_array_get(ex, i), &sc->expect[i], where, e)) < 0)
+				goto out;
+			sc->n_expect++;
+		}
+	}
+	rc = 0;
+out:
+	json_decref(root);
+	if (rc < 0)
+		sb_scenario_fini(sc);
+	return rc;
+}
+
+void sb_scenario_fini(sb_scenario *sc)
+{
+	if (!sc)
+		return;
+	free(sc->expect);
+	sc->expect = NULL;
+	sc->n_expect = 0;
+}
+
+static const sb_sweep_level *find_level(const sb_sweep *sw, double level)
+{
+	for (int i = 0; i < sw->n_levels; i++)
+		if (fabs(sw->levels[i].level - level) <= 1e-9 * (1 + fabs(level)))
+			return &sw->levels[i];
+	return NULL;
+}
+
+int sb_scenario_check(const sb_scenario *sc, const sb_sweep *sw, char *buf,
+		      size_t len)
+{
+	int fails = 0;
+	size_t used = 0;
+	buf[0] = 0;
+	for (int i = 0; i < sc->n_expect; i++) {
+		const sb_expect *x = &sc->expect[i];
+		double v = NAN;
+		char what[96];
+		const char *why = NULL;
+		if (x->kind == 1) {
+			v = sw->knee >= 0 ? sw->levels[sw->knee].level : 0;
+			snprintf(what, sizeof what, "knee");
+		} else if (x->kind == 2) {
+			v = 0;
+			for (int k = 0; k < sw->n_levels; k++)
+				v += sw->levels[k].diverged || sw->levels[k].overloaded;
+			snprintf(what, sizeof what, "diverged levels");
+		} else {
+			const sb_sweep_level *l = find_level(sw, x->level);
+			snprintf(what, sizeof what, "%s at level %g", x->metric, x->level);
+			if (!l) {
+				why = "level not simulated";
+			} else {
+				v = l->mean[x->met];
+				if (!isnan(x->ratio_to)) {
+					const sb_sweep_level *r = find_level(sw, x->ratio_to);
+					snprintf(what, sizeof what, "%s at level %g / level %g",
+						 x->metric, x->level, x->ratio_to);
+					if (!r)
+						why = "ratio_to level not simulated";
+					else
+						v /= r->mean[x->met];
+				}
+			}
+		}
+		if (!why && !(v >= x->min && v <= x->max))
+			why = "out of band";
+		if (why) {
+			fails++;
+			int n = snprintf(buf + used, len - used,
+					 "expect[%d]: %s = %.4g, band [%g, %g]: %s\n", i, what, v,
+					 x->min, x->max, why);
+			if (n > 0 && used + (size_t)n < len)
+				used += (size_t)n;
+		}
+	}
+	return fails;
+}

@@ -1,0 +1,432 @@
+/* sweep.c — levels x replications, confidence intervals, knee, planning. */
+#include "sweep.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+
+static const char *const metric_names[SB_MET_N] = {
+	[SB_MET_TTFT_MEAN] = "ttft_ms.mean", [SB_MET_TTFT_P50] = "ttft_ms.p50",
+	[SB_MET_TTFT_P90] = "ttft_ms.p90",   [SB_MET_TTFT_P99] = "ttft_ms.p99",
+	[SB_MET_TPOT_MEAN] = "tpot_ms.mean", [SB_MET_TPOT_P50] = "tpot_ms.p50",
+	[SB_MET_TPOT_P99] = "tpot_ms.p99",   [SB_MET_ITL_P50] = "itl_ms.p50",
+	[SB_MET_ITL_P99] = "itl_ms.p99",     [SB_MET_E2E_MEAN] = "e2e_ms.mean",
+	[SB_MET_E2E_P50] = "e2e_ms.p50",     [SB_MET_E2E_P99] = "e2e_ms.p99",
+	[SB_MET_WAIT_MEAN] = "wait_ms.mean", [SB_MET_WAIT_P50] = "wait_ms.p50",
+	[SB_MET_WAIT_P99] = "wait_ms.p99",   [SB_MET_OUT_TOK_S] = "output_tok_s",
+	[SB_MET_REQ_S] = "req_s",            [SB_MET_GOODPUT] = "goodput_req_s",
+	[SB_MET_UTIL] = "utilization",       [SB_MET_L_LAW] = "l_law",
+	[SB_MET_L_OBS] = "l_observed",       [SB_MET_TTFT_PCT] = "ttft_ms.slo_pct",
+	[SB_MET_TPOT_PCT] = "tpot_ms.slo_pct", [SB_MET_REJECTED] = "rejected",
+};
+
+const char *sb_metric_name(sb_metric k)
+{
+	return (k >= 0 && k < SB_MET_N) ? metric_names[k] : "?";
+}
+
+int sb_metric_parse(const char *s, sb_metric *k)
+{
+	for (int i = 0; i < SB_MET_N; i++)
+		if (!strcmp(s, metric_names[i])) {
+			*k = (sb_metric)i;
+			return 0;
+		}
+	return -EINVAL;
+}
+
+double sb_sim_level_metric(const sb_sim_level *l, sb_metric k)
+{
+	const sb_level *s = &l->sum;
+	switch (k) {
+	case SB_MET_TTFT_MEAN: return s->ttft_ms.mean;
+	case SB_MET_TTFT_P50: return s->ttft_ms.p50;
+	case SB_MET_TTFT_P90: return s->ttft_ms.p90;
+	case SB_MET_TTFT_P99: return s->ttft_ms.p99;
+	case SB_MET_TPOT_MEAN: return s->tpot_ms.mean;
+	case SB_MET_TPOT_P50: return s->tpot_ms.p50;
+	case SB_MET_TPOT_P99: return s->tpot_ms.p99;
+	case SB_MET_ITL_P50: return s->itl_ms.p50;
+	case SB_MET_ITL_P99: return s->itl_ms.p99;
+	case SB_MET_E2E_MEAN: return s->e2e_ms.mean;
+	case SB_MET_E2E_P50: return s->e2e_ms.p50;
+	case SB_MET_E2E_P99: return s->e2e_ms.p99;
+	case SB_MET_WAIT_MEAN: return s->wait_ms.mean;
+	case SB_MET_WAIT_P50: return s->wait_ms.p50;
+	case SB_MET_WAIT_P99: return s->wait_ms.p99;
+	case SB_MET_OUT_TOK_S: return s->output_tok_s;
+	case SB_MET_REQ_S: return s->req_s;
+	case SB_MET_GOODPUT: return s->goodput_req_s;
+	case SB_MET_UTIL: return l->utilization;
+	case SB_MET_L_LAW: return s->l_law;
+	case SB_MET_L_OBS: return s->l_observed;
+	case SB_MET_TTFT_PCT: return l->ttft_pct_ms;
+	case SB_MET_TPOT_PCT: return l->tpot_pct_ms;
+	case SB_MET_REJECTED: return (double)l->rejected;
+	case SB_MET_N: break;
+	}
+	return NAN;
+}
+
+/* Mean of the finite values of x[0..n) across replications, and the 95%
+ * Student-t half-width (NaN with fewer than 2 finite values). */
+static void mean_ci(const double *x, int n, double *mean, double *half)
+{
+	double s = 0;
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (isfinite(x[i])) {
+			s += x[i];
+			k++;
+		}
+	*mean = k ? s / k : NAN;
+	*half = NAN;
+	if (k < 2)
+		return;
+	double ss = 0;
+	for (int i = 0; i < n; i++)
+		if (isfinite(x[i]))
+			ss += (x[i] - *mean) * (x[i] - *mean);
+	double sd = sqrt(ss / (k - 1));
+	*half = gsl_cdf_tdist_Pinv(0.975, k - 1) * sd / sqrt((double)k);
+}
+
+static void avg_summary(sb_summary *dst, sb_sim_level *reps, int n, size_t off)
+{
+	double f[6] = { 0 };
+	int cnt[6] = { 0 };
+	uint64_t nn = 0;
+	for (int i = 0; i < n; i++) {
+		const sb_summary *s = (const sb_summary *)((const char *)&reps[i].sum + off);
+		const double v[6] = { s->mean, s->p50, s->p90, s->p99, s->min, s->max };
+		for (int j = 0; j < 6; j++)
+			if (isfinite(v[j])) {
+				f[j] += v[j];
+				cnt[j]++;
+			}
+		nn += s->n;
+	}
+	double r[6];
+	for (int j = 0; j < 6; j++)
+		r[j] = cnt[j] ? f[j] / cnt[j] : NAN;
+	dst->mean = r[0];
+	dst->p50 = r[1];
+	dst->p90 = r[2];
+	dst->p99 = r[3];
+	dst->min = r[4];
+	dst->max = r[5];
+	dst->n = nn;
+}
+
+static double avg_field(sb_sim_level *reps, int n, size_t off)
+{
+	double s = 0;
+	int k = 0;
+	for (int i = 0; i < n; i++) {
+		double v = *(const double *)((const char *)&reps[i].sum + off);
+		if (isfinite(v)) {
+			s += v;
+			k++;
+		}
+	}
+	return k ? s / k : NAN;
+}
+
+/* Runs one level with reps replications into l (l->level set by caller). */
+static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		   int lvl_index, int reps, sb_sweep_level *l, sb_error *e)
+{
+	l->reps = calloc((size_t)reps, sizeof *l->reps);
+	if (!l->reps)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	for (int r = 0; r < reps; r++) {
+		int rc = sb_sim_run_level(m, o, w, l->level, sb_sim_seed(w->seed, lvl_index, r),
+					  &l->reps[r], e);
+		if (rc < 0)
+			return rc;
+		l->n_reps++;
+		if (l->reps[r].diverged)
+			l->diverged = 1;
+		if (l->reps[r].max_waiting > l->max_waiting)
+			l->max_waiting = l->reps[r].max_waiting;
+	}
+	double *x = malloc((size_t)reps * sizeof *x);
+	if (!x)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	for (int k = 0; k < SB_MET_N; k++) {
+		for (int r = 0; r < reps; r++)
+			x[r] = sb_sim_level_metric(&l->reps[r], (sb_metric)k);
+		mean_ci(x, reps, &l->mean[k], &l->half[k]);
+	}
+	free(x);
+	sb_level *s = &l->summary;
+	*s = l->reps[0].sum;
+	s->requests_ok = s->requests_failed = 0;
+	for (int r = 0; r < reps; r++) {
+		s->requests_ok += l->reps[r].sum.requests_ok;
+		s->requests_failed += l->reps[r].sum.requests_failed;
+	}
+	for (int i = 1; i < reps; i++)
+		for (int j = 0; j < l->reps[i].sum.n_errors; j++) {
+			const sb_errcount *ec = &l->reps[i].sum.errors[j];
+			int found = 0;
+			for (int k = 0; k < s->n_errors; k++)
+				if (!strcmp(s->errors[k].cls, ec->cls)) {
+					s->errors[k].count += ec->count;
+					found = 1;
+				}
+			if (!found && s->n_errors < SB_LEVEL_MAX_ERR_CLASSES)
+				s->errors[s->n_errors++] = *ec;
+		}
+	avg_summary(&s->ttft_ms, l->reps, reps, offsetof(sb_level, ttft_ms));
+	avg_summary(&s->tpot_ms, l->reps, reps, offsetof(sb_level, tpot_ms));
+	avg_summary(&s->itl_ms, l->reps, reps, offsetof(sb_level, itl_ms));
+	avg_summary(&s->e2e_ms, l->reps, reps, offsetof(sb_level, e2e_ms));
+	avg_summary(&s->wait_ms, l->reps, reps, offsetof(sb_level, wait_ms));
+#define AVG(f) s->f = avg_field(l->reps, reps, offsetof(sb_level, f))
+	AVG(duration_s);
+	AVG(output_tok_s);
+	AVG(req_s);
+	AVG(goodput_req_s);
+	AVG(lambda_req_s);
+	AVG(w_s);
+	AVG(l_law);
+	AVG(l_observed);
+#undef AVG
+	s->schedule_lag_p99_ms = NAN; /* simulated sends are never late */
+	return 0;
+}
+
+int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo)
+{
+	if (l->diverged || l->overloaded)
+		return 0;
+	double pct = slo->percentile > 0 && slo->percentile < 100 ? slo->percentile : 99;
+	double total = 0, rej = 0;
+	for (int r = 0; r < l->n_reps; r++) {
+		total += (double)(l->reps[r].sum.requests_ok + l->reps[r].sum.requests_failed);
+		rej += (double)l->reps[r].rejected;
+	}
+	if (total > 0 && rej / total > (100 - pct) / 100)
+		return 0;
+	if (slo->ttft_ms > 0 && !(l->mean[SB_MET_TTFT_PCT] <= slo->ttft_ms))
+		return 0;
+	if (slo->tpot_ms > 0 && isfinite(l->mean[SB_MET_TPOT_PCT]) &&
+	    !(l->mean[SB_MET_TPOT_PCT] <= slo->tpot_ms))
+		return 0;
+	return 1;
+}
+
+int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		 int reps, sb_sweep *out, sb_error *e)
+{
+	memset(out, 0, sizeof *out);
+	out->knee = -1;
+	out->capacity = NAN;
+	if (reps < 1)
+		return sb_error_set(e, "replications %d must be at least 1", reps);
+	if (w->n_levels < 1)
+		return sb_error_set(e, "no load levels to simulate");
+	out->replications = reps;
+	if (w->mode == SB_MODE_RATE) {
+		int rc = sb_sim_capacity(m, o, w, &out->capacity, e);
+		if (rc < 0)
+			return rc;
+	}
+	out->levels = calloc((size_t)w->n_levels, sizeof *out->levels);
+	if (!out->levels)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	for (int i = 0; i < w->n_levels; i++) {
+		sb_sweep_level *l = &out->levels[i];
+		l->level = w->levels[i];
+		out->n_levels++;
+		if (w->mode == SB_MODE_RATE && l->level >= out->capacity)
+			l->overloaded = 1;
+		int rc = run_one(m, o, w, i, reps, l, e);
+		if (rc < 0) {
+			sb_error_prefix(e, "level %g", l->level);
+			return rc;
+		}
+	}
+	/* the knee: the first level whose p99 TTFT is >= 3x the previous
+	 * level's, or that breaks an SLO */
+	int has_slo = w->slo.ttft_ms > 0 || w->slo.tpot_ms > 0;
+	for (int i = 0; i < out->n_levels; i++) {
+		sb_sweep_level *l = &out->levels[i];
+		if (i > 0) {
+			double prev = out->levels[i - 1].mean[SB_MET_TTFT_P99];
+			double cur = l->mean[SB_MET_TTFT_P99];
+			if (prev > 0 && cur >= 3 * prev) {
+				out->knee = i;
+				snprintf(out->knee_reason, sizeof out->knee_reason,
+					 "p99 TTFT jumps %.1fx (%.1f -> %.1f ms) from level %g",
+					 cur / prev, prev, cur, out->levels[i - 1].level);
+				break;
+			}
+		}
+		if (has_slo && !sb_sweep_level_meets(l, &w->slo)) {
+			out->knee = i;
+			double pct = w->slo.percentile > 0 ? w->slo.percentile : 99;
+			if (l->diverged || l->overloaded)
+				snprintf(out->knee_reason, sizeof out->knee_reason,
+					 "SLO broken: the queue grows without bound");
+			else if (w->slo.ttft_ms > 0 && !(l->mean[SB_MET_TTFT_PCT] <= w->slo.ttft_ms))
+				snprintf(out->knee_reason, sizeof out->knee_reason,
+					 "SLO broken: p%g TTFT %.1f ms > %g ms", pct,
+					 l->mean[SB_MET_TTFT_PCT], w->slo.ttft_ms);
+			else if (w->slo.tpot_ms > 0 && !(l->mean[SB_MET_TPOT_PCT] <= w->slo.tpot_ms))
+				snprintf(out->knee_reason, sizeof out->knee_reason,
+					 "SLO broken: p%g TPOT %.2f ms > %g ms", pct,
+					 l->mean[SB_MET_TPOT_PCT], w->slo.tpot_ms);
+			else
+				snprintf(out->knee_reason, sizeof out->knee_reason,
+					 "SLO broken: too many requests rejected");
+			break;
+		}
+	}
+	return 0;
+}
+
+void sb_sweep_fini(sb_sweep *s)
+{
+	if (!s)
+		return;
+	for (int i = 0; i < s->n_levels; i++) {
+		for (int r = 0; r < s->levels[i].n_reps; r++)
+			sb_sim_level_fini(&s->levels[i].reps[r]);
+		free(s->levels[i].reps);
+	}
+	free(s->levels);
+	s->levels = NULL;
+	s->n_levels = 0;
+}
+
+static void level_fini(sb_sweep_level *l)
+{
+	for (int r = 0; r < l->n_reps; r++)
+		sb_sim_level_fini(&l->reps[r]);
+	free(l->reps);
+	memset(l, 0, sizeof *l);
+}
+
+/* One planning trial: does (model with `slots`, open loop at `rate`) meet
+ * the SLO? Same seeds for every trial (common random numbers). */
+static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		 int slots, double rate, double capacity, int reps, int *ok, sb_error *e)
+{
+	sb_model mc = *m;
+	mc.fit = NULL;
+	mc.slots = slots;
+	sb_workload wc = *w;
+	wc.mode = SB_MODE_RATE;
+	sb_sweep_level l;
+	memset(&l, 0, sizeof l);
+	l.level = rate;
+	l.overloaded = rate >= capacity;
+	if (l.overloaded) {
+		*ok = 0;
+		return 0;
+	}
+	int rc = run_one(&mc, o, &wc, 0, reps, &l, e);
+	if (rc == 0)
+		*ok = sb_sweep_level_meets(&l, &w->slo);
+	level_fini(&l);
+	return rc;
+}
+
+static int need_slo(const sb_workload *w, sb_error *e)
+{
+	if (!(w->slo.ttft_ms > 0) && !(w->slo.tpot_ms > 0))
+		return sb_error_set(e, "planning needs an SLO (--slo-ttft-ms and/or --slo-tpot-ms)");
+	return 0;
+}
+
+int sb_plan_min_slots(const sb_model *m, const sb_sim_opts *o,
+		      const sb_workload *w, double rate, int reps,
+		      int max_slots, int *slots, sb_error *e)
+{
+	if (need_slo(w, e) < 0)
+		return -EINVAL;
+	if (!(rate > 0))
+		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
+	int lo = 0, hi = -1; /* lo fails (0 = none tried), hi meets */
+	for (int s = 1; s <= max_slots; s = s * 2 > max_slots && s < max_slots ? max_slots : s * 2) {
+		sb_model mc = *m;
+		mc.fit = NULL;
+		mc.slots = s;
+		double cap;
+		int rc = sb_sim_capacity(&mc, o, w, &cap, e);
+		int ok = 0;
+		if (rc == 0)
+			rc = trial(m, o, w, s, rate, cap, reps, &ok, e);
+		if (rc < 0)
+			return rc;
+		if (ok) {
+			hi = s;
+			break;
+		}
+		lo = s;
+		if (s == max_slots)
+			break;
+	}
+	if (hi < 0) {
+		*slots = -1;
+		return 0;
+	}
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2;
+		sb_model mc = *m;
+		mc.fit = NULL;
+		mc.slots = mid;
+		double cap;
+		int ok = 0;
+		int rc = sb_sim_capacity(&mc, o, w, &cap, e);
+		if (rc == 0)
+			rc = trial(m, o, w, mid, rate, cap, reps, &ok, e);
+		if (rc < 0)
+			return rc;
+		if (ok)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	*slots = hi;
+	return 0;
+}
+
+int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
+		     const sb_workload *w, int reps, double *rate, sb_error *e)
+{
+	if (need_slo(w, e) < 0)
+		return -EINVAL;
+	double cap;
+	int rc = sb_sim_capacity(m, o, w, &cap, e);
+	if (rc < 0)
+		return rc;
+	double lo = cap / 1000, hi = cap;
+	int ok = 0;
+	rc = trial(m, o, w, m->slots, lo, cap, reps, &ok, e);
+	if (rc < 0)
+		return rc;
+	if (!ok) {
+		*rate = 0;
+		return 0;
+	}
+	while (hi - lo > 0.005 * hi) {
+		double mid = (lo + hi) / 2;
+		rc = trial(m, o, w, m->slots, mid, cap, reps, &ok, e);
+		if (rc < 0)
+			return rc;
+		if (ok)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	*rate = lo;
+	return 0;
+}

@@ -1,0 +1,75 @@
+/* sweep.h — a load sweep: every level of a workload, K replications each,
+ * 95% confidence intervals across replications, the knee, and capacity
+ * planning (fewest slots for a rate, highest rate for the slots).
+ */
+#ifndef SB_SWEEP_H
+#define SB_SWEEP_H
+
+#include "sim.h"
+
+/* Per-level figures that get a confidence interval. */
+typedef enum sb_metric {
+	SB_MET_TTFT_MEAN = 0, SB_MET_TTFT_P50, SB_MET_TTFT_P90, SB_MET_TTFT_P99,
+	SB_MET_TPOT_MEAN, SB_MET_TPOT_P50, SB_MET_TPOT_P99,
+	SB_MET_ITL_P50, SB_MET_ITL_P99,
+	SB_MET_E2E_MEAN, SB_MET_E2E_P50, SB_MET_E2E_P99,
+	SB_MET_WAIT_MEAN, SB_MET_WAIT_P50, SB_MET_WAIT_P99,
+	SB_MET_OUT_TOK_S, SB_MET_REQ_S, SB_MET_GOODPUT, SB_MET_UTIL,
+	SB_MET_L_LAW, SB_MET_L_OBS, SB_MET_TTFT_PCT, SB_MET_TPOT_PCT,
+	SB_MET_REJECTED,
+	SB_MET_N
+} sb_metric;
+
+/* "ttft_ms.p99", "output_tok_s", ... */
+const char *sb_metric_name(sb_metric k);
+/* Returns 0, or -EINVAL when s names no metric. */
+int sb_metric_parse(const char *s, sb_metric *k);
+double sb_sim_level_metric(const sb_sim_level *l, sb_metric k);
+
+typedef struct sb_sweep_level {
+	double level;
+	sb_sim_level *reps;    /* owned, n_reps entries */
+	int n_reps;
+	double mean[SB_MET_N]; /* mean across replications */
+	double half[SB_MET_N]; /* 95% CI half-width (Student t); NaN if K < 2 */
+	sb_level summary;      /* summaries averaged across replications;
+				  request counts summed */
+	int overloaded;        /* open loop at or beyond the capacity */
+	int diverged;          /* a replication hit the queue bound */
+	long max_waiting;
+} sb_sweep_level;
+
+typedef struct sb_sweep {
+	sb_sweep_level *levels; /* owned */
+	int n_levels;
+	int replications;
+	double capacity;       /* req/s (open loop), NaN for closed loop */
+	int knee;              /* index of the knee level, -1 if none */
+	char knee_reason[160];
+} sb_sweep;
+
+/* Runs every level of w (borrowed, like m and o) with `reps` replications
+ * whose seeds derive from w->seed (sb_sim_seed). Returns 0 or a negative
+ * errno with a message. Cost: levels * reps simulations. */
+int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		 int reps, sb_sweep *out, sb_error *e);
+void sb_sweep_fini(sb_sweep *s);
+
+/* Whether a level meets the workload's SLOs at its percentile (mean across
+ * replications), has not diverged, and turned away no more than
+ * (100 - percentile)% of its requests. True when no SLO is set. */
+int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo);
+
+/* Capacity planning with the workload's SLO (at least one of ttft/tpot
+ * must be set), `reps` replications per trial, common random numbers.
+ * (a) fewest slots (1..max_slots) that meet the SLO at `rate`: *slots, or
+ *     -1 when even max_slots does not. Assumes more slots never hurt.
+ * (b) highest open-loop rate that meets the SLO with m->slots slots
+ *     (bisection to 0.5%): *rate, 0 when no rate does. */
+int sb_plan_min_slots(const sb_model *m, const sb_sim_opts *o,
+		      const sb_workload *w, double rate, int reps,
+		      int max_slots, int *slots, sb_error *e);
+int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
+		     const sb_workload *w, int reps, double *rate, sb_error *e);
+
+#endif
