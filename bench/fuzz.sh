@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# fuzz.sh — runs every libFuzzer target (fuzz/fuzz_*.c) for a set time and
+# prints what each did.
+#
+# Usage: bench/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60, all)
+#
+# Installs clang and libclang-rt-14-dev (libFuzzer and the sanitizer
+# runtimes) from apt when they are missing, configures ./build-fuzz with
+# CC=clang -Dfuzzing=true -Db_sanitize=address,undefined, builds the fuzz-*
+# programs, and runs each one on a fresh copy of its seed corpus
+# (fuzz/corpus/TARGET) with -max_total_time, -rss_limit_mb=2048,
+# -detect_leaks=1 and UBSan set to stop at the first report. The working
+# copies, logs and any artefact (crash-*, leak-*, timeout-*, oom-*) stay in
+# build-fuzz/fuzz-run/TARGET/. Prints one table row per target; exits 1 when
+# any target produced an artefact or a sanitizer report, 2 on a usage or
+# setup error. Nothing in the repository is modified.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+
+secs=${1:-60}
+shift || true
+if ! [[ "$secs" =~ ^[0-9]+$ ]] || ((secs < 1)); then
+  echo "fuzz.sh: SECONDS_PER_TARGET must be a whole number >= 1, got '$secs'" >&2
+  exit 2
+fi
+
+# --- toolchain -------------------------------------------------------------
+need=()
+command -v clang >/dev/null 2>&1 || need+=(clang)
+dpkg-query -W -f='${Status}' libclang-rt-14-dev 2>/dev/null | grep -q "install ok installed" \
+  || need+=(libclang-rt-14-dev)
+if ((${#need[@]})); then
+  echo "fuzz.sh: installing ${need[*]}" >&2
+  sudo_cmd=()
+  [[ $(id -u) -ne 0 ]] && sudo_cmd=(sudo)
+  { "${sudo_cmd[@]}" apt-get update -qq &&
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+      "${need[@]}" >/dev/null; } || { echo "fuzz.sh: installing ${need[*]} failed" >&2; exit 2; }
+fi
+
+# --- build -----------------------------------------------------------------
+bdir=build-fuzz
+if [[ ! -f "$bdir/build.ninja" ]]; then
+  CC=clang meson setup "$bdir" -Dfuzzing=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dlive_tests=false >"$root/$bdir.setup.log" 2>&1 \
+    || { cat "$root/$bdir.setup.log" >&2; echo "fuzz.sh: meson setup failed" >&2; exit 2; }
+  rm -f "$root/$bdir.setup.log"
+fi
+
+# The libFuzzer programs the build defines (fuzz-NAME, not fuzz-replay-NAME).
+mapfile -t all < <(meson introspect "$bdir" --targets | python3 -c '
+import json, sys
+for t in json.load(sys.stdin):
+    n = t["name"]
+    if n.startswith("fuzz-") and not n.startswith("fuzz-replay-"):
+        print(n[len("fuzz-"):])' | sort)
+if ((${#all[@]} == 0)); then
+  echo "fuzz.sh: $bdir defines no libFuzzer targets (is CC clang and -Dfuzzing=true?)" >&2
+  exit 2
+fi
+targets=("$@")
+((${#targets[@]})) || targets=("${all[@]}")
+build=()
+for t in "${targets[@]}"; do
+  [[ " ${all[*]} " == *" $t "* ]] || { echo "fuzz.sh: unknown target '$t' (known: ${all[*]})" >&2; exit 2; }
+  build+=("fuzz/fuzz-$t")
+done
+meson compile -C "$bdir" -j 2 "${build[@]}" >"$bdir/fuzz-build.log" 2>&1 \
+  || { tail -40 "$bdir/fuzz-build.log" >&2; echo "fuzz.sh: build failed" >&2; exit 2; }
+
+# --- run -------------------------------------------------------------------
+# UBSan reports stop the run (libFuzzer then saves the input as crash-*).
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
+export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+
+rows=()
+bad=0
+for t in "${targets[@]}"; do
+  work=$bdir/fuzz-run/$t
+  rm -rf "$work"
+  mkdir -p "$work/corpus" "$work/artifacts"
+  cp fuzz/corpus/"$t"/* "$work/corpus/"
+  seeds=$(find "$work/corpus" -type f | wc -l)
+  echo "== fuzz-$t: ${secs}s on $seeds seeds" >&2
+  start=$(date +%s.%N)
+  "$bdir/fuzz/fuzz-$t" -max_total_time="$secs" -rss_limit_mb=2048 -detect_leaks=1 \
+    -timeout=10 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+    "$work/corpus" >"$work/log.txt" 2>&1
+  rc=$?
+  end=$(date +%s.%N)
+  execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$work/log.txt" | tail -1)
+  rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$work/log.txt" | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+' "$work/log.txt" | tail -1 | awk '{print $2}')
+  final=$(find "$work/corpus" -type f | wc -l)
+  arts=$(find "$work/artifacts" -type f | wc -l)
+  reports=$(grep -cE 'ERROR: (AddressSanitizer|LeakSanitizer|libFuzzer)|runtime error:|invariant broken' \
+    "$work/log.txt")
+  wall=$(python3 -c "print(f'{$end - $start:.1f}')")
+  found=$arts
+  ((found == 0 && reports > 0)) && found="$reports?"
+  if ((rc != 0 || found > 0)); then
+    bad=1
+    [[ "$found" == 0 ]] && found="rc=$rc"
+    grep -m 5 -E 'ERROR:|runtime error:|invariant broken|SUMMARY' "$work/log.txt" >&2
+    echo "   artefacts and log kept in $work/" >&2
+  fi
+  rows+=("$(printf '%-10s %12s %9s %8s %6s %11s %8s' "$t" "${execs:-?}" "${rate:-?}" "$wall" \
+    "${cov:-?}" "$seeds->$final" "$found")")
+done
+
+echo
+echo "libFuzzer (clang $(clang -dumpversion), ASan+UBSan+LeakSanitizer), ${secs}s per target, $(nproc) CPU(s)"
+printf '%-10s %12s %9s %8s %6s %11s %8s\n' target executions exec/s seconds cov corpus crashes
+for r in "${rows[@]}"; do echo "$r"; done
+if ((bad)); then
+  echo "fuzz.sh: findings (see build-fuzz/fuzz-run/TARGET/artifacts and log.txt)"
+  exit 1
+fi
+echo "fuzz.sh: no crashes, leaks or sanitizer reports"
