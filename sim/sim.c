@@ -708,6 +708,8 @@ static int sim_loop(sim *s, sb_error *e)
 				start_run(s, ev.t);
 			break;
 		case EV_DEPART:
+			/* M/G/c: the whole response arrives at once */
+			s->reqs[s->slots[ev.arg].r].t_first = ev.t;
 			complete(s, (int)ev.arg, ev.t);
 			break;
 		default:
