@@ -1,0 +1,175 @@
+/* test_compare_offline.c — sb_compare_run against a known truth.
+ *
+ * The "measurement" is itself a simulation of model M (records kept). Then:
+ *  1. Replaying it with the same M must agree up to the simulator's own
+ *     noise. The replay predicts each metric as the mean over R noise seeds
+ *     with the same arrivals and lengths; the measured value is one more
+ *     draw of that same distribution, so (measured - predicted) has sd
+ *     sd_R * sqrt(1 + 1/R), where sd_R is the spread over the replications
+ *     (reported by the comparison). Each metric must lie within 5 such sds
+ *     (plus 1e-6 relative for rounding): a normal variable exceeds 5 sd with
+ *     probability 6e-7, so 126 cells pass unless the replay is wrong. The
+ *     seeds are fixed, so the outcome is reproducible, not a coin toss.
+ *  2. A model whose decode steps are 2x slower must be flagged: TPOT errors
+ *     near +100%, the goal check fails, and most TPOT cells lie > 5 sd out.
+ *  3. Forecast intervals (central 95% of 200 fresh runs): a fresh run of
+ *     the true model is inside in about 95% of cells (binomial sd ~2.5
+ *     cells of 126; cells of one level are correlated, so we ask >= 80%);
+ *     with the wrong model most TPOT/E2E/throughput cells fall outside
+ *     (coverage < 60%).
+ *  4. The simulated document round-trips through the results loader.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/results.h"
+#include "sim/compare.h"
+#include "sim/sim.h"
+#include "simdoc.h"
+#include "tests/core/check.h"
+
+static void workload(sb_workload *w, sb_mode mode)
+{
+	sb_workload_init(w);
+	w->mode = mode;
+	w->input_len = (sb_dist){ SB_DIST_DET, 256, 0 };
+	w->output_len = (sb_dist){ SB_DIST_DET, 64, 0 };
+	w->requests = 40;
+	w->warmup = 0;
+	w->seed = 7;
+}
+
+/* Counts cells with |meas - pred| > 5 sd (see above); returns the number of
+ * finite cells in *n. */
+static int count_outliers(const sb_comparison *c, int metric_lo, int metric_hi, int *n,
+			  int verbose)
+{
+	int out = 0;
+	*n = 0;
+	for (size_t i = 0; i < c->n_levels; i++) {
+		const sb_cmp_level *l = &c->levels[i];
+		for (int k = metric_lo; k <= metric_hi; k++) {
+			if (!isfinite(l->meas[k]) || !isfinite(l->pred[k]))
+				continue;
+			(*n)++;
+			double sd = l->pred_sd[k] * sqrt(1.0 + 1.0 / c->replications);
+			double tol = 5 * sd + 1e-6 * fabs(l->meas[k]);
+			if (fabs(l->meas[k] - l->pred[k]) > tol) {
+				out++;
+				if (verbose)
+					fprintf(stderr, "  %s %g %s: measured %g predicted %g sd %g\n",
+						sb_mode_name(l->mode), l->level,
+						sb_compare_metric_name(k), l->meas[k], l->pred[k], sd);
+			}
+		}
+	}
+	return out;
+}
+
+int main(void)
+{
+	sb_model m;
+	sb_error e = { "" };
+	if (sb_model_default(&m, &e) < 0) {
+		fprintf(stderr, "default model: %s\n", e.msg);
+		return 1;
+	}
+
+	/* closed loop 1..2S and open loop at 30/60/90% of capacity */
+	sb_workload wc, wo;
+	workload(&wc, SB_MODE_CONCURRENCY);
+	double cl[] = { 1, 2, 3, 4, 5, 6, 8 };
+	wc.n_levels = 7;
+	memcpy(wc.levels, cl, sizeof(cl));
+	workload(&wo, SB_MODE_RATE);
+	sb_sim_opts so;
+	sb_sim_opts_init(&so);
+	double mu = 0;
+	CHECK(sb_sim_capacity(&m, &so, &wc, &mu, &e) == 0 && mu > 0);
+	wo.n_levels = 3;
+	wo.levels[0] = 0.3 * mu;
+	wo.levels[1] = 0.6 * mu;
+	wo.levels[2] = 0.9 * mu;
+
+	json_t *dc = simdoc_make(&m, &wc, 11);
+	json_t *dopen = simdoc_make(&m, &wo, 12);
+	CHECK(dc && dopen);
+	if (!dc || !dopen)
+		CHECK_DONE();
+	/* one document with both modes */
+	json_array_extend(json_object_get(dc, "levels"), json_object_get(dopen, "levels"));
+	json_decref(dopen);
+	sb_results meas;
+	int r = sb_results_from_json(dc, &meas, "simdoc", &e);
+	json_decref(dc);
+	CHECK(r == 0);
+	if (r < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		CHECK_DONE();
+	}
+
+	sb_compare_opts o;
+	sb_compare_opts_init(&o);
+	o.forecast = 1;
+	sb_comparison c;
+	r = sb_compare_run(&m, &meas, &o, &c, &e);
+	CHECK(r == 0);
+	if (r < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		CHECK_DONE();
+	}
+	sb_compare_report(stdout, &c, 0);
+	int n = 0;
+	int out = count_outliers(&c, 0, SB_CMP_N_METRICS - 1, &n, 1);
+	printf("same model: %d of %d cells beyond 5 sd; forecast %ld/%ld inside\n", out, n,
+	       c.fc_inside, c.fc_total);
+	CHECK(n >= 10 * 12); /* every level compared */
+	CHECK(out == 0);
+	CHECK(c.fc_inside >= 0.80 * (double)c.fc_total);
+	CHECK(c.knee_match[SB_MODE_CONCURRENCY] == 1);
+	/* the level and request counts line up */
+	CHECK(c.n_levels == 10);
+	for (size_t i = 0; i < c.n_levels; i++) {
+		CHECK(c.levels[i].replayed == 1);
+		CHECK(c.levels[i].n_counted == 40);
+		CHECK(c.levels[i].n_reqs == 40);
+	}
+	/* the simulated document loads back with the same levels */
+	sb_results sim;
+	r = sb_results_from_json(c.simulated, &sim, "simulated", &e);
+	CHECK(r == 0);
+	if (r == 0) {
+		CHECK(!strcmp(sim.source, "simulated"));
+		CHECK(sim.n_levels == 10);
+		CHECK(sim.levels[3].n_reqs == 40);
+		CHECK_NEAR(sim.levels[3].sum.ttft_ms.p50, c.levels[3].pred[SB_CMP_TTFT_P50], 1e-9);
+		sb_results_fini(&sim);
+	}
+	sb_comparison_fini(&c);
+
+	/* 2x slower decode */
+	sb_model bad;
+	sb_model_copy(&bad, &m);
+	for (int i = 0; i < bad.n_decode; i++)
+		bad.decode[i].ms *= 2;
+	r = sb_compare_run(&bad, &meas, &o, &c, &e);
+	CHECK(r == 0);
+	if (r == 0) {
+		int nt = 0;
+		int out_t = count_outliers(&c, SB_CMP_TPOT_MEAN, SB_CMP_TPOT_P99, &nt, 0);
+		printf("2x decode: TPOT central MdAPE %.1f%%, %d of %d TPOT cells beyond 5 sd; "
+		       "forecast %ld/%ld inside\n",
+		       c.mdape_quant[SB_CMP_Q_TPOT][0], out_t, nt, c.fc_inside, c.fc_total);
+		CHECK(c.mdape_quant[SB_CMP_Q_TPOT][0] > 50);
+		CHECK(c.mdape_quant[SB_CMP_Q_E2E][0] > 30);
+		CHECK(out_t >= nt * 9 / 10);
+		CHECK(sb_compare_check(&c, NULL, NULL, 0) == 0);
+		CHECK(c.fc_inside < 0.60 * (double)c.fc_total);
+		sb_comparison_fini(&c);
+	}
+	sb_model_fini(&bad);
+	sb_results_fini(&meas);
+	sb_model_fini(&m);
+	CHECK_DONE();
+}
