@@ -150,10 +150,15 @@ static int push_rq(cal *k, const rqpt *r)
 	return 0;
 }
 
+/* target.KEY as a string; for a simulated run, whose target.model is the
+ * model object itself, that model's name. */
 static const char *target_str(const sb_results *r, const char *key)
 {
 	const json_t *t = json_object_get(r->root, "target");
-	return json_string_value(json_object_get(t, key));
+	const json_t *v = json_object_get(t, key);
+	if (json_is_object(v))
+		v = json_object_get(v, "name");
+	return json_string_value(v);
 }
 
 static long target_long(const sb_results *r, const char *key)
@@ -776,6 +781,12 @@ static int resolve_slots(cal *k, sb_error *e)
 	int all_same = -1, conflict = 0;
 	const char *conf_model = NULL;
 	char why_model[400] = "";
+	char *noev = calloc(k->n_in, 1);
+	if (!noev) {
+		free(obs);
+		json_decref(per);
+		return -ENOMEM;
+	}
 	for (size_t f = 0; f < k->n_in; f++) {
 		size_t n = 0;
 		for (size_t l = 0; l < k->n_lv; l++) {
@@ -795,6 +806,7 @@ static int resolve_slots(cal *k, sb_error *e)
 		if (r < 0) {
 			json_decref(per);
 			free(obs);
+			free(noev);
 			return r;
 		}
 		long declared = target_long(k->in[f].res, "slots");
@@ -805,6 +817,11 @@ static int resolve_slots(cal *k, sb_error *e)
 		} else if (k->o->slots > 0) {
 			k->fslots[f] = k->o->slots;
 			from = "--slots";
+		} else if (!strcmp(g.confidence, "none")) {
+			/* no level with 2+ clients: the file says nothing about
+			 * slots (and needs none); it takes the others' count */
+			noev[f] = 1;
+			from = "not measured (takes the other inputs' count)";
 		} else {
 			k->fslots[f] = g.slots;
 			from = "inferred";
@@ -821,16 +838,27 @@ static int resolve_slots(cal *k, sb_error *e)
 				       g.hi > 0 ? json_integer(g.hi) : json_null(), "confidence",
 				       g.confidence, "why", g.why, "levels",
 				       est ? est : json_array()));
-		if (all_same == -1)
-			all_same = k->fslots[f];
-		else if (all_same != k->fslots[f])
-			conflict = 1;
-		if (!strcmp(from, "inferred")) {
+		if (!noev[f]) {
+			if (all_same == -1)
+				all_same = k->fslots[f];
+			else if (all_same != k->fslots[f])
+				conflict = 1;
+		}
+		if (!strcmp(from, "inferred") || (noev[f] && !conf_model)) {
 			conf_model = g.confidence;
 			snprintf(why_model, sizeof(why_model), "%s", g.why);
 		}
 	}
 	free(obs);
+	if (all_same == -1) /* no input measured more than one client */
+		all_same = k->o->slots > 0 ? k->o->slots : 1;
+	for (size_t f = 0; f < k->n_in; f++) {
+		if (!noev[f])
+			continue;
+		k->fslots[f] = all_same;
+		json_object_set_new(json_array_get(per, f), "slots", json_integer(all_same));
+	}
+	free(noev);
 	const char *from_model;
 	if (k->o->slots > 0) {
 		k->slots = k->o->slots;
@@ -848,7 +876,8 @@ static int resolve_slots(cal *k, sb_error *e)
 		k->slots = all_same;
 		from_model = conf_model ? "inferred" : "declared (target.slots)";
 	}
-	if (conf_model && !strcmp(conf_model, "none") && k->o->slots <= 0)
+	if (conf_model && !strcmp(conf_model, "none") && k->o->slots <= 0 &&
+	    !strcmp(from_model, "inferred"))
 		missing(k, "slots: no concurrency sweep, so the slot count is unknown (1 assumed); "
 			   "pass --slots S or measure --concurrency 1,2,4,8");
 	json_object_set_new(k->fit, "slots",
@@ -1074,7 +1103,8 @@ static int fit_admit(cal *k)
 			const rqpt *R = &k->rqs[q];
 			if (!isfinite(R->wait) || !(R->wait > 0.5 * (isfinite(R->tpot) ? R->tpot : 1)))
 				continue;
-			double launch = R->t_sent + R->wait / 1e3;
+			/* the request reaches the server after the overhead */
+			double launch = R->t_sent + (k->overhead + R->wait) / 1e3;
 			double rel = -INFINITY;
 			for (size_t o = L->rq0; o < L->rq0 + L->nrq; o++) {
 				double t = k->rqs[o].t_done;
@@ -1148,9 +1178,31 @@ static int fit_noise_requests(cal *k, sb_error *e)
 		}
 	}
 	int r = 0;
+	const char *data = "ITL gaps / predicted step time at concurrency 1 (MLE)";
+	double scale = 1.0; /* step cv = fitted cv * scale */
 	if (n < 30) {
+		/* No gaps recorded: each request's TPOT averages its N-1 steps,
+		 * whose independent noise shrinks by sqrt(N-1). */
 		free(x);
-		return 1; /* not enough: the caller falls back */
+		x = malloc((k->n_rq ? k->n_rq : 1) * sizeof(double));
+		if (!x)
+			return -ENOMEM;
+		n = 0;
+		double inv = 0;
+		for (size_t q = 0; q < k->n_rq; q++) {
+			const rqpt *R = &k->rqs[q];
+			if (k->lvs[R->lv].c != 1 || !(R->N >= 3) || !(R->tpot > 0))
+				continue;
+			x[n++] = R->tpot / (k->d1 + k->kv * (R->P + R->N / 2.0));
+			inv += 1.0 / (R->N - 1.0);
+		}
+		if (n < 30) {
+			free(x);
+			return 1; /* not enough: the caller falls back */
+		}
+		scale = 1.0 / sqrt(inv / (double)n);
+		data = "per-request TPOT / predicted at concurrency 1 (no ITL gaps recorded; MLE), "
+		       "step cv = TPOT cv * sqrt(N-1)";
 	}
 	sb_noisefit best, other;
 	r = sb_noisefit_best(x, n, &best, &other, e);
@@ -1158,7 +1210,7 @@ static int fit_noise_requests(cal *k, sb_error *e)
 	if (r < 0)
 		return r;
 	k->noise_kind = best.kind;
-	k->noise_cv = best.cv;
+	k->noise_cv = best.cv * scale;
 	/* overhead spread: TTFT variance at concurrency 1 the step noise leaves */
 	double s = 0, ss = 0, sn = 0;
 	long m = 0;
@@ -1177,9 +1229,8 @@ static int fit_noise_requests(cal *k, sb_error *e)
 	double var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) - sn / (double)m : 0;
 	k->overhead_sd = var > 0 ? sqrt(var) : 0;
 	json_object_set_new(k->fit, "noise",
-			    json_pack("{s:s,s:o,s:o,s:f,s:s}", "data",
-				      "ITL gaps / predicted step time at concurrency 1 (MLE)",
-				      "chosen", sb_noisefit_to_json(&best), "other",
+			    json_pack("{s:s,s:f,s:o,s:o,s:f,s:s}", "data", data, "step_cv",
+				      k->noise_cv, "chosen", sb_noisefit_to_json(&best), "other",
 				      sb_noisefit_to_json(&other), "overhead_sd_ms", k->overhead_sd,
 				      "overhead_sd_how",
 				      k->timings ? "sd of TTFT - server prompt_ms"
