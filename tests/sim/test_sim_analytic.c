@@ -1,0 +1,134 @@
+/* test_sim_analytic.c — the independent-service mode against closed forms.
+ *
+ *  - M/M/c mean wait vs Erlang C, c in {1,2,4,8,16}, utilisation 0.5, 0.8,
+ *    0.95;
+ *  - M/G/1 mean wait vs Pollaczek-Khinchine (deterministic, gamma and
+ *    log-normal service);
+ *  - Little's law (lambda*W vs the time-averaged number in system) in every
+ *    run.
+ *
+ * Tolerances come from the runs themselves: K independent replications
+ * give a mean and a standard error SE (sample sd / sqrt(K)); the check is
+ * |mean - exact| < t(0.9995, K-1) * SE, a two-sided 99.9% Student-t bound,
+ * so a correct simulator fails one comparison with probability 0.001 (the
+ * seeds are fixed, so a run is reproducible and cannot flake). The initial
+ * transient (the queue starts empty) is removed by deleting the first 2% of
+ * customers of each replication, far more than the queue's relaxation time
+ * (~1/(1-sqrt(rho))^2 ~ 1600 mean services at rho=0.95). So that the test
+ * cannot pass vacuously, each comparison also requires SE < 4% of the exact
+ * value: a simulator off by 20% would fail.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "core/model.h"
+#include "core/workload.h"
+#include "sim/sim.h"
+
+static int fails, checks;
+
+static double erlang_c(int c, double a)
+{
+	double b = 1.0; /* Erlang B by recurrence */
+	for (int k = 1; k <= c; k++)
+		b = a * b / (k + a * b);
+	double rho = a / c;
+	return b / (1 - rho + rho * b);
+}
+
+/* Runs K replications of an open-loop Poisson M/G/c and compares the mean
+ * wait (seconds) with `exact`. */
+static void check_wait(const char *what, int c, double lambda, const sb_dist *svc,
+		       long n, double exact)
+{
+	const int K = 8;
+	sb_model m;
+	sb_model_init(&m);
+	m.slots = c;
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	o.service_mode = 1;
+	o.service = *svc;
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = SB_MODE_RATE;
+	w.requests = n;
+	w.warmup = n / 50;
+	double x[16], sum = 0;
+	for (int k = 0; k < K; k++) {
+		sb_sim_level lv;
+		sb_error e = { "" };
+		if (sb_sim_run_level(&m, &o, &w, lambda, sb_sim_seed(977, c, k), &lv, &e) < 0) {
+			fprintf(stderr, "FAIL %s: %s\n", what, e.msg);
+			fails++;
+			return;
+		}
+		x[k] = lv.sum.wait_ms.mean / 1000.0;
+		sum += x[k];
+		/* Little's law holds on every sample path: both sides are the
+		 * same integral computed two ways, so only rounding differs */
+		double ll = lv.sum.l_law, lo = lv.sum.l_observed;
+		checks++;
+		if (!(fabs(ll - lo) <= 1e-9 * fabs(ll) + 1e-12)) {
+			fprintf(stderr, "FAIL %s rep %d: Little: lambda*W %.12g vs L %.12g\n", what,
+				k, ll, lo);
+			fails++;
+		}
+		sb_sim_level_fini(&lv);
+	}
+	double mean = sum / K, ss = 0;
+	for (int k = 0; k < K; k++)
+		ss += (x[k] - mean) * (x[k] - mean);
+	double se = sqrt(ss / (K - 1)) / sqrt((double)K);
+	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
+	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
+	checks++;
+	printf("%-28s exact %9.5f  sim %9.5f  SE %.5f  tol %.5f  %s\n", what, exact, mean, se,
+	       tol, ok ? "ok" : "FAIL");
+	if (!ok)
+		fails++;
+	sb_model_fini(&m);
+}
+
+int main(void)
+{
+	static const int cs[] = { 1, 2, 4, 8, 16 };
+	static const double rhos[] = { 0.5, 0.8, 0.95 };
+	char what[64];
+	for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++)
+		for (size_t j = 0; j < sizeof rhos / sizeof rhos[0]; j++) {
+			int c = cs[i];
+			double rho = rhos[j];
+			double lambda = rho * c; /* mean service 1 s */
+			sb_dist svc = { SB_DIST_EXP, 1.0, 0 };
+			/* heavier load needs longer runs for the same precision */
+			long n = rho > 0.9 ? (c < 4 ? 800000 : 300000) : 100000;
+			if (c >= 16)
+				n *= rho > 0.9 ? 2 : 4; /* tiny waits: rare queueing */
+			double exact = erlang_c(c, lambda) / (c - lambda);
+			snprintf(what, sizeof what, "M/M/%d rho=%.2f", c, rho);
+			check_wait(what, c, lambda, &svc, n, exact);
+		}
+	/* Pollaczek-Khinchine: Wq = lambda E[S^2] / (2 (1 - rho)) */
+	const sb_dist svcs[] = {
+		{ SB_DIST_DET, 1.0, 0 },
+		{ SB_DIST_GAMMA, 0.5, 2.0 },      /* mean 1, scv 2 */
+		{ SB_DIST_LOGNORMAL, -0.125, 0.5 }, /* mean exp(mu+s^2/2) = 1 */
+	};
+	const char *names[] = { "M/D/1", "M/Gamma/1", "M/LogN/1" };
+	for (size_t i = 0; i < 3; i++)
+		for (size_t j = 0; j < 2; j++) {
+			double rho = j == 0 ? 0.5 : 0.8;
+			double mean = sb_dist_mean(&svcs[i]);
+			double es2 = mean * mean * (1 + sb_dist_scv(&svcs[i]));
+			double lambda = rho / mean;
+			double exact = lambda * es2 / (2 * (1 - rho));
+			snprintf(what, sizeof what, "%s rho=%.2f", names[i], rho);
+			check_wait(what, 1, lambda, &svcs[i], 200000, exact);
+		}
+	printf("%d checks, %d failures\n", checks, fails);
+	return fails ? 1 : 0;
+}
