@@ -126,6 +126,7 @@ struct conn {
 	unsigned k;		/* next step to write */
 	uint64_t next_ka;	/* next keep-alive comment (0: none) */
 	struct buf carry;	/* tail of step k, when its head went out early (--split) */
+	struct buf tok;		/* the ordinary token event, built once per request */
 };
 
 struct timer_ev {
@@ -572,7 +573,7 @@ static void add_finals(const struct srv *s, const struct conn *c, struct buf *b)
 /* The bytes of step k and what follows it. Steps 0..n-1 are the tokens; the
  * last one also carries the end of the stream. A faulted request replaces
  * step fault_at. */
-static enum action step_bytes(const struct srv *s, const struct conn *c, unsigned k, struct buf *b)
+static enum action step_bytes(const struct srv *s, struct conn *c, unsigned k, struct buf *b)
 {
 	bool last = k + 1 >= c->n_tokens;
 	if (c->fault != F_NONE && k == c->fault_at) {
@@ -619,7 +620,9 @@ static enum action step_bytes(const struct srv *s, const struct conn *c, unsigne
 			break;
 		}
 	} else {
-		add_token(s, c, b, " tok");
+		if (c->tok.len == 0)
+			add_token(s, c, &c->tok, " tok");
+		buf_add(b, c->tok.p, c->tok.len);
 	}
 	if (last) {
 		add_finals(s, c, b);
@@ -669,6 +672,7 @@ static void conn_close(struct srv *s, struct conn *c)
 	buf_free(&c->in);
 	buf_free(&c->out);
 	buf_free(&c->carry);
+	buf_free(&c->tok);
 	free(c);
 }
 
@@ -731,6 +735,7 @@ static void stream_start(struct srv *s, struct conn *c)
 	c->t0 = mono_ns();
 	c->k = 0;
 	c->next_ka = 0;
+	c->tok.len = 0;
 	if (c->stream) {
 		bool sse = c->api == API_CHAT || c->api == API_COMPL;
 		buf_printf(&c->out,
@@ -1272,7 +1277,9 @@ static void print_summary(const struct srv *s)
 		(double)s->late_max / 1e6);
 }
 
-static void run_timers(struct srv *s)
+/* Serves every timer that is due. Called between events too, so a burst of
+ * reads does not delay tokens. */
+static void run_due(struct srv *s)
 {
 	uint64_t now = mono_ns();
 	while (s->heap_len && s->heap[0].at <= now) {
@@ -1283,6 +1290,12 @@ static void run_timers(struct srv *s)
 		stream_on_timer(s, c, ev.at);
 		now = mono_ns();
 	}
+}
+
+/* Serves due timers and arms the timerfd for the next one. */
+static void run_timers(struct srv *s)
+{
+	run_due(s);
 	struct itimerspec its = { 0 };
 	if (s->heap_len) {
 		uint64_t at = s->heap[0].at;
@@ -1538,6 +1551,8 @@ int main(int argc, char **argv)
 			die("epoll_wait: %s", strerror(errno));
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
+			if (i > 0)
+				run_due(s);
 			if (fd == s->tfd) {
 				uint64_t x;
 				ssize_t r = read(s->tfd, &x, sizeof x);
