@@ -1,0 +1,330 @@
+/* test_sim_engine.c — the engine model's behaviour, the replay API,
+ * determinism, and the streaming statistics' accuracy.
+ *
+ * Most checks run without noise on a hand-built model, so the expected
+ * values are exact consequences of the model's formula (core/model.h):
+ *   decode_ms(1)=5, (4)=9, (8)=15; per_kv_token 1e-4; per_prefill_token
+ *   0.1; prefill_base 5; overhead 15 ms.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model.h"
+#include "core/workload.h"
+#include "sim/sim.h"
+#include "sim/sweep.h"
+#include "sim/whist.h"
+
+static int fails;
+#define CHECK(c, ...)                                                        \
+	do {                                                                 \
+		if (!(c)) {                                                  \
+			fails++;                                             \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+			fprintf(stderr, __VA_ARGS__);                        \
+			fputc('\n', stderr);                                 \
+		}                                                            \
+	} while (0)
+#define NEAR(a, b, rel) (fabs((a) - (b)) <= (rel) * fabs(b) + 1e-12)
+
+static void test_model(sb_model *m, int slots)
+{
+	sb_model_init(m);
+	snprintf(m->name, sizeof m->name, "test");
+	m->slots = slots;
+	m->max_queue = -1;
+	m->batch_tokens = 2048;
+	m->overhead_ms = 15;
+	m->overhead_sd_ms = 0;
+	m->decode[0] = (sb_decode_point){ 1, 5.0 };
+	m->decode[1] = (sb_decode_point){ 4, 9.0 };
+	m->decode[2] = (sb_decode_point){ 8, 15.0 };
+	m->n_decode = 3;
+	m->per_kv_token_ms = 1e-4;
+	m->per_prefill_token_ms = 0.1;
+	m->per_prefill_attn_ms = 0;
+	m->prefill_base_ms = 5;
+	m->admit_delay_ms = 0;
+	m->noise_kind = SB_NOISE_NONE;
+	m->noise_cv = 0;
+}
+
+static int run(const sb_model *m, sb_mode mode, double level, long in, long out,
+	       long n, unsigned long seed, sb_sim_level *lv)
+{
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	o.no_noise = 1;
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = mode;
+	w.input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
+	w.output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
+	w.requests = n;
+	w.warmup = 0;
+	sb_error e = { "" };
+	int rc = sb_sim_run_level(m, &o, &w, level, seed, lv, &e);
+	if (rc < 0)
+		fprintf(stderr, "run failed: %s\n", e.msg);
+	return rc;
+}
+
+/* c = 1: TTFT = overhead + prefill_base + per_prefill_token * L (linear in
+ * L); TPOT = decode(1) + per_kv_token * (L + mean context growth). */
+static void test_prefill_decode(void)
+{
+	sb_model m;
+	test_model(&m, 4);
+	const long lens[] = { 16, 256, 1024, 2048 };
+	const long out = 64;
+	double tpot16 = 0;
+	for (size_t i = 0; i < 4; i++) {
+		sb_sim_level lv;
+		long L = lens[i];
+		CHECK(run(&m, SB_MODE_CONCURRENCY, 1, L, out, 20, 1, &lv) == 0, "run");
+		double ttft = 15 + 5 + 0.1 * (double)L;
+		CHECK(NEAR(lv.sum.ttft_ms.p50, ttft, 1e-9), "L=%ld TTFT %.9g want %.9g", L,
+		      lv.sum.ttft_ms.p50, ttft);
+		/* decode step g (g = 1..out-1) has context L + g */
+		double tpot = 5 + 1e-4 * ((double)L + (double)out / 2);
+		CHECK(NEAR(lv.sum.tpot_ms.p50, tpot, 1e-9), "L=%ld TPOT %.12g want %.12g", L,
+		      lv.sum.tpot_ms.p50, tpot);
+		CHECK(NEAR(lv.sum.itl_ms.mean, tpot, 1e-9), "L=%ld ITL mean %.12g want %.12g", L,
+		      lv.sum.itl_ms.mean, tpot);
+		CHECK(lv.sum.wait_ms.max == 0, "c=1 never waits (%g)", lv.sum.wait_ms.max);
+		if (L == 16)
+			tpot16 = lv.sum.tpot_ms.p50;
+		else
+			CHECK(lv.sum.tpot_ms.p50 / tpot16 < 1.1,
+			      "TPOT nearly flat in prompt length: %g vs %g", lv.sum.tpot_ms.p50, tpot16);
+		sb_sim_level_fini(&lv);
+	}
+	/* chunked prefill: 2048 tokens in chunks of 512 = 4 steps */
+	m.batch_tokens = 512;
+	sb_sim_level lv;
+	CHECK(run(&m, SB_MODE_CONCURRENCY, 1, 2048, 8, 5, 1, &lv) == 0, "run");
+	CHECK(NEAR(lv.sum.ttft_ms.p50, 15 + 4 * 5 + 0.1 * 2048, 1e-9), "chunked TTFT %.9g",
+	      lv.sum.ttft_ms.p50);
+	sb_sim_level_fini(&lv);
+	sb_model_fini(&m);
+}
+
+/* Throughput with c = S grows with S, and the gain shrinks (plateau). */
+static void test_batching_gain(void)
+{
+	double tput[4];
+	const int ss[] = { 1, 2, 4, 8 };
+	for (int i = 0; i < 4; i++) {
+		sb_model m;
+		test_model(&m, ss[i]);
+		sb_sim_level lv;
+		CHECK(run(&m, SB_MODE_CONCURRENCY, ss[i], 256, 128, 400, 3, &lv) == 0, "run");
+		tput[i] = lv.sum.output_tok_s;
+		sb_sim_level_fini(&lv);
+		sb_model_fini(&m);
+	}
+	for (int i = 1; i < 4; i++)
+		CHECK(tput[i] > tput[i - 1], "throughput grows with slots: %g <= %g", tput[i],
+		      tput[i - 1]);
+	double g1 = tput[2] / tput[0], g2 = tput[3] / tput[2];
+	CHECK(g1 > 1.5, "batching gain 1->4 slots %.3f", g1);
+	CHECK(g2 < g1 / 1.5 && g2 < 1.25, "gain plateaus: 4->8 %.3f vs 1->4 %.3f", g2, g1);
+	printf("throughput at c=S=1,2,4,8: %.1f %.1f %.1f %.1f tok/s\n", tput[0], tput[1],
+	       tput[2], tput[3]);
+}
+
+/* Closed loop against 4 slots: the knee is at c = 5, just past S. */
+static void test_knee(void)
+{
+	sb_model m;
+	test_model(&m, 4);
+	m.noise_kind = SB_NOISE_LOGNORMAL;
+	m.noise_cv = 0.03;
+	m.overhead_sd_ms = 1;
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = SB_MODE_CONCURRENCY;
+	const double lv[] = { 1, 2, 3, 4, 5, 6, 8 };
+	for (int i = 0; i < 7; i++)
+		w.levels[i] = lv[i];
+	w.n_levels = 7;
+	w.requests = 300;
+	sb_sweep sw;
+	sb_error e = { "" };
+	CHECK(sb_sweep_run(&m, &o, &w, 2, &sw, &e) == 0, "sweep: %s", e.msg);
+	CHECK(sw.knee == 4, "knee at index %d (%s), want c=5", sw.knee, sw.knee_reason);
+	for (int i = 0; i < sw.n_levels; i++)
+		CHECK(NEAR(sw.levels[i].mean[SB_MET_L_LAW], sw.levels[i].mean[SB_MET_L_OBS], 1e-9),
+		      "Little at c=%g", sw.levels[i].level);
+	sb_sweep_fini(&sw);
+	sb_model_fini(&m);
+}
+
+/* Open loop beyond capacity stops at the queue bound and says so; below
+ * it, it does not. */
+static void test_divergence(void)
+{
+	sb_model m;
+	test_model(&m, 4);
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	o.queue_cap = 300;
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = SB_MODE_RATE;
+	w.requests = 100000;
+	double mu;
+	sb_error e = { "" };
+	CHECK(sb_sim_capacity(&m, &o, &w, &mu, &e) == 0, "capacity: %s", e.msg);
+	/* a slot holds a request ~ 1 prefill + 127 steps of decode(4) ~ 1.2 s */
+	CHECK(mu > 2 && mu < 5, "capacity %g req/s", mu);
+	sb_sim_level lv;
+	CHECK(sb_sim_run_level(&m, &o, &w, 1.5 * mu, 5, &lv, &e) == 0, "run: %s", e.msg);
+	CHECK(lv.diverged, "λ = 1.5 μ must hit the queue bound");
+	CHECK(lv.max_waiting >= 300, "queue reached %ld", lv.max_waiting);
+	CHECK(lv.generated < 100000, "stopped early (%ld requests)", lv.generated);
+	sb_sim_level_fini(&lv);
+	w.requests = 3000;
+	CHECK(sb_sim_run_level(&m, &o, &w, 0.5 * mu, 5, &lv, &e) == 0, "run: %s", e.msg);
+	CHECK(!lv.diverged, "λ = 0.5 μ must not diverge (queue %ld)", lv.max_waiting);
+	sb_sim_level_fini(&lv);
+	sb_model_fini(&m);
+}
+
+static void test_replay(void)
+{
+	sb_model m;
+	test_model(&m, 1);
+	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
+	/* two requests at once on one slot: the second waits for the first */
+	sb_replay_req rq[3] = { { 0.0, 256, 10 }, { 0.0, 256, 10 }, { 5.0, 16, 1 } };
+	sb_replay_pred p[3];
+	sb_level lv;
+	sb_error e = { "" };
+	CHECK(sb_sim_replay(&m, &ro, rq, 3, p, &lv, &e) == 0, "replay: %s", e.msg);
+	double ttft = 15 + 5 + 0.1 * 256;
+	CHECK(NEAR(p[0].ttft_ms, ttft, 1e-9), "replay TTFT %.9g want %.9g", p[0].ttft_ms, ttft);
+	CHECK(NEAR(p[1].wait_ms, p[0].e2e_ms - 15, 1e-9), "second waits %.9g want %.9g",
+	      p[1].wait_ms, p[0].e2e_ms - 15);
+	CHECK(isnan(p[2].tpot_ms) && NEAR(p[2].e2e_ms, 15 + 5 + 1.6, 1e-9),
+	      "1-token request: e2e %.9g", p[2].e2e_ms);
+	CHECK(lv.requests_ok == 3, "summary counts %ld", lv.requests_ok);
+	/* a request arriving mid-decode joins at the next step boundary:
+	 * it waits less than one step, not until the other finishes */
+	sb_model m2;
+	test_model(&m2, 2);
+	sb_replay_req rq2[2] = { { 0.0, 16, 200 }, { 0.3, 16, 10 } };
+	CHECK(sb_sim_replay(&m2, &ro, rq2, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(p[1].wait_ms > 0 && p[1].wait_ms < 5.1, "mid-run join waits %.6g ms", p[1].wait_ms);
+	/* closed-loop replay with one client runs the list back to back */
+	sb_replay_opts rc = { .mode = SB_MODE_CONCURRENCY, .concurrency = 1, .no_noise = 1 };
+	CHECK(sb_sim_replay(&m, &rc, rq, 3, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[1].t_sent_s, p[0].t_done_s, 1e-12) && NEAR(p[2].t_sent_s, p[1].t_done_s, 1e-12),
+	      "closed replay issues on completion");
+	CHECK(p[1].wait_ms == 0, "one client never queues");
+	/* bad input is refused with a message */
+	sb_replay_req bad = { 0.0, 0, 5 };
+	CHECK(sb_sim_replay(&m, &ro, &bad, 1, p, NULL, &e) < 0 && strstr(e.msg, "prompt"),
+	      "bad replay input: %s", e.msg);
+	sb_model_fini(&m);
+	sb_model_fini(&m2);
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* numpy "linear" quantile of sorted x */
+static double exact_q(const double *x, size_t n, double q)
+{
+	double h = (double)(n - 1) * q;
+	size_t i = (size_t)floor(h);
+	if (i + 1 >= n)
+		return x[n - 1];
+	return x[i] + (h - (double)i) * (x[i + 1] - x[i]);
+}
+
+/* Same seed, same numbers; streaming percentiles within 1% of exact. */
+static void test_determinism_and_percentiles(void)
+{
+	sb_model m;
+	sb_error e = { "" };
+	CHECK(sb_model_default(&m, &e) == 0, "default model: %s", e.msg);
+	m.slots = 8;
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	o.keep_records = 1;
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = SB_MODE_RATE;
+	w.requests = 60000;
+	w.input_len = (sb_dist){ SB_DIST_LOGNORMAL, 5.5, 0.6 };
+	sb_sim_level a, b, c;
+	CHECK(sb_sim_run_level(&m, &o, &w, 2.0, 9, &a, &e) == 0, "run: %s", e.msg);
+	CHECK(sb_sim_run_level(&m, &o, &w, 2.0, 9, &b, &e) == 0, "run: %s", e.msg);
+	CHECK(sb_sim_run_level(&m, &o, &w, 2.0, 10, &c, &e) == 0, "run: %s", e.msg);
+	CHECK(memcmp(&a.sum.ttft_ms, &b.sum.ttft_ms, sizeof a.sum.ttft_ms) == 0 &&
+	      memcmp(&a.sum.e2e_ms, &b.sum.e2e_ms, sizeof a.sum.e2e_ms) == 0 &&
+	      a.sum.l_observed == b.sum.l_observed && a.n_recs == b.n_recs,
+	      "same seed, same result");
+	CHECK(a.sum.ttft_ms.mean != c.sum.ttft_ms.mean, "another seed, another result");
+	size_t n = a.n_recs;
+	double *x = malloc(n * sizeof *x);
+	for (int k = 0; k < 3; k++) {
+		for (size_t i = 0; i < n; i++)
+			x[i] = k == 0 ? a.recs[i].ttft_ms : k == 1 ? a.recs[i].e2e_ms : a.recs[i].tpot_ms;
+		qsort(x, n, sizeof *x, cmp_d);
+		const sb_summary *s = k == 0 ? &a.sum.ttft_ms : k == 1 ? &a.sum.e2e_ms : &a.sum.tpot_ms;
+		const double qs[3] = { 0.5, 0.9, 0.99 }, got[3] = { s->p50, s->p90, s->p99 };
+		for (int j = 0; j < 3; j++) {
+			double ex = exact_q(x, n, qs[j]);
+			CHECK(NEAR(got[j], ex, 0.01), "metric %d q%.2f: streaming %.6g exact %.6g", k,
+			      qs[j], got[j], ex);
+		}
+	}
+	free(x);
+	sb_sim_level_fini(&a);
+	sb_sim_level_fini(&b);
+	sb_sim_level_fini(&c);
+	sb_model_fini(&m);
+}
+
+/* A weighted add equals the same value added w times. */
+static void test_whist(void)
+{
+	sb_whist *h = sb_whist_new();
+	sb_summary s;
+	sb_whist_summary(h, &s);
+	CHECK(s.n == 0 && isnan(s.p50), "empty whist");
+	sb_whist_add(h, 10.0, 90);
+	sb_whist_add(h, 100.0, 10);
+	sb_whist_summary(h, &s);
+	CHECK(NEAR(s.mean, 19.0, 1e-12), "weighted mean %g", s.mean);
+	CHECK(NEAR(s.p50, 10.0, 0.004), "weighted p50 %g", s.p50);
+	CHECK(NEAR(s.p99, 100.0, 0.004), "weighted p99 %g", s.p99);
+	CHECK(s.n == 100, "weight total %llu", (unsigned long long)s.n);
+	sb_whist_free(h);
+	sb_whist_free(NULL);
+}
+
+int main(void)
+{
+	test_prefill_decode();
+	test_batching_gain();
+	test_knee();
+	test_divergence();
+	test_replay();
+	test_determinism_and_percentiles();
+	test_whist();
+	if (fails)
+		fprintf(stderr, "%d failure(s)\n", fails);
+	else
+		printf("all engine checks passed\n");
+	return fails ? 1 : 0;
+}
