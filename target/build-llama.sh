@@ -60,8 +60,8 @@ if [[ ! -f "${SRC}/CMakeLists.txt" ]]; then
     log "fetching ${PKG} with npm pack"
     (cd "$tmp" && npm pack "$PKG" --silent >>"$BUILD_LOG" 2>&1) \
         || die "npm pack ${PKG} failed (see ${BUILD_LOG})"
-    tarball="$(ls "$tmp"/node-llama-cpp-*.tgz 2>/dev/null | head -n1)"
-    [[ -n "$tarball" ]] || die "npm pack produced no tarball (see ${BUILD_LOG})"
+    tarball="$tmp/node-llama-cpp-${PKG_VERSION}.tgz"
+    [[ -f "$tarball" ]] || die "npm pack produced no ${tarball##*/} (see ${BUILD_LOG})"
     tar -xzf "$tarball" -C "$tmp" package/llama/gitRelease.bundle \
         || die "tarball has no package/llama/gitRelease.bundle"
     log "cloning the llama.cpp bundle"
@@ -74,10 +74,15 @@ if [[ ! -f "${SRC}/CMakeLists.txt" ]]; then
 fi
 
 # 2. Keep the vocab file and the gguf-py writer at stable paths in the cache.
-cp -f "${SRC}/models/ggml-vocab-llama-spm.gguf" "${DIR}/ggml-vocab-llama-spm.gguf.tmp"
-mv -f "${DIR}/ggml-vocab-llama-spm.gguf.tmp" "${DIR}/ggml-vocab-llama-spm.gguf"
-rm -rf "${DIR}/gguf-py"
-cp -r "${SRC}/gguf-py" "${DIR}/gguf-py"
+if [[ ! -f "${DIR}/ggml-vocab-llama-spm.gguf" ]]; then
+    cp "${SRC}/models/ggml-vocab-llama-spm.gguf" "${DIR}/.vocab.tmp"
+    mv -f "${DIR}/.vocab.tmp" "${DIR}/ggml-vocab-llama-spm.gguf"
+fi
+if [[ ! -f "${DIR}/gguf-py/gguf/__init__.py" ]]; then
+    rm -rf "${DIR}/gguf-py" "${DIR}/.gguf-py.tmp"
+    cp -r "${SRC}/gguf-py" "${DIR}/.gguf-py.tmp"
+    mv "${DIR}/.gguf-py.tmp" "${DIR}/gguf-py"
+fi
 
 # 3. Build only llama-server. The prebuilt web UI must stay off, or the build
 #    tries to download assets.
