@@ -1,0 +1,108 @@
+#!/bin/sh
+# test_sbsim_cli.sh SBSIM — every flag and input file is validated: a clear
+# message naming the bad value, exit status 2, no crash; plus the happy
+# paths (table, divergence notice, JSON results, determinism).
+set -u
+SBSIM=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT INT TERM
+fails=0
+
+# bad ARGS... EXPECTED-SUBSTRING: exit 2 and stderr names the bad value
+bad() {
+	want=$1; shift
+	"$SBSIM" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -ne 2 ]; then
+		echo "FAIL: sbsim $* exited $rc, want 2"; fails=$((fails+1)); return
+	fi
+	if ! grep -qF -- "$want" "$T/err"; then
+		echo "FAIL: sbsim $*: stderr lacks '$want':"; cat "$T/err"; fails=$((fails+1))
+	fi
+}
+
+bad "'x'" --rate 1,x
+bad "--rate: -3" --rate -3
+bad "--concurrency: 0" --concurrency 0
+bad "'2.5'" --concurrency 2.5
+bad "not both" --rate 1 --concurrency 1
+bad "--rate" --slots 4
+bad "--slots: 0" --rate 1 --slots 0
+bad "'many'" --rate 1 --slots many
+bad "--max-queue: -5" --rate 1 --max-queue -5
+bad "'0'" --rate 1 --input-len 0
+bad "'12.5'" --rate 1 --output-len 12.5
+bad "bogus" --rate 1 --input-len bogus:3
+bad "--requests: 0" --rate 1 --requests 0
+bad "'abc'" --rate 1 --seed abc
+bad "--replications: 0" --rate 1 --replications 0
+bad "exp:-1" --rate 1 --service exp:-1
+bad "weird" --rate 1 --service weird:1
+bad "'banana'" --rate 1 --arrival banana
+bad "--bursty: 0" --rate 1 --bursty 0
+bad "--slo-ttft-ms: -1" --rate 1 --slo-ttft-ms -1
+bad "--slo-percentile: 100" --rate 1 --slo-percentile 100
+bad "needs an SLO" --rate 1 --plan
+bad "open-loop" --concurrency 2 --slo-ttft-ms 500 --plan
+bad "'--frob'" --rate 1 --frob
+bad "needs a value" --rate 1 --seed
+bad "twice" --rate 1 --rate 2
+bad "'stray'" stray
+bad "takes no value" --rate 1 --plan=yes
+bad "/nonexistent/model.json" --rate 1 --model-file /nonexistent/model.json
+bad "--scenario" --rate 1 --check
+
+# malformed files: JSON errors carry line and column
+printf '{\n  "name": "x",\n  "workload": { "levels": [1, }\n}\n' >"$T/syntax.json"
+bad "syntax.json:3:" --scenario "$T/syntax.json"
+printf '{ "name": "x", "wokload": {} }\n' >"$T/key.json"
+bad "wokload" --scenario "$T/key.json"
+printf '{ "server": { "slots": 0 } }\n' >"$T/slots.json"
+bad "slots" --scenario "$T/slots.json"
+printf '{ "workload": { "mode": "rate", "levels": [1] }, "expect": [ { "metric": "nope", "level": 1, "min": 0 } ] }\n' >"$T/met.json"
+bad "nope" --scenario "$T/met.json"
+printf '{ "schema": "servebench.model/1", "server": { "slots": 2 },\n  "step_ms": { "decode_ms": { "1": -4 } } }\n' >"$T/model.json"
+bad "model.json" --rate 1 --model-file "$T/model.json"
+printf '{ "schema": "servebench.model/1",\n  "server": { "slots": 2 } \n' >"$T/trunc.json"
+bad "trunc.json:" --rate 1 --model-file "$T/trunc.json"
+
+# happy path: the example prints the table
+if ! "$SBSIM" --slots 8 --rate 3 --requests 500 >"$T/out" 2>"$T/err"; then
+	echo "FAIL: sbsim --slots 8 --rate 3"; cat "$T/err"; fails=$((fails+1))
+fi
+for col in "TTFT p50" "TTFT p99" "TPOT p50" "E2E p99" "wait" "out tok/s" "req/s" "util" "L obs" "capacity"; do
+	grep -qF "$col" "$T/out" || { echo "FAIL: table lacks '$col'"; fails=$((fails+1)); }
+done
+
+# beyond capacity: bounded, and says so plainly
+if ! "$SBSIM" --slots 2 --rate 20 --requests 100000 --queue-cap 2000 >"$T/out" 2>"$T/err"; then
+	echo "FAIL: overload run failed"; cat "$T/err"; fails=$((fails+1))
+fi
+grep -q "queue grows without bound: λ=20.000 ≥ capacity μ≈" "$T/out" ||
+	{ echo "FAIL: no divergence notice"; cat "$T/out"; fails=$((fails+1)); }
+
+# JSON results, simulated, and byte-identical for the same seed
+for i in 1 2; do
+	SOURCE_DATE_EPOCH=0 "$SBSIM" --concurrency 1,4 --requests 200 --replications 2 \
+		--seed 5 --json "$T/r$i.json" --json-requests >/dev/null 2>"$T/err" ||
+		{ echo "FAIL: --json run"; cat "$T/err"; fails=$((fails+1)); }
+done
+cmp -s "$T/r1.json" "$T/r2.json" || { echo "FAIL: same seed, different JSON"; fails=$((fails+1)); }
+grep -q '"source": "simulated"' "$T/r1.json" || { echo "FAIL: source not simulated"; fails=$((fails+1)); }
+grep -q '"schema": "servebench.results/1"' "$T/r1.json" || { echo "FAIL: schema"; fails=$((fails+1)); }
+grep -q '"littles_law"' "$T/r1.json" || { echo "FAIL: no littles_law"; fails=$((fails+1)); }
+grep -q '"requests": \[' "$T/r1.json" || { echo "FAIL: no request records"; fails=$((fails+1)); }
+SOURCE_DATE_EPOCH=0 "$SBSIM" --concurrency 1,4 --requests 200 --replications 2 \
+	--seed 6 --json "$T/r3.json" >/dev/null 2>&1
+cmp -s "$T/r1.json" "$T/r3.json" && { echo "FAIL: another seed, same JSON"; fails=$((fails+1)); }
+
+# planning answers both questions
+"$SBSIM" --rate 2 --slots 4 --requests 400 --slo-ttft-ms 2000 --plan >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: --plan"; cat "$T/err"; fails=$((fails+1)); }
+grep -q "(a) fewest slots" "$T/out" && grep -q "(b) highest rate" "$T/out" ||
+	{ echo "FAIL: plan output"; cat "$T/out"; fails=$((fails+1)); }
+
+if [ $fails -ne 0 ]; then
+	echo "$fails failure(s)"; exit 1
+fi
+echo "all CLI checks passed"
