@@ -6,8 +6,10 @@
 #
 # Installs clang and libclang-rt-14-dev (libFuzzer and the sanitizer
 # runtimes) from apt when they are missing, configures ./build-fuzz with
-# CC=clang -Dfuzzing=true -Db_sanitize=address,undefined, builds the fuzz-*
-# programs, and runs each one on a fresh copy of its seed corpus
+# CC=clang -Dfuzzing=true -Db_sanitize=address,undefined (and -Dwerror=false:
+# clang warns where gcc does not, e.g. -Wformat-nonliteral on vsnprintf in a
+# va_list wrapper; the warnings are counted in the summary, the gcc builds
+# keep -Werror), builds the fuzz-* programs, and runs each one on a fresh copy of its seed corpus
 # (fuzz/corpus/TARGET) with -max_total_time, -rss_limit_mb=2048,
 # -detect_leaks=1 and UBSan set to stop at the first report. The working
 # copies, logs and any artefact (crash-*, leak-*, timeout-*, oom-*) stay in
@@ -41,11 +43,19 @@ fi
 
 # --- build -----------------------------------------------------------------
 bdir=build-fuzz
+# -fsanitize=fuzzer-no-link instruments the libraries under test too (not
+# only the target files), so libFuzzer is guided by their coverage.
+opts=(-Dfuzzing=true -Db_sanitize=address,undefined -Db_lundef=false -Dlive_tests=false
+      -Dwerror=false -Dc_args=-fsanitize=fuzzer-no-link)
 if [[ ! -f "$bdir/build.ninja" ]]; then
-  CC=clang meson setup "$bdir" -Dfuzzing=true -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dlive_tests=false >"$root/$bdir.setup.log" 2>&1 \
+  CC=clang meson setup "$bdir" "${opts[@]}" >"$root/$bdir.setup.log" 2>&1 \
     || { cat "$root/$bdir.setup.log" >&2; echo "fuzz.sh: meson setup failed" >&2; exit 2; }
   rm -f "$root/$bdir.setup.log"
+else
+  grep -q 'C compiler for the host machine: clang' "$bdir/meson-logs/meson-log.txt" \
+    || { echo "fuzz.sh: $bdir is not a clang build; remove it and rerun" >&2; exit 2; }
+  meson configure "$bdir" "${opts[@]}" >/dev/null \
+    || { echo "fuzz.sh: meson configure $bdir failed" >&2; exit 2; }
 fi
 
 # The libFuzzer programs the build defines (fuzz-NAME, not fuzz-replay-NAME).
@@ -68,6 +78,7 @@ for t in "${targets[@]}"; do
 done
 meson compile -C "$bdir" -j 2 "${build[@]}" >"$bdir/fuzz-build.log" 2>&1 \
   || { tail -40 "$bdir/fuzz-build.log" >&2; echo "fuzz.sh: build failed" >&2; exit 2; }
+warnings=$(grep -c 'warning:' "$bdir/fuzz-build.log")
 
 # --- run -------------------------------------------------------------------
 # UBSan reports stop the run (libFuzzer then saves the input as crash-*).
@@ -110,7 +121,8 @@ for t in "${targets[@]}"; do
 done
 
 echo
-echo "libFuzzer (clang $(clang -dumpversion), ASan+UBSan+LeakSanitizer), ${secs}s per target, $(nproc) CPU(s)"
+echo "libFuzzer (clang $(clang -dumpversion), ASan+UBSan+LeakSanitizer), ${secs}s per target, $(nproc) CPU(s);" \
+  "compiler warnings in this build: $warnings (a full rebuild shows them all)"
 printf '%-10s %12s %9s %8s %6s %11s %8s\n' target executions exec/s seconds cov corpus crashes
 for r in "${rows[@]}"; do echo "$r"; done
 if ((bad)); then
