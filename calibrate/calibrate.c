@@ -191,6 +191,12 @@ static void fail_text(const sb_rlevel *rl, char *buf, size_t len)
 			 rl->sum.errors[0].count);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
 /* ---- collecting the data ------------------------------------------------ */
 
 static int collect_level(cal *k, size_t f, size_t li, long *failed, int *used, sb_error *e)
@@ -888,14 +894,91 @@ static int resolve_slots(cal *k, sb_error *e)
 	return 0;
 }
 
+/* A prefill that ended at time t (s) and added `extra` s to that step. */
+typedef struct pfev {
+	double t, extra, cum; /* cum: sum of extra up to and including this one */
+} pfev;
+
+static int cmp_pfev(const void *a, const void *b)
+{
+	double x = ((const pfev *)a)->t, y = ((const pfev *)b)->t;
+	return (x > y) - (x < y);
+}
+
+/* The level's prefill events in time order (new array of L->nrq), or NULL. */
+static pfev *prefill_events(const cal *k, const lvpt *L)
+{
+	pfev *ev = malloc((L->nrq ? L->nrq : 1) * sizeof(*ev));
+	if (!ev)
+		return NULL;
+	for (size_t i = 0; i < L->nrq; i++) {
+		const rqpt *R = &k->rqs[L->rq0 + i];
+		ev[i] = (pfev){ R->t_first, prefill_var(k, R->P) / 1e3, 0 };
+	}
+	qsort(ev, L->nrq, sizeof(*ev), cmp_pfev);
+	double c = 0;
+	for (size_t i = 0; i < L->nrq; i++) {
+		c += ev[i].extra;
+		ev[i].cum = c;
+	}
+	return ev;
+}
+
+/* Time t on a clock that skips the prefill work of every prefill that ended
+ * at or before t. O(log n). */
+static double warp(const pfev *ev, size_t n, double t)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (ev[mid].t <= t + 1e-9)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo ? t - ev[lo - 1].cum : t;
+}
+
+/* Before every client has sent a recorded request, some run unrecorded
+ * warm-up requests that would be invisible to the effective batch: requests
+ * that start decoding before then are left out of the decode fit. Returns
+ * the c-th earliest send time of the level (-inf when fewer records). */
+static double warm_cut(const cal *k, const lvpt *L)
+{
+	size_t c = (size_t)L->c;
+	if (L->nrq < c || c < 1)
+		return -INFINITY;
+	double *t = malloc(L->nrq * sizeof(double));
+	if (!t)
+		return -INFINITY;
+	for (size_t i = 0; i < L->nrq; i++)
+		t[i] = k->rqs[L->rq0 + i].t_sent;
+	qsort(t, L->nrq, sizeof(double), cmp_dbl);
+	double r = t[c - 1];
+	free(t);
+	return r;
+}
+
 /* ---- decode at B >= 2 --------------------------------------------------- */
 
 static int fit_decode_batches(cal *k, sb_error *e)
 {
 	json_t *pts = json_array();
-	double sum[SB_MODEL_MAX_DECODE] = { 0 }, wsum[SB_MODEL_MAX_DECODE] = { 0 };
-	double var[SB_MODEL_MAX_DECODE] = { 0 };
-	int batch[SB_MODEL_MAX_DECODE] = { 0 }, nb = 0, all_se[SB_MODEL_MAX_DECODE];
+	/* One row per request (or per summary level): y = the step time its
+	 * TPOT implies at an effective batch bbar once the KV and prefill
+	 * interference terms are removed. */
+	typedef struct drow {
+		double y, bbar, w;
+	} drow;
+	size_t cap = k->n_rq + k->n_lv + 1;
+	drow *rows = malloc(cap * sizeof(*rows));
+	if (!rows) {
+		json_decref(pts);
+		return -ENOMEM;
+	}
+	size_t nrow = 0;
+	int U[SB_LINFIT_MAXP];
+	int nu = 0;
 	for (size_t l = 0; l < k->n_lv; l++) {
 		const lvpt *L = &k->lvs[l];
 		if (L->c < 2 || L->N < 2 || !isfinite(L->tpot))
@@ -913,45 +996,72 @@ static int fit_decode_batches(cal *k, sb_error *e)
 					       "concurrency 1)"));
 			continue;
 		}
-		double val, se = NAN, n_eff, kvc, interf;
+		double ymean, bmean, kvc, interf;
+		size_t row0 = nrow;
 		const char *how;
 		char howbuf[200];
 		if (L->use_reqs) {
-			double s = 0, ss = 0, si = 0, sk = 0;
+			double sy = 0, sb = 0, si = 0, sk = 0;
 			long m = 0;
+			pfev *ev = prefill_events(k, L);
+			if (!ev) {
+				free(rows);
+				json_decref(pts);
+				return -ENOMEM;
+			}
+			double t_cut = warm_cut(k, L);
 			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 				const rqpt *R = &k->rqs[q];
-				if (!isfinite(R->tpot))
+				if (!isfinite(R->tpot) || !(R->t_done > R->t_first) ||
+				    R->t_first < t_cut)
 					continue;
 				double margin = 0.5 * R->tpot / 1e3;
-				double add = 0;
+				double add = 0, overlap = 0;
+				double a0 = warp(ev, L->nrq, R->t_first), b0 = warp(ev, L->nrq, R->t_done);
 				for (size_t o = L->rq0; o < L->rq0 + L->nrq; o++) {
 					if (o == q)
 						continue;
-					double t = k->rqs[o].t_first;
-					if (t > R->t_first + margin && t < R->t_done - margin)
-						add += prefill_var(k, k->rqs[o].P);
+					const rqpt *O = &k->rqs[o];
+					/* its prefill ended in one of R's decode steps */
+					if (O->t_first > R->t_first + margin &&
+					    O->t_first <= R->t_done + margin)
+						add += prefill_var(k, O->P);
+					double a1 = warp(ev, L->nrq, O->t_first);
+					double b1 = warp(ev, L->nrq, O->t_done);
+					double a = a1 > a0 ? a1 : a0, b = b1 < b0 ? b1 : b0;
+					if (b > a)
+						overlap += b - a;
 				}
+				double bbar = b0 > a0 ? 1.0 + overlap / (b0 - a0) : 1.0;
+				if (bbar > B)
+					bbar = B;
 				double corr_i = add / (R->N - 1.0);
-				double kv_i = k->kv * (double)B * (R->P + R->N / 2.0);
+				double kv_i = k->kv * bbar * (R->P + R->N / 2.0);
 				double d = R->tpot - kv_i - corr_i;
-				s += d;
-				ss += d * d;
+				rows[nrow++] = (drow){ d, bbar, 1.0 };
+				sy += d;
+				sb += bbar;
 				si += corr_i;
 				sk += kv_i;
 				m++;
 			}
+			free(ev);
 			if (m == 0)
 				continue;
-			val = s / (double)m;
-			se = m > 1 ? sqrt((ss / (double)m - val * val) * (double)m / (double)(m - 1) /
-					  (double)m)
-				   : NAN;
-			n_eff = (double)m;
+			ymean = sy / (double)m;
+			bmean = sb / (double)m;
+			/* every request of the level sits at the level's mean effective
+			 * batch: a single request's estimate is noisy, and noise in a
+			 * regressor would bias the fit (errors in variables) */
+			for (size_t q = row0; q < nrow; q++)
+				rows[q].bbar = bmean;
 			interf = si / (double)m;
 			kvc = sk / (double)m;
-			how = "per request: other requests' prefills that finished inside its "
-			      "decode phase, counted from their first-token times";
+			how = "per request: other requests' prefills that finished inside its decode "
+			      "phase (from their first-token times); effective batch = 1 + the time "
+			      "others decoded alongside it / its decode time, both on a clock "
+			      "with the prefill work removed (prefill steps are long but add no "
+			      "decoding sequence)";
 		} else {
 			double fr;
 			if ((int)L->c > S) {
@@ -974,71 +1084,135 @@ static int fit_decode_batches(cal *k, sb_error *e)
 			}
 			interf = fr * (double)(B - 1) * prefill_var(k, L->P) / (L->N - 1.0);
 			kvc = k->kv * (double)B * (L->P + L->N / 2.0);
-			val = L->tpot - kvc - interf;
-			n_eff = MEDIAN_WEIGHT(L->n_ok);
+			ymean = L->tpot - kvc - interf;
+			bmean = B;
+			rows[nrow++] = (drow){ ymean, (double)B, MEDIAN_WEIGHT(L->n_ok) };
 		}
 		json_array_append_new(
-			pts, json_pack("{s:s,s:f,s:i,s:f,s:f,s:f,s:f,s:o,s:s}", "file", fn,
-				       "concurrency", L->c, "batch", B, "tpot_ms", L->tpot,
-				       "minus_kv_ms", kvc, "minus_prefill_interference_ms", interf,
-				       "decode_ms", val, "se", num(se), "correction", how));
-		if (!(val > 0)) {
-			note(k, "%s: concurrency %g gives decode_ms(%d) = %.3g ms after corrections: "
-				"not used", fn, L->c, B, val);
+			pts, json_pack("{s:s,s:f,s:i,s:f,s:f,s:f,s:f,s:f,s:s}", "file", fn,
+				       "concurrency", L->c, "batch", B, "effective_batch", bmean,
+				       "tpot_ms", L->tpot, "minus_kv_ms", kvc,
+				       "minus_prefill_interference_ms", interf, "step_ms", ymean,
+				       "correction", how));
+		if (!(ymean > 0)) {
+			note(k, "%s: concurrency %g gives a decode step of %.3g ms after corrections: "
+				"not used", fn, L->c, ymean);
+			nrow = row0;
 			continue;
 		}
 		int i;
-		for (i = 0; i < nb && batch[i] != B; i++)
+		for (i = 0; i < nu && U[i] != B; i++)
 			;
-		if (i == nb) {
-			if (nb == SB_MODEL_MAX_DECODE - 1)
+		if (i == nu) {
+			if (nu == SB_LINFIT_MAXP || nu == SB_MODEL_MAX_DECODE - 1) {
+				note(k, "%s: batch %d not used (at most %d batch sizes are fitted)", fn,
+				     B, SB_LINFIT_MAXP);
+				nrow = row0;
 				continue;
-			batch[nb] = B;
-			all_se[nb] = 1;
-			nb++;
+			}
+			U[nu++] = B;
 		}
-		sum[i] += n_eff * val;
-		wsum[i] += n_eff;
-		if (isfinite(se))
-			var[i] += n_eff * n_eff * se * se;
-		else
-			all_se[i] = 0;
 	}
-	/* the table: B = 1 from the regression, then ascending batches */
+	/* unknowns in ascending batch order */
+	for (int i = 1; i < nu; i++)
+		for (int j = i; j > 0 && U[j] < U[j - 1]; j--) {
+			int t = U[j];
+			U[j] = U[j - 1];
+			U[j - 1] = t;
+		}
 	k->dec[0] = (sb_decode_point){ 1, k->d1 };
 	k->dec_se[0] = k->d1_se;
 	k->n_dec = 1;
-	for (;;) {
-		int best = -1;
-		for (int i = 0; i < nb; i++)
-			if (batch[i] > k->dec[k->n_dec - 1].batch &&
-			    (best < 0 || batch[i] < batch[best]))
-				best = i;
-		if (best < 0)
-			break;
-		double v = sum[best] / wsum[best];
-		k->dec[k->n_dec] = (sb_decode_point){ batch[best], v };
-		k->dec_se[k->n_dec] = all_se[best] ? sqrt(var[best]) / wsum[best] : NAN;
-		k->n_dec++;
+	json_t *dj = json_pack("{s:o}", "points", pts);
+	int r = 0;
+	if (nu > 0) {
+		/* decode_ms(B) is linear between table points (as the simulator
+		 * reads it), so a row at effective batch bbar is a fixed mix of
+		 * two table entries: least squares for the unknown entries. */
+		double *X = calloc(nrow * (size_t)nu, sizeof(double));
+		double *y = malloc(nrow * sizeof(double)), *w = malloc(nrow * sizeof(double));
+		if (!X || !y || !w) {
+			free(X);
+			free(y);
+			free(w);
+			free(rows);
+			json_decref(dj);
+			return -ENOMEM;
+		}
+		for (size_t q = 0; q < nrow; q++) {
+			double bb = rows[q].bbar;
+			double yy = rows[q].y;
+			double lo = 1;
+			int hi_i = 0;
+			while (hi_i < nu && U[hi_i] < bb)
+				hi_i++;
+			if (hi_i == nu) {
+				X[q * (size_t)nu + (size_t)(nu - 1)] = 1.0;
+			} else {
+				lo = hi_i > 0 ? U[hi_i - 1] : 1.0;
+				double t = (bb - lo) / ((double)U[hi_i] - lo);
+				if (t < 0)
+					t = 0;
+				X[q * (size_t)nu + (size_t)hi_i] = t;
+				if (hi_i > 0)
+					X[q * (size_t)nu + (size_t)(hi_i - 1)] = 1.0 - t;
+				else
+					yy -= (1.0 - t) * k->d1;
+			}
+			y[q] = yy;
+			w[q] = rows[q].w;
+		}
+		sb_linfit f;
+		r = sb_linfit_run(X, y, w, nrow, (size_t)nu, &f, e);
+		free(X);
+		free(y);
+		free(w);
+		if (r < 0) {
+			sb_error_prefix(e, "decode step per batch size");
+			free(rows);
+			json_decref(dj);
+			return r;
+		}
+		char names_buf[SB_LINFIT_MAXP][16];
+		const char *names[SB_LINFIT_MAXP];
+		json_t *tab = json_object();
+		json_object_set_new(tab, "1", json_real(k->d1));
+		for (int i = 0; i < nu; i++) {
+			snprintf(names_buf[i], sizeof(names_buf[i]), "%d", U[i]);
+			names[i] = names_buf[i];
+			k->dec[k->n_dec] = (sb_decode_point){ U[i], f.coef[i] };
+			k->dec_se[k->n_dec] = f.has_ci ? f.se[i] : NAN;
+			k->n_dec++;
+			json_object_set_new(tab, names_buf[i], json_real(f.coef[i]));
+			char key[32];
+			snprintf(key, sizeof(key), "decode_ms[%d]", U[i]);
+			coef(k, key, f.coef[i], f.has_ci ? f.ci_lo[i] : NAN,
+			     f.has_ci ? f.ci_hi[i] : NAN, "ms",
+			     "TPOT at that batch size, corrected (see fit.decode)");
+		}
+		json_t *lj = sb_linfit_to_json(&f, names);
+		json_object_set_new(lj, "model",
+				    json_string("step = decode_ms(effective batch), linear between "
+						"table entries; decode_ms(1) fixed from concurrency 1"));
+		json_object_set_new(dj, "fit", lj);
+		json_object_set_new(dj, "table", tab);
+		sb_linfit_fini(&f);
+		for (int i = 1; i < k->n_dec; i++) {
+			if (!(k->dec[i].ms > 0)) {
+				free(rows);
+				json_decref(dj);
+				return sb_error_set(e, "decode_ms(%d) came out %.3g ms: the TPOTs at "
+						       "that batch size are inconsistent with the rest",
+						    k->dec[i].batch, k->dec[i].ms);
+			}
+			if (k->dec[i].ms < k->dec[i - 1].ms)
+				note(k, "decode_ms(%d) = %.3g ms is below decode_ms(%d) = %.3g ms: a "
+					"larger batch looks cheaper per step; check those levels",
+				     k->dec[i].batch, k->dec[i].ms, k->dec[i - 1].batch,
+				     k->dec[i - 1].ms);
+		}
 	}
-	json_t *tab = json_object();
-	for (int i = 0; i < k->n_dec; i++) {
-		char key[32];
-		snprintf(key, sizeof(key), "decode_ms[%d]", k->dec[i].batch);
-		double se = k->dec_se[i];
-		if (i > 0)
-			coef(k, key, k->dec[i].ms, k->dec[i].ms - 1.96 * se,
-			     k->dec[i].ms + 1.96 * se, "ms",
-			     "TPOT at that batch size, corrected (see fit.decode.points)");
-		char bkey[16];
-		snprintf(bkey, sizeof(bkey), "%d", k->dec[i].batch);
-		json_object_set_new(tab, bkey, num(k->dec[i].ms));
-		if (i > 0 && k->dec[i].ms < k->dec[i - 1].ms)
-			note(k, "decode_ms(%d) = %.3g ms is below decode_ms(%d) = %.3g ms: a larger "
-				"batch looks cheaper per step; check those levels",
-			     k->dec[i].batch, k->dec[i].ms, k->dec[i - 1].batch, k->dec[i - 1].ms);
-	}
-	json_t *dj = json_pack("{s:o,s:o}", "points", pts, "table", tab);
+	free(rows);
 	if (k->n_dec == 1) {
 		missing(k, "decode_ms at batch sizes above 1: no level ran 2 or more sequences "
 			   "at once; measure a concurrency sweep (--concurrency 1,2,4,8) on a "
@@ -1076,17 +1250,10 @@ static int fit_decode_batches(cal *k, sb_error *e)
 		}
 	}
 	json_object_set_new(k->fit, "decode", dj);
-	(void)e;
-	return 0;
+	return r;
 }
 
 /* ---- admission delay ---------------------------------------------------- */
-
-static int cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
 
 static int fit_admit(cal *k)
 {

@@ -14,7 +14,7 @@
 
 #include "core/error.h"
 
-#define SB_LINFIT_MAXP 4
+#define SB_LINFIT_MAXP 16
 
 typedef struct sb_linfit {
 	size_t n, p;
