@@ -7,9 +7,9 @@
  * file is still written, with "interrupted": true).
  *
  * With --out FILE, finished requests are appended to FILE.partial.jsonl as
- * they finish; once FILE itself has been written (atomically) the partial
- * file is removed. It survives only when the run crashed or FILE could not
- * be written.
+ * they finish (one JSON record per line, flushed each time); FILE itself is
+ * written atomically at the end. The partial file is kept: it is the raw
+ * log of the run in finishing order, and after a crash the only record.
  */
 #include <errno.h>
 #include <math.h>
@@ -53,7 +53,7 @@ static void usage(FILE *f)
 		"  --output-len N       output tokens (max_tokens + ignore_eos / num_predict)\n"
 		"  --warmup N           unmeasured requests before each level (default 2)\n"
 		"  --seed N             seed of prompts, lengths and arrivals (default: from the clock)\n"
-		"  --out FILE           results JSON (written atomically; FILE.partial.jsonl while running)\n"
+		"  --out FILE           results JSON (atomic); FILE.partial.jsonl logs each request as it ends\n"
 		"  --api A              auto|openai-chat|openai-completions|ollama-generate|ollama-chat\n"
 		"  --arrival A          poisson|constant|gamma (open loop), --arrival-cv X for gamma\n"
 		"  --reuse-prompt       send one prompt for every request (shows prefix caching)\n"
@@ -380,8 +380,6 @@ int sb_cmd_run(int argc, char **argv)
 			fprintf(stderr, "servebench run: %s (records kept in %s)\n", e.msg,
 				partial ? partial : "-");
 			status = 1;
-		} else if (partial) {
-			unlink(partial);
 		}
 	}
 	if (rc == -EINTR) {

@@ -18,6 +18,41 @@ static int is_hex(char c)
 	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
+/* One multi-byte UTF-8 sequence at p (lead byte >= 0x80): the position
+ * after it, or NULL when it is not well-formed (overlong forms, surrogates
+ * and code points past U+10FFFF included). */
+static const char *skip_utf8(const char *p, const char *end)
+{
+	const unsigned char *u = (const unsigned char *)p;
+	size_t left = (size_t)(end - p);
+	unsigned char c = u[0];
+	size_t n;
+	unsigned char lo = 0x80, hi = 0xbf;
+	if (c >= 0xc2 && c <= 0xdf) {
+		n = 2;
+	} else if (c >= 0xe0 && c <= 0xef) {
+		n = 3;
+		if (c == 0xe0)
+			lo = 0xa0;
+		else if (c == 0xed)
+			hi = 0x9f;
+	} else if (c >= 0xf0 && c <= 0xf4) {
+		n = 4;
+		if (c == 0xf0)
+			lo = 0x90;
+		else if (c == 0xf4)
+			hi = 0x8f;
+	} else {
+		return NULL;
+	}
+	if (left < n || u[1] < lo || u[1] > hi)
+		return NULL;
+	for (size_t i = 2; i < n; i++)
+		if ((u[i] & 0xc0) != 0x80)
+			return NULL;
+	return p + n;
+}
+
 /* p at the opening quote; returns the position after the closing quote. */
 static const char *skip_string(const char *p, const char *end)
 {
@@ -47,9 +82,15 @@ static const char *skip_string(const char *p, const char *end)
 			}
 			continue;
 		}
-		/* Plain bytes: jump to the next quote or backslash. */
+		if (c >= 0x80) {
+			if (!(p = skip_utf8(p, end)))
+				return NULL;
+			continue;
+		}
+		/* Plain ASCII: jump to the next quote, backslash or non-ASCII byte. */
 		const char *q = p + 1;
-		while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20)
+		while (q < end && *q != '"' && *q != '\\' && (unsigned char)*q >= 0x20 &&
+		       (unsigned char)*q < 0x80)
 			q++;
 		p = q;
 	}

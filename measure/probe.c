@@ -127,18 +127,18 @@ int sb_probe_detect(const sb_probe_opts *o, const char *root, sb_server_info *in
 	if (!strcmp(info->kind, "llama.cpp")) {
 		long n;
 		sb_error e2;
-		if (sb_probe_tokenize(o, root, "hello world", &n, &e2) == 0 && n > 0)
+		if (sb_probe_tokenize(o, root, "hello world", 0, &n, &e2) == 0 && n > 0)
 			info->has_tokenize = 1;
 	}
 	return 0;
 }
 
 int sb_probe_tokenize(const sb_probe_opts *o, const char *root, const char *text,
-		      long *ntok, sb_error *e)
+		      int add_special, long *ntok, sb_error *e)
 {
 	char url[2048];
 	snprintf(url, sizeof(url), "%s/tokenize", root);
-	json_t *j = json_pack("{s:s}", "content", text);
+	json_t *j = json_pack("{s:s,s:b}", "content", text, "add_special", add_special);
 	char *req = j ? json_dumps(j, JSON_COMPACT) : NULL;
 	json_decref(j);
 	if (!req)
@@ -159,6 +159,34 @@ int sb_probe_tokenize(const sb_probe_opts *o, const char *root, const char *text
 	*ntok = (long)json_array_size(toks);
 	json_decref(r);
 	return 0;
+}
+
+int sb_probe_apply_template(const sb_probe_opts *o, const char *root, const char *text,
+			    char **prompt, sb_error *e)
+{
+	char url[2048];
+	snprintf(url, sizeof(url), "%s/apply-template", root);
+	json_t *j = json_pack("{s:[{s:s,s:s}]}", "messages", "role", "user", "content", text);
+	char *req = j ? json_dumps(j, JSON_COMPACT) : NULL;
+	json_decref(j);
+	if (!req)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	long st = 0;
+	char *body = NULL;
+	int rc = sb_probe_http(o, url, req, &st, &body, e);
+	free(req);
+	if (rc < 0)
+		return rc;
+	json_t *r = json_loads(body, 0, NULL);
+	free(body);
+	const char *p = json_string_value(json_object_get(r, "prompt"));
+	if (st != 200 || !p) {
+		json_decref(r);
+		return sb_error_code(e, -ENOTSUP, "%s: no templated prompt (HTTP %ld)", url, st);
+	}
+	*prompt = strdup(p);
+	json_decref(r);
+	return *prompt ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
 }
 
 int sb_probe_prompt_tokens(const sb_probe_opts *o, sb_api api, const char *root,

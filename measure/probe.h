@@ -37,9 +37,14 @@ int sb_probe_http(const sb_probe_opts *o, const char *url, const char *body,
 int sb_probe_detect(const sb_probe_opts *o, const char *root,
 		    sb_server_info *info, sb_error *e);
 
-/* Token count of text by the server's /tokenize. 0 or negative errno. */
+/* Token count of text by the server's /tokenize (add_special: with the
+ * BOS/EOS tokens the server adds to a prompt). 0 or negative errno. */
 int sb_probe_tokenize(const sb_probe_opts *o, const char *root, const char *text,
-		      long *ntok, sb_error *e);
+		      int add_special, long *ntok, sb_error *e);
+/* The chat prompt llama.cpp builds from one user message (POST
+ * /apply-template). *prompt is new malloc'd. 0 or negative errno. */
+int sb_probe_apply_template(const sb_probe_opts *o, const char *root, const char *text,
+			    char **prompt, sb_error *e);
 
 /* Sends one non-streamed request of max_tokens 1 with this prompt and reads
  * the prompt token count the server reports. 0 or negative errno. */

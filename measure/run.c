@@ -63,13 +63,24 @@ static void size_prompts(run *r, const sb_probe_opts *po, const sb_server_info *
 	long t_big = 0, t_small = 0, p_small = 0, p_big = 0;
 	if (!big || !small)
 		goto out;
-	if (info->has_tokenize && sb_probe_tokenize(po, r->root, big, &t_big, &e) == 0 &&
+	if (info->has_tokenize && sb_probe_tokenize(po, r->root, big, 0, &t_big, &e) == 0 &&
 	    t_big > 0) {
+		/* No generation request: the template overhead comes from the
+		 * server's own template and tokenizer (probe requests would count
+		 * as traffic on the server being measured). */
 		r->size.per_word = (double)t_big / 400.0;
 		r->size.method = "tokenize";
-		if (sb_probe_tokenize(po, r->root, small, &t_small, &e) == 0 &&
-		    sb_probe_prompt_tokens(po, r->api, r->root, c->model, small, &p_small, &e) == 0)
-			r->size.overhead = (double)(p_small - t_small);
+		char *tpl = NULL;
+		if (sb_probe_tokenize(po, r->root, small, 0, &t_small, &e) == 0) {
+			if (r->api == SB_API_OPENAI_CHAT || r->api == SB_API_OLLAMA_CHAT) {
+				if (sb_probe_apply_template(po, r->root, small, &tpl, &e) == 0 &&
+				    sb_probe_tokenize(po, r->root, tpl, 1, &p_small, &e) == 0)
+					r->size.overhead = (double)(p_small - t_small);
+			} else if (sb_probe_tokenize(po, r->root, small, 1, &p_small, &e) == 0) {
+				r->size.overhead = (double)(p_small - t_small);
+			}
+		}
+		free(tpl);
 		goto out;
 	}
 	if (sb_probe_prompt_tokens(po, r->api, r->root, c->model, small, &p_small, &e) == 0 &&
