@@ -1,0 +1,122 @@
+/* test_plot.c — `servebench plot` end to end: a measured-like results file
+ * (simulated truth) and its replay are drawn to PNG and SVG; the outputs
+ * must exist, carry the right magic bytes and be more than a blank canvas:
+ * with this gnuplot a blank 1600x1120 pngcairo canvas is ~8 KiB and one
+ * bare pair of axes ~13 KiB, while four panels with curves, keys and text
+ * are ~110 KiB, hence a 40 KiB floor (12 KiB for the one-panel SVG, whose
+ * text is dominated by the per-request points). Bad usage must exit 2.
+ * Skips (77) when gnuplot is not installed. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "app/cmd.h"
+#include "core/jsonfile.h"
+#include "core/results.h"
+#include "sim/compare.h"
+#include "simdoc.h"
+#include "tests/core/check.h"
+
+static int have_gnuplot(void)
+{
+	return system("gnuplot --version >/dev/null 2>&1") == 0;
+}
+
+static long file_size(const char *p)
+{
+	struct stat st;
+	return stat(p, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static int run_plot(int argc, const char **argv)
+{
+	return sb_cmd_plot(argc, (char **)argv);
+}
+
+int main(void)
+{
+	if (!have_gnuplot()) {
+		fprintf(stderr, "gnuplot not installed: skipping\n");
+		return 77;
+	}
+	char dir[] = "/tmp/sb-plot-test.XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	char meas_p[256], sim_p[256], png[256], svg[256], bad[256];
+	snprintf(meas_p, sizeof(meas_p), "%s/measured.json", dir);
+	snprintf(sim_p, sizeof(sim_p), "%s/simulated.json", dir);
+	snprintf(png, sizeof(png), "%s/out.png", dir);
+	snprintf(svg, sizeof(svg), "%s/out.svg", dir);
+	snprintf(bad, sizeof(bad), "%s/out.jpg", dir);
+
+	sb_model m;
+	sb_error e = { "" };
+	CHECK(sb_model_default(&m, &e) == 0);
+	sb_workload w;
+	sb_workload_init(&w);
+	w.input_len = (sb_dist){ SB_DIST_DET, 128, 0 };
+	w.output_len = (sb_dist){ SB_DIST_DET, 32, 0 };
+	w.requests = 12;
+	w.warmup = 0;
+	w.n_levels = 3;
+	w.levels[0] = 1;
+	w.levels[1] = 4;
+	w.levels[2] = 6;
+	json_t *doc = simdoc_make(&m, &w, 3);
+	CHECK(doc != NULL);
+	sb_results meas;
+	CHECK(doc && sb_results_from_json(doc, &meas, "doc", &e) == 0);
+	CHECK(sb_json_write_file(meas_p, doc, &e) == 0);
+	json_decref(doc);
+	sb_compare_opts o;
+	sb_compare_opts_init(&o);
+	o.replications = 3;
+	sb_comparison c;
+	CHECK(sb_compare_run(&m, &meas, &o, &c, &e) == 0);
+	CHECK(sb_json_write_file(sim_p, c.simulated, &e) == 0);
+	sb_comparison_fini(&c);
+	sb_results_fini(&meas);
+	sb_model_fini(&m);
+
+	const char *a1[] = { "plot", meas_p, sim_p, "-o", png, NULL };
+	CHECK(run_plot(5, a1) == 0);
+	long n = file_size(png);
+	printf("png: %ld bytes\n", n);
+	CHECK(n > 40 * 1024);
+	FILE *f = fopen(png, "rb");
+	unsigned char mg[8] = { 0 };
+	CHECK(f && fread(mg, 1, 8, f) == 8);
+	if (f)
+		fclose(f);
+	CHECK(!memcmp(mg, "\x89PNG\r\n\x1a\n", 8));
+
+	const char *a2[] = { "plot", meas_p, sim_p, "-o", svg, "--kind", "cdf", NULL };
+	CHECK(run_plot(7, a2) == 0);
+	char head[512] = "";
+	f = fopen(svg, "r");
+	CHECK(f && fread(head, 1, sizeof(head) - 1, f) > 0);
+	if (f)
+		fclose(f);
+	CHECK(strstr(head, "<svg") != NULL);
+	printf("svg: %ld bytes\n", file_size(svg));
+	CHECK(file_size(svg) > 12 * 1024);
+
+	const char *a3[] = { "plot", meas_p, "-o", bad, NULL };
+	CHECK(run_plot(4, a3) == 2);
+	CHECK(file_size(bad) < 0);
+	const char *a4[] = { "plot", "/nonexistent/x.json", "-o", png, NULL };
+	CHECK(run_plot(4, a4) == 2);
+	const char *a5[] = { "plot", meas_p, "-o", png, "--kind", "pie", NULL };
+	CHECK(run_plot(6, a5) == 2);
+	const char *a6[] = { "plot", meas_p, NULL };
+	CHECK(run_plot(2, a6) == 2);
+
+	unlink(meas_p);
+	unlink(sim_p);
+	unlink(png);
+	unlink(svg);
+	rmdir(dir);
+	CHECK_DONE();
+}
