@@ -153,6 +153,7 @@ struct srv {
 	size_t huge_bytes;
 	const char *model;
 	bool llama_errors;	/* stream-error in llama.cpp style ("error: {...}") */
+	bool log;		/* one stderr line per request */
 
 	/* state */
 	int ep, lfd, tfd, sfd;
@@ -1030,11 +1031,43 @@ static void handle_tokenize(struct srv *s, struct conn *c, json_t *req)
 	buf_free(&b);
 }
 
+/* llama.cpp's /apply-template: the chat prompt the server would build. The
+ * stub's "template" adds nothing, so chat prompts size exactly. */
+static void handle_template(struct srv *s, struct conn *c, json_t *req)
+{
+	json_t *msgs = json_object_get(req, "messages");
+	if (!json_is_array(msgs)) {
+		conn_error_json(s, c, 400, "apply-template: \\\"messages\\\" must be an array");
+		return;
+	}
+	struct buf text = { 0 };
+	size_t i;
+	json_t *m;
+	json_array_foreach(msgs, i, m)
+	{
+		json_t *content = json_object_get(m, "content");
+		if (json_is_string(content)) {
+			if (text.len)
+				buf_add(&text, "\n", 1);
+			buf_add(&text, json_string_value(content), strlen(json_string_value(content)));
+		}
+	}
+	json_t *o = json_pack("{s:s}", "prompt", text.p ? text.p : "");
+	char *body = json_dumps(o, JSON_COMPACT);
+	conn_respond_json(s, c, 200, body);
+	free(body);
+	json_decref(o);
+	buf_free(&text);
+}
+
 /* Dispatches one complete request; the body is `body` (len bytes). */
 static void handle_request(struct srv *s, struct conn *c, const char *method, const char *path,
 			   const char *body, size_t len)
 {
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+	if (s->log)
+		fprintf(stderr, "stub_server: fd %d %s %s %.*s\n", c->fd, method, path,
+			(int)(len < 160 ? len : 160), body);
 	char tmp[512];
 	if (get && (!strcmp(path, "/health") || !strcmp(path, "/v1/health"))) {
 		conn_respond_json(s, c, 200, "{\"status\":\"ok\"}");
@@ -1065,7 +1098,7 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 		return;
 	}
 	enum api api = API_NONE;
-	bool tokenize = false;
+	bool tokenize = false, tmpl = false;
 	if (!strcmp(path, "/v1/chat/completions") || !strcmp(path, "/chat/completions"))
 		api = API_CHAT;
 	else if (!strcmp(path, "/v1/completions") || !strcmp(path, "/completions"))
@@ -1076,7 +1109,9 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 		api = API_OCHAT;
 	else if (!strcmp(path, "/tokenize"))
 		tokenize = true;
-	if (api == API_NONE && !tokenize) {
+	else if (!strcmp(path, "/apply-template"))
+		tmpl = true;
+	if (api == API_NONE && !tokenize && !tmpl) {
 		conn_respond_json(s, c, 404, "{\"error\":{\"code\":404,\"message\":\"no such endpoint\",\"type\":\"not_found_error\"}}");
 		return;
 	}
@@ -1093,6 +1128,8 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 	}
 	if (tokenize)
 		handle_tokenize(s, c, req);
+	else if (tmpl)
+		handle_template(s, c, req);
 	else
 		handle_generate(s, c, api, req);
 	json_decref(req);
@@ -1331,7 +1368,8 @@ static void usage(FILE *f)
 	      "  --fault-body json|none   body of http429/500/503 (default json)\n"
 	      "  --error-style openai|llama   stream-error as data: {\"error\"} or error: {...}\n"
 	      "  --huge-bytes N      size of the huge-line token (default 1048576)\n"
-	      "  --die-after N       exit once N generation requests are complete\n",
+	      "  --die-after N       exit once N generation requests are complete\n"
+	      "  --log               one line per request on stderr\n",
 	      f);
 }
 
@@ -1458,6 +1496,8 @@ static void parse_args(struct srv *s, int argc, char **argv)
 				s->crlf = true;
 			else if (!strcmp(a, "--close-mode"))
 				s->close_mode = true;
+			else if (!strcmp(a, "--log"))
+				s->log = true;
 			else {
 				usage(stderr);
 				die("unknown option '%s'", a);
