@@ -113,10 +113,11 @@ static void print_report(FILE *f, const sb_model *m)
 	const json_t *ch = json_object_get(noise, "chosen");
 	if (ch) {
 		const json_t *ks = json_object_get(ch, "ks");
-		fprintf(f, "  noise: %s (cv %.4g) by maximum likelihood over %lld gaps; KS D = "
-			   "%.4g, p = %.3g\n",
+		fprintf(f, "  noise: %s, step cv %.4g, maximum likelihood over %lld values (%s); "
+			   "KS D = %.4g, p = %.3g\n",
 			json_string_value(json_object_get(ch, "kind")), m->noise_cv,
 			(long long)json_integer_value(json_object_get(ch, "n")),
+			json_string_value(json_object_get(noise, "data")),
 			json_number_value(json_object_get(ks, "d")),
 			json_number_value(json_object_get(ks, "p_value")));
 	} else if (noise) {

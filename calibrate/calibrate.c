@@ -66,7 +66,7 @@ typedef struct cal {
 	int n_dec;
 	double admit, admit_lo, admit_hi;
 	sb_noise_kind noise_kind;
-	double noise_cv, overhead_sd;
+	double noise_cv, noise_cv_lo, noise_cv_hi, overhead_sd;
 } cal;
 
 void sb_calib_opts_init(sb_calib_opts *o)
@@ -1270,12 +1270,15 @@ static int fit_admit(cal *k)
 			const rqpt *R = &k->rqs[q];
 			if (!isfinite(R->wait) || !(R->wait > 0.5 * (isfinite(R->tpot) ? R->tpot : 1)))
 				continue;
-			/* the request reaches the server after the overhead */
+			/* the request reaches the server after the overhead, known
+			 * only on average: a completion up to 3 overhead sds after the
+			 * estimated launch may still be the one that freed its slot */
 			double launch = R->t_sent + (k->overhead + R->wait) / 1e3;
+			double tol = 3.0 * k->overhead_sd / 1e3 + 1e-9;
 			double rel = -INFINITY;
 			for (size_t o = L->rq0; o < L->rq0 + L->nrq; o++) {
 				double t = k->rqs[o].t_done;
-				if (o != q && t <= launch + 1e-9 && t > rel)
+				if (o != q && t <= launch + tol && t > rel)
 					rel = t;
 			}
 			if (isfinite(rel) && rel > R->t_sent)
@@ -1287,16 +1290,31 @@ static int fit_admit(cal *k)
 	if (n >= 3) {
 		qsort(d, n, sizeof(double), cmp_dbl);
 		double med = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
-		k->admit = med > 0 ? med : 0;
-		k->admit_lo = d[n / 4];
-		k->admit_hi = d[(3 * n) / 4];
-		json_object_set_new(k->fit, "admit_delay",
-				    json_pack("{s:I,s:f,s:f,s:f,s:s}", "n", (json_int_t)n, "median_ms",
-					      med, "q25_ms", k->admit_lo, "q75_ms", k->admit_hi, "how",
-					      "queued requests: launch (sent + wait) minus the latest "
-					      "completion before it"));
-		coef(k, "admit_delay_ms", k->admit, NAN, NAN, "ms",
-		     "median launch delay after a completion (IQR in fit.admit_delay)");
+		/* A launch waits for the next step boundary after the delay, so a
+		 * delay A shows as the first boundary at or after A: the
+		 * measured median D only says A lies in (D - step, D]. The
+		 * midpoint is used (delays below half a step read as 0). */
+		sb_model tmp;
+		sb_model_init(&tmp);
+		memcpy(tmp.decode, k->dec, sizeof(k->dec));
+		tmp.n_decode = k->n_dec;
+		double step = sb_model_decode_ms(&tmp, k->slots > 1 ? k->slots - 1 : 1);
+		double a = med - step / 2;
+		k->admit = a > 0 ? a : 0;
+		k->admit_lo = med - step > 0 ? med - step : 0;
+		k->admit_hi = med > 0 ? med : 0;
+		json_object_set_new(
+			k->fit, "admit_delay",
+			json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:s}", "n", (json_int_t)n,
+				  "median_ms", med, "q25_ms", d[n / 4], "q75_ms", d[(3 * n) / 4],
+				  "step_ms", step, "value_ms", k->admit, "how",
+				  "queued requests: launch (sent + overhead + wait) minus the "
+				  "completion that freed the slot; launches happen at step "
+				  "boundaries, so the delay is the median minus half a decode step "
+				  "at slots-1 sequences, identified only within one step"));
+		coef(k, "admit_delay_ms", k->admit, k->admit_lo, k->admit_hi, "ms",
+		     "median launch delay after a completion, less half a step (the interval "
+		     "is the step quantum, not a confidence interval)");
 	} else {
 		coef(k, "admit_delay_ms", 0, NAN, NAN, "ms", "not identified (set to 0)");
 		missing(k, "admit_delay_ms: needs per-request records with queue waits (server "
@@ -1394,14 +1412,57 @@ static int fit_noise_requests(cal *k, sb_error *e)
 		m++;
 	}
 	double var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) - sn / (double)m : 0;
+	const char *sd_how = k->timings ? "sd of TTFT - server prompt_ms"
+					: "TTFT residual variance minus the step noise's share";
+	if (!k->timings) {
+		/* Better, when prompt lengths repeat: per prompt length the TTFT
+		 * variance is overhead_sd^2 + (cv * step)^2; the short prompts,
+		 * whose step noise is small, tell the most. Inverse-variance
+		 * weights (var of a sample variance ~ 2 v^2 / (n - 1)). */
+		double sw = 0, swa = 0;
+		size_t ng = 0;
+		for (size_t l = 0; l < k->n_lv; l++) {
+			const lvpt *L = &k->lvs[l];
+			if (L->c != 1 || !L->use_reqs)
+				continue;
+			double P0 = NAN, g1 = 0, g2 = 0;
+			long gn = 0;
+			int same = 1;
+			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+				const rqpt *R = &k->rqs[q];
+				if (isnan(P0))
+					P0 = R->P;
+				same &= R->P == P0;
+				g1 += R->ttft;
+				g2 += R->ttft * R->ttft;
+				gn++;
+			}
+			if (!same || gn < 3)
+				continue;
+			double v = (g2 - g1 * g1 / (double)gn) / (double)(gn - 1);
+			double step = k->pb * (double)nsteps(k, P0) + prefill_var(k, P0);
+			if (!(v > 0))
+				continue;
+			double wg = (double)(gn - 1) / (v * v);
+			sw += wg;
+			swa += wg * (v - k->noise_cv * k->noise_cv * step * step);
+			ng++;
+		}
+		if (ng > 0) {
+			var = swa / sw;
+			sd_how = "per prompt length at concurrency 1: TTFT variance minus (cv * "
+				 "step)^2, inverse-variance weighted";
+		}
+	}
 	k->overhead_sd = var > 0 ? sqrt(var) : 0;
 	json_object_set_new(k->fit, "noise",
 			    json_pack("{s:s,s:f,s:o,s:o,s:f,s:s}", "data", data, "step_cv",
 				      k->noise_cv, "chosen", sb_noisefit_to_json(&best), "other",
 				      sb_noisefit_to_json(&other), "overhead_sd_ms", k->overhead_sd,
-				      "overhead_sd_how",
-				      k->timings ? "sd of TTFT - server prompt_ms"
-						 : "TTFT residual variance minus the step noise's share"));
+				      "overhead_sd_how", sd_how));
+	/* asymptotic: se(sigma_hat) = sigma / sqrt(2n) for both kinds */
+	k->noise_cv_lo = k->noise_cv * (1.0 - 1.96 / sqrt(2.0 * (double)n));
+	k->noise_cv_hi = k->noise_cv * (1.0 + 1.96 / sqrt(2.0 * (double)n));
 	return 0;
 }
 
@@ -1504,6 +1565,7 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	memset(&k, 0, sizeof(k));
 	k.in = in;
 	k.n_in = n;
+	k.noise_cv_lo = k.noise_cv_hi = NAN;
 	k.o = o;
 	k.fit = json_object();
 	k.notes = json_array();
@@ -1527,15 +1589,16 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	r = fit_decode_batches(&k, e);
 	if (r < 0)
 		goto fail;
-	r = fit_admit(&k);
-	if (r < 0)
-		goto fail;
 	r = k.n_rq ? fit_noise_requests(&k, e) : 1;
 	if (r < 0)
 		goto fail;
 	if (r == 1)
 		fit_noise_summaries(&k);
-	coef(&k, "noise_cv", k.noise_cv, NAN, NAN, "", sb_noise_name(k.noise_kind));
+	r = fit_admit(&k);
+	if (r < 0)
+		goto fail;
+	coef(&k, "noise_cv", k.noise_cv, k.noise_cv_lo, k.noise_cv_hi, "",
+	     sb_noise_name(k.noise_kind));
 	coef(&k, "overhead_sd_ms", k.overhead_sd, NAN, NAN, "ms", "see fit.noise");
 
 	/* provenance */
