@@ -98,9 +98,13 @@ int sb_probe_detect(const sb_probe_opts *o, const char *root, sb_server_info *in
 	info->has_tokenize = 0;
 
 	snprintf(url, sizeof(url), "%s/props", root);
-	int rc = sb_probe_http(o, url, NULL, &st, &body, e);
-	if (rc == -ECONNREFUSED)
-		return rc;
+	sb_error e1;
+	int rc = sb_probe_http(o, url, NULL, &st, &body, &e1);
+	if (rc == -ECONNREFUSED) {
+		const char *why = strstr(e1.msg, "/props: ");
+		return sb_error_code(e, rc, "cannot reach the server at %s (%s)", root,
+				     why ? why + 8 : e1.msg);
+	}
 	if (rc == 0 && st == 200 && body) {
 		sb_jspan v;
 		double d;

@@ -1,0 +1,154 @@
+/* test_api.c — the API adapters: URL roots, request bodies, and how each
+ * stream event is read (tokens, usage-only chunks, timings, errors). */
+#include <jansson.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "check.h"
+#include "measure/api.h"
+
+static void root(const char *url, const char *want, int want_v1)
+{
+	char buf[256];
+	int v1 = -1;
+	sb_error e;
+	int rc = sb_api_root(url, buf, sizeof(buf), &v1, &e);
+	if (!want) {
+		CHECK(rc < 0);
+		CHECK(strstr(e.msg, url) != NULL);
+		return;
+	}
+	CHECK(rc == 0);
+	CHECK_STR(buf, want);
+	CHECK(v1 == want_v1);
+}
+
+static int sse(sb_stream *st, const char *event, const char *data)
+{
+	int tok = -1;
+	int rc = sb_api_sse_event(SB_API_OPENAI_CHAT, st, event, data, strlen(data), &tok);
+	return rc < 0 ? -1 : tok;
+}
+
+static int nd(sb_api a, sb_stream *st, const char *line)
+{
+	int tok = -1;
+	int rc = sb_api_ndjson_line(a, st, line, strlen(line), &tok);
+	return rc < 0 ? -1 : tok;
+}
+
+int main(void)
+{
+	root("http://127.0.0.1:11434/v1", "http://127.0.0.1:11434", 1);
+	root("http://127.0.0.1:11434/v1/", "http://127.0.0.1:11434", 1);
+	root("http://127.0.0.1:8080", "http://127.0.0.1:8080", 0);
+	root("http://127.0.0.1:8080/", "http://127.0.0.1:8080", 0);
+	root("https://host/prefix/v1", "https://host/prefix", 1);
+	root("http://v1", "http://v1", 0);
+	root("ftp://host", NULL, 0);
+	root("http://", NULL, 0);
+	root("127.0.0.1:8080", NULL, 0);
+	root("http://h/x?y=1", NULL, 0);
+
+	sb_api a;
+	sb_error e;
+	CHECK(sb_api_parse("ollama-chat", &a, &e) == 0 && a == SB_API_OLLAMA_CHAT);
+	CHECK(sb_api_parse("grpc", &a, &e) < 0 && strstr(e.msg, "grpc"));
+	CHECK_STR(sb_api_path(SB_API_OPENAI_COMPLETIONS), "/v1/completions");
+	CHECK_STR(sb_api_path(SB_API_OLLAMA_GENERATE), "/api/generate");
+
+	/* Bodies */
+	sb_api_req rq = { .model = "m", .prompt = "hello there", .max_tokens = 64,
+			  .ignore_eos = 1, .cache_prompt = 0, .stream = 1 };
+	char *s = sb_api_body(SB_API_OPENAI_CHAT, &rq);
+	json_t *j = json_loads(s, 0, NULL);
+	CHECK(json_integer_value(json_object_get(j, "max_tokens")) == 64);
+	CHECK(json_is_true(json_object_get(j, "ignore_eos")));
+	CHECK(json_is_false(json_object_get(j, "cache_prompt")));
+	CHECK(json_is_true(json_object_get(j, "stream")));
+	CHECK(json_is_true(json_object_get(json_object_get(j, "stream_options"), "include_usage")));
+	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(j, "messages"), 0),
+						    "content")), "hello there");
+	json_decref(j);
+	free(s);
+	rq.cache_prompt = 1;
+	s = sb_api_body(SB_API_OLLAMA_GENERATE, &rq);
+	j = json_loads(s, 0, NULL);
+	CHECK(json_integer_value(json_object_get(json_object_get(j, "options"), "num_predict")) == 64);
+	CHECK_STR(json_string_value(json_object_get(j, "prompt")), "hello there");
+	CHECK(!json_object_get(j, "max_tokens") && !json_object_get(j, "cache_prompt"));
+	json_decref(j);
+	free(s);
+
+	/* OpenAI chat stream */
+	sb_stream st;
+	memset(&st, 0, sizeof(st));
+	sb_stream_reset(&st);
+	CHECK(sse(&st, "message", "{\"choices\":[{\"delta\":{\"role\":\"assistant\",\"content\":null}}]}") == 0);
+	CHECK(sse(&st, "message", "{\"choices\":[{\"delta\":{\"content\":\"\"}}]}") == 0);
+	CHECK(sse(&st, "message", "{\"choices\":[{\"delta\":{\"content\":\"Hi\"}}]}") == 1);
+	CHECK(sse(&st, "message", "{\"choices\":[{\"text\":\" there\"}]}") == 1);
+	CHECK(sse(&st, "message", "{\"choices\":[{\"delta\":{\"reasoning_content\":\"hm\"}}]}") == 1);
+	CHECK(st.n_content == 3);
+	/* usage-only chunk: empty choices */
+	CHECK(sse(&st, "message", "{\"choices\":[],\"usage\":{\"prompt_tokens\":17,"
+				  "\"completion_tokens\":64,\"total_tokens\":81}}") == 0);
+	CHECK(st.prompt_tokens == 17 && st.completion_tokens == 64);
+	/* llama.cpp timings */
+	CHECK(sse(&st, "message", "{\"choices\":[{\"delta\":{},\"finish_reason\":\"length\"}],"
+				  "\"timings\":{\"prompt_n\":17,\"prompt_ms\":12.5,\"predicted_n\":64,"
+				  "\"predicted_ms\":300.25,\"cache_n\":0}}") == 0);
+	CHECK_NEAR(st.prompt_ms, 12.5, 1e-12);
+	CHECK(json_real_value(json_object_get(st.server, "predicted_ms")) == 300.25);
+	CHECK(json_integer_value(json_object_get(st.server, "cache_n")) == 0);
+	CHECK(json_object_get(st.server, "usage") && json_object_get(st.server, "timings"));
+	CHECK(!st.done);
+	CHECK(sse(&st, "message", "[DONE]") == 0);
+	CHECK(st.done && !st.err_class);
+
+	/* errors */
+	sb_stream_reset(&st);
+	CHECK(sse(&st, "message", "{\"error\":{\"code\":500,\"message\":\"oops\"}}") == -1);
+	CHECK_STR(st.err_class, "stream_error");
+	CHECK(strstr(st.err_msg, "oops") != NULL);
+	sb_stream_reset(&st);
+	CHECK(sse(&st, "error", "{\"message\":\"bad\"}") == -1);
+	CHECK_STR(st.err_class, "stream_error");
+	sb_stream_reset(&st);
+	CHECK(sse(&st, "message", "{\"choices\":[{\"delta\":{\"content\":\"x\"}}]") == -1);
+	CHECK_STR(st.err_class, "malformed");
+	/* the first error wins */
+	CHECK(sse(&st, "error", "later") == -1);
+	CHECK_STR(st.err_class, "malformed");
+	sb_stream_reset(&st);
+	CHECK(sse(&st, "message", "{\"error\":null,\"choices\":[{\"delta\":{\"content\":\"x\"}}]}") == 1);
+
+	/* Ollama native */
+	sb_stream_reset(&st);
+	CHECK(nd(SB_API_OLLAMA_GENERATE, &st, "{\"response\":\"Hi\",\"done\":false}") == 1);
+	CHECK(nd(SB_API_OLLAMA_GENERATE, &st, "{\"response\":\"\",\"done\":false}") == 0);
+	CHECK(nd(SB_API_OLLAMA_GENERATE, &st, "{\"response\":\"\",\"done\":true,\"prompt_eval_count\":26,"
+					     "\"prompt_eval_duration\":130000000,\"eval_count\":64,"
+					     "\"eval_duration\":320000000}") == 0);
+	CHECK(st.done && st.prompt_tokens == 26 && st.completion_tokens == 64);
+	CHECK_NEAR(st.prompt_ms, 130.0, 1e-9);
+	CHECK_NEAR(json_number_value(json_object_get(st.server, "predicted_ms")), 320.0, 1e-9);
+	sb_stream_reset(&st);
+	CHECK(nd(SB_API_OLLAMA_CHAT, &st, "{\"message\":{\"role\":\"assistant\",\"content\":\"a\"},\"done\":false}") == 1);
+	CHECK(nd(SB_API_OLLAMA_CHAT, &st, "{\"error\":\"model not found\"}") == -1);
+	CHECK_STR(st.err_class, "stream_error");
+	CHECK(strstr(st.err_msg, "model not found") != NULL);
+	sb_stream_reset(&st);
+	CHECK(nd(SB_API_OLLAMA_CHAT, &st, "{\"message\":") == -1);
+	CHECK_STR(st.err_class, "malformed");
+
+	/* non-streamed probe responses */
+	sb_stream_reset(&st);
+	const char *resp = "{\"choices\":[{\"message\":{\"content\":\"x\"}}],\"usage\":{\"prompt_tokens\":40,"
+			   "\"completion_tokens\":1}}";
+	CHECK(sb_api_response(SB_API_OPENAI_CHAT, &st, resp, strlen(resp)) == 0);
+	CHECK(st.prompt_tokens == 40);
+	sb_stream_fini(&st);
+	return check_report("test_api");
+}
