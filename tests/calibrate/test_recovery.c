@@ -1,0 +1,112 @@
+/* test_recovery.c — calibration recovers known coefficients from data that
+ * sbsim simulated with them (recovery.sh makes the data).
+ *
+ * usage: test_recovery TRUTH-MODEL.json RESULTS.json...
+ *
+ * Criterion: each fitted coefficient lies within TWICE its reported 95%
+ * half-width of the truth (about 3.9 standard errors). For a calibrator
+ * without bias the chance that any of the eight checked coefficients misses
+ * is about 8 x 1e-4 for an arbitrary seed (the seeds are fixed, so the test
+ * is deterministic); a bias of more than two half-widths (here 0.2-0.5% on
+ * the step times) fails it. The intervals must also be useful: a relative
+ * half-width below 5% for the step times, prefill cost and overhead, below
+ * 25% for the small KV and attention terms.
+ * Coefficients without a statistical interval are checked against what
+ * limits them: the admission delay within one decode step (launches are
+ * quantised to step boundaries), overhead_sd within 4 standard errors of a
+ * sample standard deviation from 100 single-client requests (0.3 ms). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "calibrate/calibrate.h"
+#include "check.h"
+#include "core/model.h"
+#include "core/results.h"
+
+static void within_ci(const json_t *coefs, const char *name, double truth, double max_rel)
+{
+	const json_t *c = json_object_get(coefs, name);
+	const json_t *ci = json_object_get(c, "ci95");
+	double v = json_number_value(json_object_get(c, "value"));
+	double lo = json_number_value(json_array_get(ci, 0));
+	double hi = json_number_value(json_array_get(ci, 1));
+	if (!json_is_number(json_array_get(ci, 0)) || !json_is_number(json_array_get(ci, 1))) {
+		fprintf(stderr, "%s: no confidence interval reported\n", name);
+		check_failures++;
+		return;
+	}
+	double half = (hi - lo) / 2;
+	int ok = fabs(v - truth) <= 2 * half;
+	int narrow = half <= max_rel * fabs(truth);
+	fprintf(stderr, "%-18s truth %-12.6g fitted %-12.6g 95%% CI [%.6g, %.6g]%s%s\n", name,
+		truth, v, lo, hi, ok ? "" : "  <-- off by more than 2 half-widths",
+		narrow ? "" : "  <-- interval too wide");
+	if (!ok || !narrow)
+		check_failures++;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: %s TRUTH-MODEL.json RESULTS.json...\n", argv[0]);
+		return 2;
+	}
+	sb_error e;
+	sb_model t;
+	if (sb_model_load(argv[1], &t, &e) < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return 1;
+	}
+	size_t n = (size_t)argc - 2;
+	sb_results *res = calloc(n, sizeof(*res));
+	sb_calib_input *in = calloc(n, sizeof(*in));
+	if (!res || !in)
+		return 1;
+	for (size_t i = 0; i < n; i++) {
+		if (sb_results_load(argv[i + 2], &res[i], &e) < 0) {
+			fprintf(stderr, "%s\n", e.msg);
+			return 1;
+		}
+		in[i].name = argv[i + 2];
+		in[i].res = &res[i];
+	}
+	sb_calib_opts o;
+	sb_calib_opts_init(&o); /* slots inferred, not given */
+	sb_model m;
+	if (sb_calibrate_fit(in, n, &o, &m, &e) < 0) {
+		fprintf(stderr, "calibration failed: %s\n", e.msg);
+		return 1;
+	}
+	const json_t *coefs = json_object_get(m.fit, "coefficients");
+	const json_t *sl = json_object_get(m.fit, "slots");
+	CHECK(m.slots == t.slots);
+	CHECK(!strcmp(json_string_value(json_object_get(sl, "confidence")), "high"));
+	within_ci(coefs, "decode_ms[1]", sb_model_decode_ms(&t, 1), 0.05);
+	within_ci(coefs, "decode_ms[2]", sb_model_decode_ms(&t, 2), 0.05);
+	within_ci(coefs, "decode_ms[4]", sb_model_decode_ms(&t, 4), 0.05);
+	within_ci(coefs, "per_kv_token", t.per_kv_token_ms, 0.25);
+	within_ci(coefs, "per_prefill_token", t.per_prefill_token_ms, 0.05);
+	within_ci(coefs, "per_prefill_attn", t.per_prefill_attn_ms, 0.25);
+	/* without server timings the intercept is split with prefill_base =
+	 * decode_ms(1); the truth model follows that convention */
+	within_ci(coefs, "overhead_ms", t.overhead_ms + t.prefill_base_ms - sb_model_decode_ms(&t, 1),
+		  0.2);
+	within_ci(coefs, "noise_cv", t.noise_cv, 0.25);
+	double quantum = sb_model_decode_ms(&t, t.slots - 1);
+	fprintf(stderr, "%-18s truth %-12.6g fitted %.6g (allowed: one step, %.3g ms)\n",
+		"admit_delay_ms", t.admit_delay_ms, m.admit_delay_ms, quantum);
+	CHECK(fabs(m.admit_delay_ms - t.admit_delay_ms) <= quantum);
+	fprintf(stderr, "%-18s truth %-12.6g fitted %.6g (allowed: 0.3 ms)\n", "overhead_sd_ms",
+		t.overhead_sd_ms, m.overhead_sd_ms);
+	CHECK(fabs(m.overhead_sd_ms - t.overhead_sd_ms) <= 0.3);
+	CHECK(m.n_decode == 3 && m.batch_tokens == t.batch_tokens);
+	sb_model_fini(&m);
+	sb_model_fini(&t);
+	for (size_t i = 0; i < n; i++)
+		sb_results_fini(&res[i]);
+	free(res);
+	free(in);
+	CHECK_DONE();
+}
