@@ -83,7 +83,7 @@ typedef struct sim {
 	int *freeslot;
 	int nfreeslot;
 	int nbusy;
-	int running, run_prefill, run_B, in_run_end;
+	int running, run_prefill, run_B, run_Bc, in_run_end;
 	uint32_t run_gen;
 	double run_t0, run_f, run_a, run_b, run_end;
 	long run_k;
@@ -276,7 +276,7 @@ static void run_cut(sim *s, double ready)
 static void start_run(sim *s, double T)
 {
 	const sb_model *m = s->m;
-	int B = 0;
+	int B = 0, Bc = 0;
 	double sum_ctx = 0, attn = 0, next_ready = INFINITY;
 	long minrem = LONG_MAX, P = 0;
 	for (int i = 0; i < s->S; i++) {
@@ -288,6 +288,7 @@ static void start_run(sim *s, double T)
 		if (sl->state == SL_DECODE) {
 			req *r = &s->reqs[sl->r];
 			B++;
+			Bc += r->counted;
 			sum_ctx += (double)(r->in_len + r->gen);
 			long rem = r->out_len - r->gen;
 			if (rem < minrem)
@@ -334,6 +335,7 @@ static void start_run(sim *s, double T)
 	}
 	s->running = 1;
 	s->run_B = B;
+	s->run_Bc = Bc;
 	s->run_t0 = T;
 	s->run_a = a;
 	s->run_b = b;
@@ -508,8 +510,9 @@ static void on_run_end(sim *s, double T)
 	double dur = s->run_f * series(s->run_a, s->run_b, k);
 	s->running = 0;
 	s->in_run_end = 1;
-	if (s->run_B > 0)
-		sb_whist_add(s->itl, dur / (double)k, (double)k * (double)s->run_B);
+	/* ITL: the run's k*B gaps as one weighted value (counted requests) */
+	if (s->run_Bc > 0)
+		sb_whist_add(s->itl, dur / (double)k, (double)k * (double)s->run_Bc);
 	for (int i = 0; i < s->S; i++) {
 		slot *sl = &s->slots[i];
 		if (sl->state != SL_DECODE)

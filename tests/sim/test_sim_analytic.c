@@ -4,6 +4,8 @@
  *    0.95;
  *  - M/G/1 mean wait vs Pollaczek-Khinchine (deterministic, gamma and
  *    log-normal service);
+ *  - the closed loop as the machine-repair model M/M/c//N (N clients with
+ *    exponential think time, c servers): exact mean response time;
  *  - Little's law (lambda*W vs the time-averaged number in system) in every
  *    run.
  *
@@ -93,6 +95,62 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 	sb_model_fini(&m);
 }
 
+/* Closed loop: N clients thinking exp(Z) between requests, c servers with
+ * exp(1) service. The number at the servers is a birth-death chain with
+ * birth rate (N-n)/Z and death rate min(n,c); throughput X = sum p_n
+ * min(n,c), mean response time R = N/X - Z (Little over the whole loop). */
+static void check_closed(int N, int c, double Z)
+{
+	const int K = 8;
+	double p[64], tot = 0, X = 0;
+	p[0] = 1;
+	for (int n = 1; n <= N; n++)
+		p[n] = p[n - 1] * ((N - n + 1) / Z) / (n < c ? n : c);
+	for (int n = 0; n <= N; n++)
+		tot += p[n];
+	for (int n = 0; n <= N; n++)
+		X += p[n] / tot * (n < c ? n : c);
+	double exact = N / X - Z;
+	sb_model m;
+	sb_model_init(&m);
+	m.slots = c;
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	o.service_mode = 1;
+	o.service = (sb_dist){ SB_DIST_EXP, 1.0, 0 };
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = SB_MODE_CONCURRENCY;
+	w.think_s = (sb_dist){ SB_DIST_EXP, Z, 0 };
+	w.requests = 200000;
+	w.warmup = 4000;
+	double x[16], sum = 0;
+	for (int k = 0; k < K; k++) {
+		sb_sim_level lv;
+		sb_error e = { "" };
+		if (sb_sim_run_level(&m, &o, &w, N, sb_sim_seed(31, N, k), &lv, &e) < 0) {
+			fprintf(stderr, "FAIL closed loop: %s\n", e.msg);
+			fails++;
+			return;
+		}
+		x[k] = lv.sum.e2e_ms.mean / 1000.0;
+		sum += x[k];
+		sb_sim_level_fini(&lv);
+	}
+	double mean = sum / K, ss = 0;
+	for (int k = 0; k < K; k++)
+		ss += (x[k] - mean) * (x[k] - mean);
+	double se = sqrt(ss / (K - 1)) / sqrt((double)K);
+	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
+	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
+	checks++;
+	printf("M/M/%d//%d think %.1f s       exact %9.5f  sim %9.5f  SE %.5f  tol %.5f  %s\n", c, N,
+	       Z, exact, mean, se, tol, ok ? "ok" : "FAIL");
+	if (!ok)
+		fails++;
+	sb_model_fini(&m);
+}
+
 int main(void)
 {
 	static const int cs[] = { 1, 2, 4, 8, 16 };
@@ -129,6 +187,8 @@ int main(void)
 			snprintf(what, sizeof what, "%s rho=%.2f", names[i], rho);
 			check_wait(what, 1, lambda, &svcs[i], 200000, exact);
 		}
+	check_closed(6, 2, 2.0);
+	check_closed(16, 4, 1.0);
 	printf("%d checks, %d failures\n", checks, fails);
 	return fails ? 1 : 0;
 }

@@ -94,6 +94,8 @@ static void test_prefill_decode(void)
 		CHECK(NEAR(lv.sum.itl_ms.mean, tpot, 1e-9), "L=%ld ITL mean %.12g want %.12g", L,
 		      lv.sum.itl_ms.mean, tpot);
 		CHECK(lv.sum.wait_ms.max == 0, "c=1 never waits (%g)", lv.sum.wait_ms.max);
+		CHECK(lv.sum.itl_ms.n == (uint64_t)(20 * (out - 1)), "ITL gaps %llu want %ld",
+		      (unsigned long long)lv.sum.itl_ms.n, 20 * (out - 1));
 		if (L == 16)
 			tpot16 = lv.sum.tpot_ms.p50;
 		else
