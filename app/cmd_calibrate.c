@@ -230,6 +230,9 @@ int sb_cmd_calibrate(int argc, char **argv)
 	for (size_t i = 0; i < nf; i++) {
 		if (sb_results_load(files[i], &res[i], &e) < 0) {
 			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
+			if (strstr(e.msg, "NaN") || strstr(e.msg, "nan") || strstr(e.msg, "Infinity"))
+				fprintf(stderr, "servebench calibrate: JSON has no NaN or Infinity: "
+						"write null for a value that was not measured\n");
 			goto free_res;
 		}
 		loaded++;

@@ -383,9 +383,9 @@ static int collect(cal *k, sb_error *e)
 			for (size_t i = 0; i < r->n_levels && !why[0]; i++)
 				fail_text(&r->levels[i], why, sizeof(why));
 			return sb_error_set(e, "%s: all %ld requests failed, so it holds no TTFT or "
-					       "TPOT to fit%s%s; re-measure once the server answers",
+					       "TPOT to fit%s%s%s; re-measure once the server answers",
 					    fname(k, f), failed, why[0] ? " (" : "",
-					    why[0] ? why : "");
+					    why[0] ? why : "", why[0] ? ")" : "");
 		}
 	}
 	(void)total_failed;
@@ -393,6 +393,13 @@ static int collect(cal *k, sb_error *e)
 		return sb_error_set(e, "no closed-loop level in the inputs: the fit needs "
 				       "concurrency-1 runs at two or more prompt lengths (servebench "
 				       "run --concurrency 1 --input-len N) and a concurrency sweep");
+	int have_c1 = 0;
+	for (size_t l = 0; l < k->n_lv; l++)
+		have_c1 |= k->lvs[l].c == 1;
+	if (!have_c1)
+		return sb_error_set(e, "no level at concurrency 1 in the inputs: prefill cost, "
+				       "overhead and decode_ms(1) come from single-client runs "
+				       "(servebench run --concurrency 1) at two or more prompt lengths");
 	if (k->o->batch_tokens > 0)
 		k->batch_tokens = k->o->batch_tokens;
 	else if (bt > 0)
