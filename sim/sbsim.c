@@ -151,7 +151,7 @@ static void cell(char *buf, size_t len, double v, double h, int prec, int ci)
 		snprintf(buf, len, "%.*f", prec, v);
 }
 
-static void print_table(const sb_sweep *sw, const sb_workload *w, int has_slo)
+static void print_table(const sb_sweep *sw, const sb_workload *w, int has_slo, int bounded)
 {
 	static const struct {
 		const char *head;
@@ -188,8 +188,10 @@ static void print_table(const sb_sweep *sw, const sb_workload *w, int has_slo)
 		}
 		if (sw->knee == i)
 			printf("  <- knee");
-		if (l->overloaded || l->diverged)
+		if (l->diverged || (l->overloaded && !bounded))
 			printf("  (unstable)");
+		else if (l->overloaded)
+			printf("  (overloaded)");
 		printf("\n");
 	}
 }
@@ -572,11 +574,15 @@ int main(int argc, char **argv)
 	printf("times in ms%s\n\n",
 	       w.slo.ttft_ms > 0 || w.slo.tpot_ms > 0 ? "; goodput = requests meeting the SLO per second" : "");
 	int has_slo = w.slo.ttft_ms > 0 || w.slo.tpot_ms > 0;
-	print_table(&sw, &w, has_slo);
+	print_table(&sw, &w, has_slo, model.max_queue >= 0);
 	printf("\n");
 	for (int i = 0; i < sw.n_levels; i++) {
 		const sb_sweep_level *l = &sw.levels[i];
-		if (l->overloaded)
+		if (l->overloaded && model.max_queue >= 0)
+			printf("rate %g: offered load λ=%.3f ≥ capacity μ≈%.3f req/s; the bounded queue "
+			       "(max_queue %ld) turns the excess away\n",
+			       l->level, l->level, sw.capacity, model.max_queue);
+		else if (l->overloaded)
 			printf("rate %g: queue grows without bound: λ=%.3f ≥ capacity μ≈%.3f req/s "
 			       "(run bounded: up to %ld waiting; its figures describe a transient, not a steady state)\n",
 			       l->level, l->level, sw.capacity, l->max_waiting);
