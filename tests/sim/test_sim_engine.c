@@ -228,6 +228,13 @@ static void test_replay(void)
 	CHECK(NEAR(p[1].t_sent_s, p[0].t_done_s, 1e-12) && NEAR(p[2].t_sent_s, p[1].t_done_s, 1e-12),
 	      "closed replay issues on completion");
 	CHECK(p[1].wait_ms == 0, "one client never queues");
+	/* admission delay: a queued request starts admit_delay_ms after the
+	 * slot frees */
+	m.admit_delay_ms = 30;
+	CHECK(sb_sim_replay(&m, &ro, rq, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[1].wait_ms, p[0].e2e_ms - 15 + 30, 1e-9), "admit delay: wait %.9g want %.9g",
+	      p[1].wait_ms, p[0].e2e_ms - 15 + 30);
+	m.admit_delay_ms = 0;
 	/* bad input is refused with a message */
 	sb_replay_req bad = { 0.0, 0, 5 };
 	CHECK(sb_sim_replay(&m, &ro, &bad, 1, p, NULL, &e) < 0 && strstr(e.msg, "prompt"),
@@ -297,6 +304,47 @@ static void test_determinism_and_percentiles(void)
 	sb_model_fini(&m);
 }
 
+/* Noise keeps the mean and gives a run of k steps the cv of k independent
+ * steps (cv/sqrt(k)). At c = 1 each request's decode is one run of out-1
+ * steps, so per-request TPOT has mean = the noiseless TPOT and cv =
+ * cv/sqrt(out-1). Tolerances: the mean within 4 standard errors (SE =
+ * sd/sqrt(n)); the sample cv within 15% (its own relative SE is about
+ * 1/sqrt(2n) = 1.6% for n = 2000). */
+static void test_noise(void)
+{
+	sb_model m;
+	test_model(&m, 1);
+	m.noise_kind = SB_NOISE_LOGNORMAL;
+	m.noise_cv = 0.1;
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	o.keep_records = 1;
+	sb_workload w;
+	sb_workload_init(&w);
+	w.input_len = (sb_dist){ SB_DIST_DET, 256, 0 };
+	w.output_len = (sb_dist){ SB_DIST_DET, 65, 0 };
+	w.requests = 2000;
+	sb_sim_level lv;
+	sb_error e = { "" };
+	CHECK(sb_sim_run_level(&m, &o, &w, 1, 17, &lv, &e) == 0, "run: %s", e.msg);
+	double s1 = 0, s2 = 0;
+	size_t n = lv.n_recs;
+	for (size_t i = 0; i < n; i++) {
+		s1 += lv.recs[i].tpot_ms;
+		s2 += lv.recs[i].tpot_ms * lv.recs[i].tpot_ms;
+	}
+	double mean = s1 / (double)n;
+	double sd = sqrt((s2 - s1 * s1 / (double)n) / (double)(n - 1));
+	double want = 5 + 1e-4 * (256 + 65.0 / 2);
+	CHECK(fabs(mean - want) < 4 * sd / sqrt((double)n), "noisy TPOT mean %.6g want %.6g (sd %.3g)",
+	      mean, want, sd);
+	double cv = sd / mean, wcv = 0.1 / sqrt(64.0);
+	CHECK(fabs(cv - wcv) < 0.15 * wcv, "TPOT cv %.5g want %.5g", cv, wcv);
+	printf("noise: TPOT mean %.5f (noiseless %.5f), cv %.5f (want %.5f)\n", mean, want, cv, wcv);
+	sb_sim_level_fini(&lv);
+	sb_model_fini(&m);
+}
+
 /* A weighted add equals the same value added w times. */
 static void test_whist(void)
 {
@@ -324,6 +372,7 @@ int main(void)
 	test_replay();
 	test_determinism_and_percentiles();
 	test_whist();
+	test_noise();
 	if (fails)
 		fprintf(stderr, "%d failure(s)\n", fails);
 	else
