@@ -208,8 +208,10 @@ def check_framing(stub):
             st.fail(f"framing {flags}: no CRLF line ends")
         if "--keepalive-ms" in flags and b": keep-alive" not in b:
             st.fail(f"framing {flags}: no keep-alive comments")
-        if "--split" in flags:
-            # some write must end inside an event, at an odd offset into it
+        if "--split" in flags and "--close-mode" not in flags:
+            # some write must end inside an event. Chunk boundaries are
+            # the stub's writes; in close mode only recv() boundaries are
+            # seen, which merge under load, so that case is not checked.
             cut = 0
             for _, d in pieces[:-1]:
                 if not d.endswith(b"\n"):

@@ -1,26 +1,31 @@
 #!/usr/bin/env python3
 """servebench run against the stub with a known schedule (TTFT 50 ms, one
-token every 10 ms): every measured TTFT and inter-token gap is compared with
-the schedule, closed loop at concurrency 1 and 4 and open loop (Poisson).
+token every 10 ms): every measured TTFT and token time is compared with the
+schedule, closed loop at concurrency 1 and 4 and open loop (Poisson).
 
 Usage: test_timing.py STUB_SERVER SERVEBENCH
 
-Bounds. On an unloaded machine the client's error is well under 1 ms at p99
-(bench/measure.sh prints the figure; SB_STRICT_TIMING=1 makes this test
-assert it: p99 |error| <= 1 ms). CI runs on a loaded 2-core host where any
-process can be descheduled for several ms, so by default the test asserts
-what a loaded host cannot break but a timing bug does:
-  - median |error| <= 2 ms, for TTFT and for the gaps. A client that stamps
-    tokens at the wrong moment (at the headers, at the end of a read holding
-    several events, after a whole-buffer parse) is off by about a whole gap
-    (10 ms) or the TTFT (50 ms) for most tokens, far past 2 ms.
-  - at most 25% of the gaps off by more than half a gap (5 ms): coalesced
-    reads show up as pairs of 0 ms and 20 ms gaps.
-  - no TTFT below the schedule (minus 0.2 ms): the stub never writes early
-    and the client's clock starts before the request leaves, so an earlier
-    first token means the client counted something that is not a token.
+Bounds. On an unloaded machine the client's timestamps are within 1 ms of
+the schedule at p99 (bench/measure.sh prints the figures; SB_STRICT_TIMING=1
+makes this test assert p99 |error| <= 1 ms for TTFT and gaps). CI runs on a
+loaded 2-core host where the stub or the client can be descheduled for
+several ms, so by default the test asserts two kinds of things:
+
+Hard (never relaxed, a loaded host cannot break them):
   - exact counts: output_tokens, len(itl_ms) == output_tokens - 1, and the
-    prompt sized exactly (the stub's tokens are words, /tokenize is exact).
+    prompt sized exactly (the stub's tokens are words; /tokenize is exact);
+  - nothing is early: every TTFT and every token's arrival time (TTFT plus
+    the gaps before it) is at or after its scheduled time, less 0.3 ms. The
+    stub never writes early and the client's clock starts before the
+    request leaves, so an early time is a client bug: a header or a
+    non-token event taken for a token, or a gap lost from itl_ms (each token
+    after it would be a whole gap, 10 ms, early).
+Soft (load can break them for a moment, so a failed attempt is retried, up
+to 3 attempts; a real bug fails every attempt):
+  - median token lateness <= 3 ms and median |gap - 10 ms| <= 3 ms. A client
+    that stamps tokens late in a systematic way (at the end of a read that
+    holds several events, on a 10 ms poll tick) is off by about half a gap
+    or more for most tokens.
 """
 import os
 import sys
@@ -29,16 +34,20 @@ import stubtest as st
 
 TTFT, ITL, OUT, INP = 50.0, 10.0, 20, 16
 STRICT = os.environ.get("SB_STRICT_TIMING") == "1"
+EARLY_MS = 0.3
+SOFT_MS = 3.0
+ATTEMPTS = 3
 
 
-def check_level(lv, label):
+def check_level(lv, label, soft):
+    """Hard checks fail at once; soft problems are appended to soft."""
     reqs = lv.get("requests", [])
     if not reqs:
         st.fail(f"{label}: no requests recorded")
     bad = [r for r in reqs if r.get("error") is not None]
     if bad:
         st.fail(f"{label}: {len(bad)} requests failed, first: {bad[0]['error']}")
-    ttft_err, gap_err = [], []
+    ttft_err, gap_err, late = [], [], []
     for r in reqs:
         if r.get("output_tokens") != OUT:
             st.fail(f"{label}: request {r.get('id')} has output_tokens "
@@ -52,28 +61,68 @@ def check_level(lv, label):
                     f"{r.get('prompt_tokens')}, want {INP} (--input-len)")
         ttft_err.append(r["ttft_ms"] - TTFT)
         gap_err.extend(g - ITL for g in gaps)
+        t = r["ttft_ms"]
+        late.append(t - TTFT)
+        for k, g in enumerate(gaps, 1):
+            t += g
+            late.append(t - (TTFT + k * ITL))
     ta = [abs(x) for x in ttft_err]
     ga = [abs(x) for x in gap_err]
     print(f"{label}: n={len(reqs)} ttft |err| p50 {st.quantile(ta, .5):.3f} "
           f"p99 {st.quantile(ta, .99):.3f} ms; gap |err| p50 "
-          f"{st.quantile(ga, .5):.3f} p99 {st.quantile(ga, .99):.3f} ms")
-    if min(ttft_err) < -0.2:
-        st.fail(f"{label}: a TTFT of {TTFT + min(ttft_err):.3f} ms is below "
-                f"the stub's {TTFT} ms: the client counted a non-token")
+          f"{st.quantile(ga, .5):.3f} p99 {st.quantile(ga, .99):.3f} ms; "
+          f"token lateness p50 {st.quantile(late, .5):.3f} ms")
+    if min(late) < -EARLY_MS:
+        st.fail(f"{label}: a token was stamped {-min(late):.3f} ms before "
+                "the stub sent it (a non-token counted, or a gap lost)")
     if STRICT:
         for name, a in (("TTFT", ta), ("gap", ga)):
             if st.quantile(a, .99) > 1.0:
-                st.fail(f"{label}: {name} p99 |error| "
-                        f"{st.quantile(a, .99):.3f} ms > 1 ms")
+                soft.append(f"{label}: {name} p99 |error| "
+                            f"{st.quantile(a, .99):.3f} ms > 1 ms")
         return
-    for name, a in (("TTFT", ta), ("gap", ga)):
-        if st.quantile(a, .5) > 2.0:
-            st.fail(f"{label}: {name} median |error| {st.quantile(a, .5):.3f}"
-                    " ms > 2 ms")
-    far = sum(1 for x in ga if x > ITL / 2) / len(ga)
-    if far > 0.25:
-        st.fail(f"{label}: {far:.0%} of gaps are off by more than "
-                f"{ITL / 2} ms (coalesced or misattributed tokens)")
+    if st.quantile(late, .5) > SOFT_MS:
+        soft.append(f"{label}: median token lateness "
+                    f"{st.quantile(late, .5):.3f} ms > {SOFT_MS} ms")
+    if st.quantile(ga, .5) > SOFT_MS:
+        soft.append(f"{label}: median |gap error| {st.quantile(ga, .5):.3f}"
+                    f" ms > {SOFT_MS} ms")
+
+
+def attempt(stub, sb, d, port, n):
+    """One measurement of all three loops; returns the soft problems."""
+    soft = []
+    common = ["--api", "openai-chat", "--input-len", INP, "--output-len", OUT,
+              "--seed", 7 + n]
+    out = os.path.join(d, f"closed{n}.json")
+    rc, res, _, err = st.run_client(sb, port, out, "--concurrency", "1,4",
+                                    "--num-requests", 8, *common)
+    if rc != 0:
+        st.fail(f"closed loop: exit {rc}: {err[-1500:]}")
+    st.check_schema(res)
+    if [lv.get("level") for lv in res["levels"]] != [1, 4]:
+        st.fail(f"closed loop levels {[lv.get('level') for lv in res['levels']]}")
+    for lv in res["levels"]:
+        check_level(lv, f"closed c={lv['level']:g}", soft)
+
+    out = os.path.join(d, f"open{n}.json")
+    rc, res, _, err = st.run_client(sb, port, out, "--mode", "rate",
+                                    "--levels", 10, "--num-requests", 12,
+                                    "--arrival", "poisson", *common)
+    if rc != 0:
+        st.fail(f"open loop: exit {rc}: {err[-1500:]}")
+    st.check_schema(res)
+    lv = res["levels"][0]
+    check_level(lv, "open rate=10", soft)
+    # open loop: requests leave when scheduled, not when earlier ones end
+    lag = [r["t_sent_s"] - r["t_scheduled_s"] for r in lv["requests"]]
+    if min(lag) < -1e-4:
+        st.fail(f"open loop: a request was sent {-min(lag) * 1e3:.3f} ms "
+                "before its scheduled time")
+    if st.quantile(lag, .5) * 1e3 > SOFT_MS:
+        soft.append(f"open loop: median send lag "
+                    f"{st.quantile(lag, .5) * 1e3:.3f} ms > {SOFT_MS} ms")
+    return soft
 
 
 def main(argv):
@@ -83,37 +132,13 @@ def main(argv):
         return st.SKIP
     d = st.tmpdir()
     p, port = st.start_stub(stub, "--ttft-ms", TTFT, "--itl-ms", ITL)
-    common = ["--api", "openai-chat", "--input-len", INP, "--output-len", OUT,
-              "--seed", 7]
-
-    out = os.path.join(d, "closed.json")
-    rc, res, _, err = st.run_client(sb, port, out, "--concurrency", "1,4",
-                                    "--num-requests", 8, *common)
-    if rc != 0:
-        st.fail(f"closed loop: exit {rc}: {err[-1500:]}")
-    st.check_schema(res)
-    if [lv.get("level") for lv in res["levels"]] != [1, 4]:
-        st.fail(f"closed loop levels {[lv.get('level') for lv in res['levels']]}")
-    for lv in res["levels"]:
-        check_level(lv, f"closed c={lv['level']}")
-
-    out = os.path.join(d, "open.json")
-    rc, res, _, err = st.run_client(sb, port, out, "--mode", "rate",
-                                    "--levels", 10, "--num-requests", 12,
-                                    "--arrival", "poisson", *common)
-    if rc != 0:
-        st.fail(f"open loop: exit {rc}: {err[-1500:]}")
-    st.check_schema(res)
-    lv = res["levels"][0]
-    check_level(lv, "open rate=10")
-    # open loop: requests leave when scheduled (not when a previous one ends)
-    lag = [r["t_sent_s"] - r["t_scheduled_s"] for r in lv["requests"]]
-    if min(lag) < -1e-4:
-        st.fail(f"open loop: a request was sent {-min(lag) * 1e3:.3f} ms "
-                "before its scheduled time")
-    if st.quantile(lag, .5) > 0.002:
-        st.fail(f"open loop: median send lag {st.quantile(lag, .5) * 1e3:.3f}"
-                " ms > 2 ms")
+    for n in range(1, ATTEMPTS + 1):
+        soft = attempt(stub, sb, d, port, n)
+        if not soft:
+            break
+        print(f"attempt {n}: " + "; ".join(soft))
+    else:
+        st.fail(f"timing off in all {ATTEMPTS} attempts: " + "; ".join(soft))
     st.stop(p)
     print("timing: ok")
     return 0
