@@ -1,27 +1,32 @@
 /* cmd_calibrate.c — `servebench calibrate`: fit the engine model from
  * results files and write it as a model file; print what was fitted, how
  * sure, and what measurement is missing. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "calibrate/calibrate.h"
 #include "cmd.h"
 #include "core/jsonfile.h"
 #include "core/parse.h"
 #include "core/results.h"
+#include "measure/run.h"
 
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: servebench calibrate RESULTS.json... [--slots S] -o MODEL.json\n"
-		"       servebench calibrate --url URL --model NAME --slots S -o MODEL.json\n"
+		"       servebench calibrate --url URL [--slots S] -o MODEL.json\n"
 		"\n"
 		"Fits the engine model (overhead, prefill cost per token, decode step time per\n"
 		"batch size, KV-cache cost, scheduler delay, noise) from results files written by\n"
 		"`servebench run` or sbsim, using per-request records when present and level\n"
-		"summaries otherwise.\n"
+		"summaries otherwise; prints each coefficient with its 95%% interval and what\n"
+		"measurement is missing.\n"
 		"\n"
 		"  -o, --out FILE       model file to write ('-' for stdout)\n"
 		"  --slots S            the model's slot count (default: the files' target.slots,\n"
@@ -30,11 +35,23 @@ static void usage(FILE *f)
 		"                       or 2048)\n"
 		"  --name TEXT          model name (default: target.model + \" (calibrated)\")\n"
 		"  -q, --quiet          print nothing but errors\n"
-		"  --url URL            measure a live server first (see below)\n"
+		"\n"
+		"With --url it measures the server first (about a minute on a small CPU model):\n"
+		"concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (32 output tokens), then\n"
+		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, prefix cache\n"
+		"off; the server time is printed at the end.\n"
+		"  --url URL            the server (as for `servebench run`)\n"
+		"  --model NAME         model name to request (default \"default\")\n"
+		"  --api NAME           API flavour (default: detected)\n"
+		"  --max-prompt N       longest prompt to send (default 2048; keep below a slot's\n"
+		"                       context)\n"
+		"  --save DIR           keep the measured results files in DIR\n"
+		"  --seed N             prompt seed (default 1)\n"
 		"\n"
 		"What the fit needs: concurrency-1 runs at two or more prompt lengths (prefill and\n"
 		"per-token costs, TPOT against context), and a concurrency sweep up to the slot\n"
-		"count (decode step time per batch size). Exit status 2 names what is missing.\n");
+		"count (decode step time per batch size). Exit status 2 names what is missing;\n"
+		"3: the server could not be reached.\n");
 }
 
 static const char *fmt_ci(const json_t *c, char *buf, size_t len)
@@ -138,16 +155,161 @@ static void print_report(FILE *f, const sb_model *m)
 	}
 }
 
+
+/* ---- --url: the measurement plan ---------------------------------------- */
+
+typedef struct plan_opts {
+	const char *url, *model, *api, *save_dir;
+	int slots;           /* 0: from the server's /props */
+	long max_prompt;
+	unsigned long seed;
+	int quiet;
+} plan_opts;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* One `servebench run` through the library: closed loop at `levels`,
+ * prompts of `in` tokens, `out` output tokens, `n` requests per level.
+ * Returns a new results document or NULL (message in e). */
+static json_t *plan_run(const plan_opts *po, const double *levels, int nl, long in, long out,
+			long n, double *secs, sb_error *e)
+{
+	sb_run_config c;
+	sb_run_config_init(&c);
+	c.url = po->url;
+	c.model = po->model;
+	if (po->api && sb_api_parse(po->api, &c.api, e) < 0)
+		return NULL;
+	c.cache_prompt = 0; /* every prompt is prefilled: no prefix-cache hits */
+	sb_workload *w = &c.workload;
+	w->mode = SB_MODE_CONCURRENCY;
+	for (int i = 0; i < nl; i++)
+		w->levels[i] = levels[i];
+	w->n_levels = nl;
+	w->input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
+	w->output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
+	w->requests = n;
+	w->warmup = 1;
+	w->seed = po->seed + (unsigned long)in * 7919UL + (unsigned long)nl;
+	json_t *res = NULL;
+	double t0 = now_s();
+	int r = sb_run_execute(&c, &res, e);
+	*secs += now_s() - t0;
+	if (r < 0) {
+		json_decref(res);
+		return NULL;
+	}
+	long failed = sb_run_failed_count(res);
+	if (!po->quiet) {
+		char lv[128] = "";
+		size_t pos = 0;
+		for (int i = 0; i < nl && pos < sizeof(lv) - 16; i++)
+			pos += (size_t)snprintf(lv + pos, sizeof(lv) - pos, "%s%g", i ? "," : "",
+						levels[i]);
+		fprintf(stderr, "  measured prompt %ld, output %ld, concurrency %s: %.1f s%s\n", in,
+			out, lv, now_s() - t0, failed ? " (some requests failed)" : "");
+	}
+	return res;
+}
+
+static int save_doc(const plan_opts *po, const char *name, const json_t *doc, sb_error *e)
+{
+	if (!po->save_dir)
+		return 0;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", po->save_dir, name);
+	return sb_json_write_file(path, doc, e);
+}
+
+/* Measures the plan: a prompt-length sweep at concurrency 1 and a
+ * concurrency sweep through the slot count and past it. On success docs[]
+ * holds *n new documents. Returns 0, 3 (server unreachable) or 2. */
+static int plan_measure(plan_opts *po, json_t **docs, char (*names)[64], size_t *n,
+			double *secs)
+{
+	sb_error e = { { 0 } };
+	long lens[4] = { 16, 256, 1024, 2048 };
+	*n = 0;
+	if (po->save_dir && mkdir(po->save_dir, 0777) < 0 && errno != EEXIST) {
+		fprintf(stderr, "servebench calibrate: --save %s: %s\n", po->save_dir,
+			strerror(errno));
+		return 2;
+	}
+	for (int i = 0; i < 4; i++) {
+		long P = lens[i] <= po->max_prompt ? lens[i] : po->max_prompt;
+		if (i > 0 && P <= lens[i - 1])
+			break;
+		double one = 1;
+		json_t *d = plan_run(po, &one, 1, P, 32, i == 3 ? 6 : 8, secs, &e);
+		if (!d) {
+			fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
+			return strstr(e.msg, "refused") || strstr(e.msg, "reach") ? 3 : 2;
+		}
+		snprintf(names[*n], 64, "prompt-%ld.json", P);
+		docs[(*n)++] = d;
+		if (save_doc(po, names[*n - 1], d, &e) < 0)
+			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
+		if (po->slots <= 0) {
+			const json_t *t = json_object_get(d, "target");
+			const json_t *s = json_object_get(t, "slots");
+			if (json_is_integer(s) && json_integer_value(s) >= 1)
+				po->slots = (int)json_integer_value(s);
+		}
+		if (po->slots <= 0) {
+			fprintf(stderr, "servebench calibrate: %s does not report its slot count: "
+					"pass --slots S\n", po->url);
+			return 2;
+		}
+	}
+	int S = po->slots;
+	double lv[4];
+	int nl = 0;
+	if (S > 2)
+		lv[nl++] = 2;
+	if (S >= 8)
+		lv[nl++] = S / 2;
+	lv[nl++] = S;
+	lv[nl++] = S + 2;
+	long nreq = 3L * (S + 2) > 12 ? 3L * (S + 2) : 12;
+	json_t *d = plan_run(po, lv, nl, 256 <= po->max_prompt ? 256 : po->max_prompt, 64, nreq,
+			     secs, &e);
+	if (!d) {
+		fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
+		return 2;
+	}
+	snprintf(names[*n], 64, "sweep.json");
+	docs[(*n)++] = d;
+	if (save_doc(po, names[*n - 1], d, &e) < 0)
+		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
+	return 0;
+}
+
 int sb_cmd_calibrate(int argc, char **argv)
 {
-	const char *out = NULL, *url = NULL, *name = NULL;
+	const char *out = NULL, *name = NULL;
 	int quiet = 0;
+	plan_opts po;
+	memset(&po, 0, sizeof(po));
+	po.model = "default";
+	po.max_prompt = 2048;
+	po.seed = 1;
 	sb_calib_opts o;
 	sb_calib_opts_init(&o);
 	sb_error e = { { 0 } };
 	const char **files = calloc((size_t)argc, sizeof(char *));
 	size_t nf = 0;
 	int rc = 2;
+	json_t *docs[8] = { 0 };
+	char names[8][64];
+	size_t nd = 0;
+	sb_results *res = NULL;
+	sb_calib_input *in = NULL;
+	size_t loaded = 0;
 	if (!files) {
 		fprintf(stderr, "servebench calibrate: out of memory\n");
 		return 1;
@@ -155,80 +317,108 @@ int sb_cmd_calibrate(int argc, char **argv)
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-		int takes = !strcmp(a, "-o") || !strcmp(a, "--out") || !strcmp(a, "--slots") ||
-			    !strcmp(a, "--batch-tokens") || !strcmp(a, "--name") ||
-			    !strcmp(a, "--url") || !strcmp(a, "--model");
+		static const char *const with_value[] = { "-o", "--out", "--slots", "--batch-tokens",
+							  "--name", "--url", "--model", "--api",
+							  "--save", "--max-prompt", "--seed", NULL };
+		int takes = 0;
+		for (int k = 0; with_value[k]; k++)
+			takes |= !strcmp(a, with_value[k]);
 		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
 			usage(stdout);
 			rc = 0;
 			goto done;
 		}
-		if (takes && !val) {
-			fprintf(stderr, "servebench calibrate: %s needs a value\n", a);
-			goto done;
-		}
-		if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
-			out = val;
-		} else if (!strcmp(a, "--slots")) {
-			long s;
-			if (sb_parse_long(val, 1, 4096, &s, "--slots", &e) < 0) {
-				fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-				goto done;
-			}
-			o.slots = (int)s;
-		} else if (!strcmp(a, "--batch-tokens")) {
-			long b;
-			if (sb_parse_long(val, 1, 1L << 30, &b, "--batch-tokens", &e) < 0) {
-				fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-				goto done;
-			}
-			o.batch_tokens = b;
-		} else if (!strcmp(a, "--name")) {
-			name = val;
-		} else if (!strcmp(a, "--url")) {
-			url = val;
-		} else if (!strcmp(a, "--model")) {
-			/* the served model's name: used by --url */
-		} else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
 			quiet = 1;
 			continue;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "servebench calibrate: unknown option '%s' (try --help)\n", a);
-			goto done;
-		} else {
+		}
+		if (!takes) {
+			if (a[0] == '-' && a[1]) {
+				fprintf(stderr, "servebench calibrate: unknown option '%s' (try --help)\n",
+					a);
+				goto done;
+			}
 			files[nf++] = a;
 			continue;
 		}
+		if (!val) {
+			fprintf(stderr, "servebench calibrate: %s needs a value\n", a);
+			goto done;
+		}
 		i++;
+		long v;
+		if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
+			out = val;
+		} else if (!strcmp(a, "--slots")) {
+			if (sb_parse_long(val, 1, 4096, &v, "--slots", &e) < 0)
+				goto bad;
+			o.slots = (int)v;
+		} else if (!strcmp(a, "--batch-tokens")) {
+			if (sb_parse_long(val, 1, 1L << 30, &v, "--batch-tokens", &e) < 0)
+				goto bad;
+			o.batch_tokens = v;
+		} else if (!strcmp(a, "--max-prompt")) {
+			if (sb_parse_long(val, 32, 1L << 20, &v, "--max-prompt", &e) < 0)
+				goto bad;
+			po.max_prompt = v;
+		} else if (!strcmp(a, "--seed")) {
+			if (sb_parse_long(val, 0, 0xffffffffL, &v, "--seed", &e) < 0)
+				goto bad;
+			po.seed = (unsigned long)v;
+		} else if (!strcmp(a, "--name")) {
+			name = val;
+		} else if (!strcmp(a, "--url")) {
+			po.url = val;
+		} else if (!strcmp(a, "--model")) {
+			po.model = val;
+		} else if (!strcmp(a, "--api")) {
+			po.api = val;
+		} else if (!strcmp(a, "--save")) {
+			po.save_dir = val;
+		}
 	}
 	o.name = name;
-	if (url) {
-		fprintf(stderr, "servebench calibrate: --url (measuring a live server) is not "
-				"available in this build yet; measure with `servebench run` and pass "
-				"the results files instead\n");
-		goto done;
-	}
 	if (!out) {
 		fprintf(stderr, "servebench calibrate: missing -o MODEL.json (where to write the "
 				"model)\n");
 		goto done;
 	}
-	if (nf == 0) {
-		fprintf(stderr, "servebench calibrate: no results files given: pass the results "
-				"of `servebench run` (concurrency 1 at two or more prompt lengths, "
-				"and a concurrency sweep)\n");
+	if (po.url && nf > 0) {
+		fprintf(stderr, "servebench calibrate: give results files or --url, not both\n");
 		goto done;
 	}
-	sb_results *res = calloc(nf, sizeof(*res));
-	sb_calib_input *in = calloc(nf, sizeof(*in));
-	size_t loaded = 0;
+	if (!po.url && nf == 0) {
+		fprintf(stderr, "servebench calibrate: no results files given: pass the results "
+				"of `servebench run` (concurrency 1 at two or more prompt lengths, "
+				"and a concurrency sweep), or --url URL to measure a server\n");
+		goto done;
+	}
+	double secs = 0;
+	if (po.url) {
+		po.slots = o.slots;
+		po.quiet = quiet;
+		if (!quiet)
+			fprintf(stderr, "servebench calibrate: measuring %s (prompt-length sweep at "
+					"concurrency 1, then a concurrency sweep)\n", po.url);
+		rc = plan_measure(&po, docs, names, &nd, &secs);
+		if (rc != 0)
+			goto free_res;
+		rc = 2;
+		if (o.slots <= 0)
+			o.slots = po.slots;
+	}
+	size_t n = po.url ? nd : nf;
+	res = calloc(n, sizeof(*res));
+	in = calloc(n, sizeof(*in));
 	if (!res || !in) {
 		fprintf(stderr, "servebench calibrate: out of memory\n");
 		rc = 1;
 		goto free_res;
 	}
-	for (size_t i = 0; i < nf; i++) {
-		if (sb_results_load(files[i], &res[i], &e) < 0) {
+	for (size_t i = 0; i < n; i++) {
+		int r = po.url ? sb_results_from_json(docs[i], &res[i], names[i], &e)
+			       : sb_results_load(files[i], &res[i], &e);
+		if (r < 0) {
 			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
 			if (strstr(e.msg, "NaN") || strstr(e.msg, "nan") || strstr(e.msg, "Infinity"))
 				fprintf(stderr, "servebench calibrate: JSON has no NaN or Infinity: "
@@ -236,14 +426,18 @@ int sb_cmd_calibrate(int argc, char **argv)
 			goto free_res;
 		}
 		loaded++;
-		in[i].name = files[i];
+		in[i].name = po.url ? names[i] : files[i];
 		in[i].res = &res[i];
 	}
 	sb_model m;
-	if (sb_calibrate_fit(in, nf, &o, &m, &e) < 0) {
+	if (sb_calibrate_fit(in, n, &o, &m, &e) < 0) {
 		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
 		sb_model_fini(&m);
 		goto free_res;
+	}
+	if (po.url && m.fit) {
+		json_object_set_new(m.fit, "measured_url", json_string(po.url));
+		json_object_set_new(m.fit, "server_time_s", json_real(secs));
 	}
 	json_t *j = sb_model_to_json(&m);
 	if (!j || sb_json_write_file(out, j, &e) < 0) {
@@ -258,6 +452,10 @@ int sb_cmd_calibrate(int argc, char **argv)
 		FILE *f = strcmp(out, "-") ? stdout : stderr;
 		print_report(f, &m);
 		fprintf(f, "wrote %s\n", out);
+		if (po.url)
+			fprintf(f, "server time: %.1f s of measurement (goal: under 120 s)%s%s\n",
+				secs, po.save_dir ? "; results saved in " : "",
+				po.save_dir ? po.save_dir : "");
 	}
 	sb_model_fini(&m);
 	rc = 0;
@@ -266,7 +464,13 @@ free_res:
 		sb_results_fini(&res[i]);
 	free(res);
 	free(in);
+	for (size_t i = 0; i < nd; i++)
+		json_decref(docs[i]);
 done:
 	free(files);
 	return rc;
+bad:
+	fprintf(stderr, "servebench calibrate: %s\n", e.msg);
+	free(files);
+	return 2;
 }

@@ -33,6 +33,7 @@ typedef struct lvpt {
 	int use_reqs;    /* 1: per-request records, 0: summary */
 	size_t rq0, nrq; /* its requests in cal.rqs */
 	double ttft, tpot, e2e, ttft_p99, wait;
+	int wait_has_overhead; /* measured waits are TTFT - server prompt_ms */
 } lvpt;
 
 /* One successful request. Times in s relative to the level start. */
@@ -221,6 +222,10 @@ static int collect_level(cal *k, size_t f, size_t li, long *failed, int *used, s
 	L.c = s->level;
 	L.wait = NAN;
 	L.ttft_p99 = NAN;
+	/* level.h: a measured wait is TTFT minus the server's prompt time, so
+	 * it still holds the client/network overhead; a simulated one is the
+	 * queue time alone */
+	L.wait_has_overhead = strcmp(res->source, "simulated") != 0;
 	double wl_P = res->has_workload ? sb_dist_mean(&res->workload.input_len) : NAN;
 	double wl_N = res->has_workload ? sb_dist_mean(&res->workload.output_len) : NAN;
 	if (rl->n_reqs > 0) {
@@ -810,7 +815,7 @@ static int resolve_slots(cal *k, sb_error *e)
 			obs[n].ttft_ms = L->ttft;
 			obs[n].ttft_nq_ms = ttft_wave(k, L->c, L->P);
 			obs[n].e2e_ms = L->e2e;
-			obs[n].wait_ms = L->wait;
+			obs[n].wait_ms = L->wait - (L->wait_has_overhead ? k->overhead : 0);
 			n++;
 		}
 		sb_slot_guess g;
@@ -1275,12 +1280,13 @@ static int fit_admit(cal *k)
 		queued_levels++;
 		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 			const rqpt *R = &k->rqs[q];
-			if (!isfinite(R->wait) || !(R->wait > 0.5 * (isfinite(R->tpot) ? R->tpot : 1)))
+			double qwait = R->wait - (L->wait_has_overhead ? k->overhead : 0);
+			if (!isfinite(qwait) || !(qwait > 0.5 * (isfinite(R->tpot) ? R->tpot : 1)))
 				continue;
 			/* the request reaches the server after the overhead, known
 			 * only on average: a completion up to 3 overhead sds after the
 			 * estimated launch may still be the one that freed its slot */
-			double launch = R->t_sent + (k->overhead + R->wait) / 1e3;
+			double launch = R->t_sent + (k->overhead + qwait) / 1e3;
 			double tol = 3.0 * k->overhead_sd / 1e3 + 1e-9;
 			double rel = -INFINITY;
 			for (size_t o = L->rq0; o < L->rq0 + L->nrq; o++) {
