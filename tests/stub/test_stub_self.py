@@ -223,24 +223,33 @@ def check_framing(stub):
 def check_timing(stub):
     """Complete events arrive on schedule: ttft 30 ms, itl 8 ms.
 
-    Tolerance: the median error must be under 2 ms. On an idle machine the
-    error is ~0.1 ms; the median (not p99) keeps a loaded CI host from
-    flaking, while a schedule bug (a missing or an extra gap) shows up as an
-    error of at least one gap, 8 ms, in every event after it."""
+    Tolerance: the median error must be under 4 ms (half a gap), in one of
+    3 attempts. On an idle machine the error is ~0.5 ms (mostly this Python
+    client); the median and the retry keep a loaded CI host from flaking,
+    while a schedule bug (a missing or an extra gap) shows up as an error
+    of at least one gap, 8 ms, in every event after it, in every attempt.
+    Nothing may arrive early (hard bound, 0.3 ms: the stub never writes
+    before the schedule)."""
     p, port = st.start_stub(stub, "--ttft-ms", 30, "--itl-ms", 8)
-    errs = []
-    for _ in range(3):
-        body = dict(CHAT, max_tokens=12)
-        t0 = time.monotonic()
-        _, _, _, pieces, _ = http(port, "POST", "/v1/chat/completions", body)
-        ts = event_times(pieces)[:12]
-        errs += [(t - t0) * 1e3 - (30 + 8 * k) for k, t in enumerate(ts)]
+    for attempt in range(3):
+        errs = []
+        for _ in range(3):
+            body = dict(CHAT, max_tokens=12)
+            t0 = time.monotonic()
+            _, _, _, pieces, _ = http(port, "POST", "/v1/chat/completions",
+                                      body)
+            ts = event_times(pieces)[:12]
+            errs += [(t - t0) * 1e3 - (30 + 8 * k) for k, t in enumerate(ts)]
+        if min(errs) < -0.3:
+            st.fail(f"stub wrote a token {-min(errs):.3f} ms early")
+        med = st.quantile([abs(e) for e in errs], 0.5)
+        print(f"timing: median |error| {med:.3f} ms, "
+              f"p99 {st.quantile([abs(e) for e in errs], 0.99):.3f} ms")
+        if med <= 4.0:
+            break
+    else:
+        st.fail(f"stub schedule median error {med:.3f} ms > 4 ms, 3 times")
     st.stop(p)
-    med = st.quantile([abs(e) for e in errs], 0.5)
-    print(f"timing: median |error| {med:.3f} ms, "
-          f"p99 {st.quantile([abs(e) for e in errs], 0.99):.3f} ms")
-    if med > 2.0:
-        st.fail(f"stub schedule median error {med:.3f} ms > 2 ms")
 
 
 def check_slots(stub):
@@ -263,12 +272,14 @@ def check_slots(stub):
         t.join()
     st.stop(p)
     first, second = sorted(res.values(), key=lambda r: r[1][0])
-    # the second starts only when the first ends (+20 ms ttft); 60 ms is
-    # the first's whole stream, so its first token is >= 60+20-slack later
-    ttft2 = (second[1][0] - second[0]) * 1e3
-    if ttft2 < 75:
-        st.fail(f"--slots 1: second request's TTFT {ttft2:.1f} ms < 75 ms "
-                "(it did not wait for the slot)")
+    # The stub starts the second when it writes the first's last token, so
+    # the second's first token comes 20 ms (its TTFT) after the first's
+    # last; without the queue it would come ~40 ms before it. The bound, 0,
+    # leaves 20 ms for this client reading the first's last token late.
+    d = (second[1][0] - first[1][-1]) * 1e3
+    if d < 0:
+        st.fail(f"--slots 1: the second stream began {-d:.1f} ms before the "
+                "first ended (it did not wait for the slot)")
 
 
 def check_die_after(stub):
