@@ -87,6 +87,10 @@ typedef struct sim {
 	uint32_t run_gen;
 	double run_t0, run_f, run_a, run_b, run_end;
 	long run_k;
+	/* the next open-loop arrival is kept outside the heap (one heap push
+	 * and pop fewer per request): its time and argument, INFINITY if none */
+	double next_gen_t;
+	long next_gen_arg;
 	long generated, counted_generated;
 	int stop;
 	int t0_set;
@@ -563,6 +567,8 @@ static void on_gen(sim *s, double t, long client)
 	if (idx >= 0) {
 		in_len = s->rq[idx].prompt_tokens;
 		out_len = s->rq[idx].output_tokens;
+	} else if (s->service_mode) {
+		in_len = out_len = 1; /* M/G/c: no tokens */
 	} else {
 		in_len = sb_workload_len(&s->w->input_len, s->rl);
 		out_len = sb_workload_len(&s->w->output_len, s->rl);
@@ -611,10 +617,12 @@ static void on_gen(sim *s, double t, long client)
 			s->diverged = 1;
 			s->stop = 1;
 		} else if (s->src == SRC_OPEN) {
-			push(s, t + sb_workload_gap_s(s->w, s->level, s->rl), EV_GEN, 0, -1);
+			s->next_gen_t = t + sb_workload_gap_s(s->w, s->level, s->rl);
+			s->next_gen_arg = -1;
 		} else if ((size_t)pos + 1 < s->rn) {
 			long nx = pos + 1;
-			push(s, s->rq[s->order[nx]].t_sched_s, EV_GEN, 0, nx);
+			s->next_gen_t = s->rq[s->order[nx]].t_sched_s;
+			s->next_gen_arg = nx;
 		}
 	}
 	if (s->service_mode) {
@@ -670,6 +678,7 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	s->admit_s = m->admit_delay_ms / 1000.0;
 	s->no_noise = no_noise;
 	s->queue_cap = LONG_MAX;
+	s->next_gen_t = INFINITY;
 	s->pct = (slo && slo->percentile > 0 && slo->percentile < 100) ? slo->percentile : 99;
 	s->heap = sb_heap_new();
 	s->slots = calloc((size_t)s->S, sizeof *s->slots);
@@ -693,7 +702,21 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 static int sim_loop(sim *s, sb_error *e)
 {
 	sb_event ev;
-	while (sb_heap_pop(s->heap, &ev)) {
+	for (;;) {
+		/* an open-loop arrival due no later than the earliest event goes
+		 * first (a fixed rule, so ties are deterministic) */
+		const sb_event *top = sb_heap_peek(s->heap);
+		if (s->next_gen_t < INFINITY && (!top || s->next_gen_t <= top->t)) {
+			double t = s->next_gen_t;
+			s->next_gen_t = INFINITY;
+			s->now = t;
+			on_gen(s, t, s->next_gen_arg);
+			if (s->oom)
+				return sb_error_code(e, -ENOMEM, "out of memory during simulation");
+			continue;
+		}
+		if (!sb_heap_pop(s->heap, &ev))
+			break;
 		s->now = ev.t;
 		switch (ev.type) {
 		case EV_GEN:
@@ -772,7 +795,8 @@ int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
 	s.queue_cap = o->queue_cap > 0 ? o->queue_cap : 200000;
 	if (w->mode == SB_MODE_RATE) {
 		s.src = SRC_OPEN;
-		push(&s, 0.0, EV_GEN, 0, -1);
+		s.next_gen_t = 0.0;
+		s.next_gen_arg = -1;
 	} else {
 		s.src = SRC_CLOSED;
 		long c = (long)level;
@@ -889,7 +913,8 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 		sort_base = reqs;
 		qsort(s.order, n, sizeof *s.order, cmp_sched);
 		sort_base = NULL;
-		push(&s, reqs[s.order[0]].t_sched_s, EV_GEN, 0, 0);
+		s.next_gen_t = reqs[s.order[0]].t_sched_s;
+		s.next_gen_arg = 0;
 		double span = reqs[s.order[n - 1]].t_sched_s - reqs[s.order[0]].t_sched_s;
 		level = span > 0 ? (double)(n - 1) / span : 0;
 	} else {
