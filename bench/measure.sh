@@ -5,9 +5,11 @@
 #   streams, requests, tokens,
 #   timestamp error vs the stub's schedule (ms): |TTFT - ttft| and
 #     |gap - itl| at p50 / p99,
-#   the stub's own lateness (how late it wrote tokens; part of the error above),
+#   the stub's own lateness (how late it wrote tokens; part of the error above)
+#     and its CPU per token,
 #   client CPU per token (µs, (user+sys)/tokens of the client process),
-#   client peak RSS (MiB).
+#   client peak RSS (MiB),
+#   the load average before and after (figures from a busy machine mislead).
 #
 # usage: bench/measure.sh [BUILD_DIR]      (default: build)
 # knobs (environment): STREAMS=1000 REQUESTS=2000 OUTPUT_LEN=64 INPUT_LEN=32
@@ -61,6 +63,7 @@ until grep -q '^PORT=' "$TMP/stub.out" 2>/dev/null; do
 	sleep 0.05
 done
 PORT=$(sed -n 's/^PORT=//p' "$TMP/stub.out")
+LOAD_BEFORE=$(cut -d' ' -f1 /proc/loadavg)
 
 set +e
 /usr/bin/time -f '%U %S %M' -o "$TMP/time" \
@@ -70,6 +73,7 @@ set +e
 	--timeout 600 --out "$TMP/results.json" --quiet 2>"$TMP/client.err"
 RC=$?
 set -e
+LOAD_AFTER=$(cut -d' ' -f1 /proc/loadavg)
 kill -TERM "$STUB_PID"
 wait "$STUB_PID" 2>/dev/null || true
 STUB_PID=
@@ -79,10 +83,11 @@ if [ $RC -ne 0 ] && [ $RC -ne 1 ]; then
 	exit 1
 fi
 
-python3 - "$TMP/results.json" "$TMP/time" "$TMP/stub.err" "$TTFT_MS" "$ITL_MS" <<'EOF'
+python3 - "$TMP/results.json" "$TMP/time" "$TMP/stub.err" "$TTFT_MS" "$ITL_MS" \
+	"$LOAD_BEFORE" "$LOAD_AFTER" "$(nproc)" <<'EOF'
 import json, sys
 
-res_path, time_path, stub_err, ttft, itl = sys.argv[1:6]
+res_path, time_path, stub_err, ttft, itl, load0, load1, ncpu = sys.argv[1:9]
 ttft, itl = float(ttft), float(itl)
 res = json.load(open(res_path))
 user, sys_s, rss_kb = open(time_path).read().split()[-3:]
@@ -104,8 +109,11 @@ for line in open(stub_err):
         f = dict(kv.split("=") for kv in line.split()[1:])
         stub = (f"stub lateness (ms):        p50 {float(f['late_ms_p50']):.3f}  "
                 f"p99 {float(f['late_ms_p99']):.3f}  max {float(f['late_ms_max']):.3f}")
+        if int(f["tokens"]):
+            stub += (f"\nstub CPU per token (us):   "
+                     f"{(float(f['cpu_user_s']) + float(f['cpu_sys_s'])) * 1e6 / int(f['tokens']):.2f}")
 cpu_s = float(user) + float(sys_s)
-print(f"streams:                   {res['levels'][0]['level']}")
+print(f"streams:                   {res['levels'][0]['level']:g}")
 print(f"requests:                  {len(reqs)} ({len(reqs) - len(ok)} failed)")
 print(f"tokens:                    {tokens}")
 print(f"schedule: ttft {ttft:g} ms, itl {itl:g} ms")
@@ -118,4 +126,5 @@ print(f"client CPU per token (us): {cpu_s * 1e6 / tokens:.2f}  "
       f"(user {float(user):.2f} s + sys {float(sys_s):.2f} s)" if tokens else
       "client CPU per token: no tokens")
 print(f"client peak RSS (MiB):     {int(rss_kb) / 1024:.1f}")
+print(f"load average:              {load0} before, {load1} after ({ncpu} CPUs)")
 EOF
