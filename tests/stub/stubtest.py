@@ -40,15 +40,21 @@ def start_stub(stub, *args, timeout=10.0):
     return p, int(line.strip()[5:])
 
 
-def stop(p, sig=signal.SIGTERM):
-    """Stops a process this test started (by PID) and reaps it."""
+def stop(p, sig=signal.SIGTERM, check=True):
+    """Stops a process this test started (by PID) and reaps it. With check,
+    a stub that did not exit 0 fails the test (the stub exits 0 on SIGTERM;
+    anything else is a crash or a sanitizer report, shown from its stderr)."""
     if p.poll() is None:
         try:
             p.send_signal(sig)
-            p.wait(timeout=5)
+            p.wait(timeout=10)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+            fail("the stub did not exit within 10 s of SIGTERM")
+    if check and p.returncode != 0:
+        err = p.stderr.read() if p.stderr else ""
+        fail(f"the stub exited {p.returncode}: {err[-3000:]}")
 
 
 def cleanup():
