@@ -47,6 +47,19 @@ def main(argv):
             else:
                 print(f"{label}: ok")
         st.stop(p)
+    # --api auto: the stub answers /props like llama.cpp
+    p, port = st.start_stub(stub, "--ttft-ms", 6, "--itl-ms", 4)
+    out = os.path.join(d, "auto.json")
+    rc, res, _, err = st.run_client(sb, port, out, "--api", "auto",
+                                    "--concurrency", 2, "--num-requests", N,
+                                    "--input-len", INP, "--output-len", OUT,
+                                    timeout=60)
+    st.stop(p)
+    if rc != 0 or res is None or any(
+            r.get("output_tokens") != OUT for r in st.all_requests(res)):
+        problems.append(f"--api auto: exit {rc}: {err.strip()[-300:]}")
+    else:
+        print(f"--api auto: ok ({res['target'].get('api')})")
     if problems:
         st.fail("framing variants:\n  " + "\n  ".join(problems))
     return 0

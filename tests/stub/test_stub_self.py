@@ -6,6 +6,7 @@ equivalence, keep-alive, FIFO slots, schedule timing, die-after, bad options.
 Usage: test_stub_self.py STUB_SERVER [SERVEBENCH]
 """
 import json
+import os
 import re
 import socket
 import subprocess
@@ -252,6 +253,36 @@ def check_timing(stub):
     st.stop(p)
 
 
+def check_schedule_file(stub):
+    """--schedule: TTFT 30, then gaps 5, 25, 10, and 10 repeating. A token
+    late by a whole entry (a misread schedule) is >= 5 ms off; the check is
+    on the median over 3 runs and nothing may be early (as in check_timing)."""
+    import tempfile
+    with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as f:
+        f.write("# ttft then gaps (ms)\n30\n5, 25\n10  # repeats\n")
+        path = f.name
+    want = [30, 35, 60, 70, 80, 90]
+    p, port = st.start_stub(stub, "--schedule", path)
+    for attempt in range(3):
+        errs = []
+        for _ in range(3):
+            t0 = time.monotonic()
+            _, _, _, pieces, _ = http(port, "POST", "/v1/completions",
+                                      {"prompt": "x", "max_tokens": 6,
+                                       "stream": True})
+            ts = event_times(pieces)[:6]
+            errs += [(t - t0) * 1e3 - w for t, w in zip(ts, want)]
+        if min(errs) < -0.3:
+            st.fail(f"--schedule: a token came {-min(errs):.3f} ms early")
+        med = st.quantile([abs(e) for e in errs], 0.5)
+        if med <= 2.5:
+            break
+    else:
+        st.fail(f"--schedule: median error {med:.3f} ms > 2.5 ms, 3 times")
+    st.stop(p)
+    os.unlink(path)
+
+
 def check_slots(stub):
     """--slots 1: the second of two concurrent requests waits in FIFO."""
     p, port = st.start_stub(stub, "--slots", 1, "--ttft-ms", 20,
@@ -326,6 +357,7 @@ def main(argv):
     check_endpoints(stub)
     check_framing(stub)
     check_timing(stub)
+    check_schedule_file(stub)
     check_slots(stub)
     check_die_after(stub)
     check_refuse(stub)
