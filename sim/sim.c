@@ -613,7 +613,10 @@ static void on_gen(sim *s, double t, long client)
 		s->stop = 1;
 	/* the next open-loop arrival */
 	if (!s->stop && (s->src == SRC_OPEN || s->src == SRC_REPLAY_OPEN)) {
-		if (s->src == SRC_OPEN && (long)s->qlen >= s->queue_cap) {
+		/* divergence bound: requests waiting, counting those still on
+		 * their way to the server (at huge rates most are in transit) */
+		long outstanding = s->nreqs - s->nfreereq;
+		if (s->src == SRC_OPEN && outstanding - s->S >= s->queue_cap) {
 			s->diverged = 1;
 			s->stop = 1;
 		} else if (s->src == SRC_OPEN) {

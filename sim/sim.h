@@ -67,6 +67,7 @@ typedef struct sb_sim_opts {
 	int service_mode;      /* 1: independent-service M/G/c with `service` */
 	sb_dist service;       /* service time in seconds */
 	long queue_cap;        /* open loop: stop arrivals when this many wait
+				  (queued or in transit to the server)
 				  (divergence bound); default 200000 */
 	double warmup_s;       /* also exclude requests sent before this */
 	int keep_records;      /* collect per-request records (memory O(n)) */
