@@ -366,7 +366,7 @@ int main(int argc, char **argv)
 		sb_model_fini(&model);
 		sb_model_init(&model);
 		if (sb_model_load(mf, &model, &err) < 0)
-			FAIL("--model-file: %s", err.msg);
+			FAIL("%s: %s", val[O_MODEL] ? "--model-file" : "scenario model_file", err.msg);
 	} else {
 		if (sb_model_default(&model, &err) < 0) {
 			fprintf(stderr, "sbsim: the embedded default model is broken: %s\n", err.msg);
