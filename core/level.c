@@ -84,6 +84,13 @@ void sb_levelacc_add(sb_levelacc *a, const sb_reqrec *r)
 {
 	if (r->t_done_s > a->t_end_s)
 		a->t_end_s = r->t_done_s;
+	/* Little's law counts every request that entered the system, failed or
+	 * not, for as long as it was in it — the same population the in-flight
+	 * integral sees. */
+	if (isfinite(r->t_done_s) && isfinite(r->t_scheduled_s)) {
+		a->n_all++;
+		a->sojourn_s += r->t_done_s - r->t_scheduled_s;
+	}
 	if (r->err_class) {
 		a->failed++;
 		count_error(a, r->err_class);
@@ -131,7 +138,7 @@ void sb_levelacc_finish(sb_levelacc *a, double level, sb_mode mode,
 		out->output_tok_s = a->out_tokens / d;
 		out->req_s = (double)a->ok / d;
 		out->goodput_req_s = (double)a->good / d;
-		out->lambda_req_s = (double)a->ok / d;
+		out->lambda_req_s = (double)a->n_all / d;
 		/* close the in-flight integral at the end of the window */
 		double area = a->area;
 		if (d > a->t_last_s)
@@ -141,7 +148,7 @@ void sb_levelacc_finish(sb_levelacc *a, double level, sb_mode mode,
 		out->output_tok_s = out->req_s = out->goodput_req_s = NAN;
 		out->lambda_req_s = out->l_observed = NAN;
 	}
-	out->w_s = a->e2e.n ? sb_hist_mean(&a->e2e) / 1e3 : NAN;
+	out->w_s = a->n_all ? a->sojourn_s / (double)a->n_all : NAN;
 	out->l_law = out->lambda_req_s * out->w_s;
 	out->schedule_lag_p99_ms = mode == SB_MODE_RATE && a->lag.n
 					   ? sb_hist_quantile(&a->lag, 0.99)

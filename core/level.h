@@ -10,7 +10,9 @@
  *   wait  = time the request waited before a slot took it (sim: exact;
  *           measured: TTFT minus the server's own prompt time, when known).
  *   goodput = requests meeting every SLO that is set / level duration.
- *   Little: lambda = completed / duration, W = mean E2E (s), l_law = lambda*W,
+ *   Little: over every request that entered the system (failed ones too):
+ *           lambda = requests / duration, W = mean time from scheduled send
+ *           to completion or failure (s), l_law = lambda*W,
  *           l_observed = time average of the in-flight count, integrated by
  *           the driver through sb_levelacc_inflight() — an independent path.
  */
@@ -79,6 +81,8 @@ typedef struct sb_levelacc {
 	sb_hist ttft, tpot, itl, e2e, wait, lag;
 	sb_slo slo;
 	long ok, failed, good;
+	long n_all;            /* requests with a finite sojourn (Little's law) */
+	double sojourn_s;      /* sum of t_done_s - t_scheduled_s over them */
 	double out_tokens;
 	double t_end_s;        /* latest completion seen */
 	double area;           /* integral of in-flight count over time */

@@ -35,6 +35,8 @@ int main(void)
 	sb_reqrec bad = { .id = 10, .t_scheduled_s = 9.6, .t_sent_s = 9.6, .t_done_s = 9.7,
 			  .ttft_ms = NAN, .e2e_ms = NAN, .wait_ms = NAN, .prompt_tokens = -1,
 			  .output_tokens = -1, .err_class = "http_503", .err_msg = "queue full" };
+	sb_levelacc_inflight(&a, 9.6, +1);
+	sb_levelacc_inflight(&a, 9.7, -1);
 	sb_levelacc_add(&a, &bad);
 	json_array_append_new(reqs, sb_reqrec_to_json(&bad, json_pack("{s:i}", "status", 503)));
 
@@ -47,9 +49,11 @@ int main(void)
 	CHECK_NEAR(lv.itl_ms.p99, 40, 0);
 	CHECK_NEAR(lv.goodput_req_s, 5 / 9.7, 1e-12); /* only TTFT 100 meets 150 */
 	CHECK_NEAR(lv.output_tok_s, 110 / 9.7, 1e-12);
-	CHECK_NEAR(lv.w_s, 0.5, 1e-12);
-	/* time-averaged in flight = 10 * 0.5 s / 9.7 s, integrated independently */
-	CHECK_NEAR(lv.l_observed, 5.0 / 9.7, 1e-12);
+	/* Little's law over all 11 requests, the failed one (0.1 s) included */
+	CHECK_NEAR(lv.lambda_req_s, 11 / 9.7, 1e-12);
+	CHECK_NEAR(lv.w_s, 5.1 / 11, 1e-12);
+	/* time-averaged in flight = (10 * 0.5 + 0.1) s / 9.7 s, integrated independently */
+	CHECK_NEAR(lv.l_observed, 5.1 / 9.7, 1e-12);
 	CHECK_NEAR(lv.l_law, lv.l_observed, 1e-12);
 	CHECK(lv.n_errors == 1 && !strcmp(lv.errors[0].cls, "http_503"));
 
