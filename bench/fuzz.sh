@@ -10,7 +10,7 @@
 # clang warns where gcc does not, e.g. -Wformat-nonliteral on vsnprintf in a
 # va_list wrapper; the warnings are counted in the summary, the gcc builds
 # keep -Werror), builds the fuzz-* programs, and runs each one on a fresh copy of its seed corpus
-# (fuzz/corpus/TARGET) with -max_total_time, -rss_limit_mb=2048,
+# (fuzz/corpus/TARGET; dictionary fuzz/dict/TARGET.dict) with -max_total_time, -rss_limit_mb=2048,
 # -detect_leaks=1 and UBSan set to stop at the first report. The working
 # copies, logs and any artefact (crash-*, leak-*, timeout-*, oom-*) stay in
 # build-fuzz/fuzz-run/TARGET/. Prints one table row per target; exits 1 when
@@ -94,9 +94,11 @@ for t in "${targets[@]}"; do
   cp fuzz/corpus/"$t"/* "$work/corpus/"
   seeds=$(find "$work/corpus" -type f | wc -l)
   echo "== fuzz-$t: ${secs}s on $seeds seeds" >&2
+  dict=()
+  [[ -f fuzz/dict/$t.dict ]] && dict=(-dict="fuzz/dict/$t.dict")
   start=$(date +%s.%N)
   "$bdir/fuzz/fuzz-$t" -max_total_time="$secs" -rss_limit_mb=2048 -detect_leaks=1 \
-    -timeout=10 -print_final_stats=1 -artifact_prefix="$work/artifacts/" \
+    -timeout=10 -print_final_stats=1 -artifact_prefix="$work/artifacts/" "${dict[@]}" \
     "$work/corpus" >"$work/log.txt" 2>&1
   rc=$?
   end=$(date +%s.%N)
