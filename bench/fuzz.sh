@@ -5,17 +5,19 @@
 # Usage: bench/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]   (default 60, all)
 #
 # Installs clang and libclang-rt-14-dev (libFuzzer and the sanitizer
-# runtimes) from apt when they are missing, configures ./build-fuzz with
-# CC=clang -Dfuzzing=true -Db_sanitize=address,undefined (and -Dwerror=false:
-# clang warns where gcc does not, e.g. -Wformat-nonliteral on vsnprintf in a
-# va_list wrapper; the warnings are counted in the summary, the gcc builds
-# keep -Werror), builds the fuzz-* programs, and runs each one on a fresh copy of its seed corpus
-# (fuzz/corpus/TARGET; dictionary fuzz/dict/TARGET.dict) with -max_total_time, -rss_limit_mb=2048,
-# -detect_leaks=1 and UBSan set to stop at the first report. The working
-# copies, logs and any artefact (crash-*, leak-*, timeout-*, oom-*) stay in
-# build-fuzz/fuzz-run/TARGET/. Prints one table row per target; exits 1 when
-# any target produced an artefact or a sanitizer report, 2 on a usage or
-# setup error. Nothing in the repository is modified.
+# runtimes) from apt when they are missing; configures ./build-fuzz with
+# CC=clang -Dfuzzing=true -Db_sanitize=address,undefined, the whole tree
+# instrumented for coverage (-fsanitize=fuzzer-no-link) and -Dwerror=false
+# (clang warns where gcc does not, e.g. -Wformat-nonliteral on vsnprintf in a
+# va_list wrapper; the gcc builds keep -Werror and the summary counts the
+# warnings); builds the fuzz-* programs; runs each one on a fresh copy of its
+# seed corpus (fuzz/corpus/TARGET, dictionary fuzz/dict/TARGET.dict) with
+# -max_total_time, -rss_limit_mb=2048, -detect_leaks=1, -timeout=10 and UBSan
+# set to stop at the first report. The working copies, logs and any artefact
+# (crash-*, leak-*, timeout-*, oom-*) stay in build-fuzz/fuzz-run/TARGET/.
+# Prints one table row per target; exits 1 when any target produced an
+# artefact or a sanitizer report, 2 on a usage or setup error. Nothing in the
+# repository is modified.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
