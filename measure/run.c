@@ -191,15 +191,15 @@ static void on_done(void *ud, const sb_driver_done *d)
 	}
 	json_object_set_new(j, "output_tokens_source", json_string(src));
 	if (r->rec) {
-		json_t *line = json_copy(j);
-		if (line) {
-			json_object_set_new(line, "level", json_real(r->c->workload.levels[r->li]));
-			json_object_set_new(line, "level_index", json_integer(r->li));
-			json_object_set_new(line, "mode", json_string(sb_mode_name(r->c->workload.mode)));
-			if (sb_recorder_append(r->rec, line) < 0)
-				r->rec_failed = 1;
-			json_decref(line);
-		}
+		/* the partial line says which level; the final record does not need to */
+		json_object_set_new(j, "level", json_real(r->c->workload.levels[r->li]));
+		json_object_set_new(j, "level_index", json_integer(r->li));
+		json_object_set_new(j, "mode", json_string(sb_mode_name(r->c->workload.mode)));
+		if (sb_recorder_append(r->rec, j) < 0)
+			r->rec_failed = 1;
+		json_object_del(j, "level");
+		json_object_del(j, "level_index");
+		json_object_del(j, "mode");
 	}
 	json_array_append_new(r->requests, j);
 }
