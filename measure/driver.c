@@ -447,6 +447,27 @@ static void arm_timer(sb_driver *d, double at)
 	d->timer_armed = at;
 }
 
+/* Open loop: starts every arrival due by now and hands them to curl at once
+ * (so the request leaves now, not after the rest of this loop turn). */
+static int send_due(sb_driver *d, size_t *next_arr, long *sent, double now, sb_error *e)
+{
+	const sb_phase *ph = d->ph;
+	int started = 0;
+	while (*next_arr < ph->n_arrivals && d->t0 + ph->arrivals[*next_arr] <= now) {
+		if (start(d, (long)*next_arr, d->t0 + ph->arrivals[*next_arr]) < 0)
+			return sb_error_code(e, -ENOMEM, "out of memory starting a request");
+		(*next_arr)++;
+		(*sent)++;
+		started = 1;
+	}
+	if (started) {
+		int running;
+		d->curl_deadline = -1;
+		curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+	}
+	return 0;
+}
+
 int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 {
 	d->ph = ph;
@@ -477,6 +498,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 		}
 		/* Sends that are due. */
 		double next_due = -1;
+		int kick = 0;
 		if (closed) {
 			for (size_t i = 0; i < d->n_pending;) {
 				if (d->pending[i] <= now) {
@@ -496,16 +518,16 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 				}
 				d->ready--;
 				sent++;
+				kick = 1;
+			}
+			if (kick) {
+				int running;
+				d->curl_deadline = -1;
+				curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 			}
 		} else {
-			while (next_arr < ph->n_arrivals && d->t0 + ph->arrivals[next_arr] <= now) {
-				if (start(d, (long)next_arr, d->t0 + ph->arrivals[next_arr]) < 0) {
-					ret = sb_error_code(e, -ENOMEM, "out of memory starting a request");
-					goto out;
-				}
-				next_arr++;
-				sent++;
-			}
+			if ((ret = send_due(d, &next_arr, &sent, now, e)) < 0)
+				goto out;
 			if (next_arr < ph->n_arrivals)
 				next_due = d->t0 + ph->arrivals[next_arr];
 		}
@@ -528,6 +550,9 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 			wait = fmin(wait, d->t0 + ph->duration_s - now);
 		int wait_ms = wait <= 0 ? 0 : (int)ceil(wait * 1e3);
 		int n = epoll_wait(d->epfd, evs, 64, wait_ms);
+		/* Arrivals first: a send must not wait behind other streams' data. */
+		if (!closed && (ret = send_due(d, &next_arr, &sent, sb_driver_now(), e)) < 0)
+			goto out;
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
 			if (fd == d->tfd) {
