@@ -405,6 +405,11 @@ static int replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 	for (size_t j = 0; j < k; j++) {
 		const sb_reqrec *q = &rl->reqs[ord[j].i];
 		long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
+		/* tokens the server actually prefilled (prompt-cache hits excluded),
+		 * as the calibration counts them */
+		const json_t *pn = rl->server ? json_object_get(rl->server[ord[j].i], "prompt_n") : NULL;
+		if (json_is_number(pn) && json_number_value(pn) >= 1)
+			pin = (long)json_number_value(pn);
 		long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
 		/* open loop: the level's clock starts at its first send */
 		rq[j] = (sb_replay_req){ cl->mode == SB_MODE_RATE ? ord[j].t - t_first : 0.0, pin, pout };

@@ -17,6 +17,10 @@
  * central 95% of each metric over the replications of fresh traffic, and
  * whether the measured value lies inside.
  *
+ * Prompt length replayed: the server's own "prompt_n" (tokens it actually
+ * prefilled, prompt-cache hits excluded) when the record has one, as the
+ * calibration counts it; else prompt_tokens; else the workload's mean.
+ *
  * Requests counted on both sides: measured records that succeeded and are
  * not marked "warmup": true. Warm-up records are replayed (they shape the
  * state) but not counted; failed records are left out of the replay.
