@@ -5,6 +5,7 @@
 # the replay comparisons, the plots and the tables.
 #
 #   docs/guide.sh [--quick] [--analyse-only] [--build DIR] [--data DIR] [--img DIR]
+#                 [--guide FILE]
 #
 #   --quick          a smoke run: few requests, short outputs, few levels
 #                    (a few minutes even on a loaded machine). Writes to
@@ -16,6 +17,9 @@
 #                    (default build-doc; configured and compiled when missing)
 #   --data DIR       results directory (default data/local)
 #   --img DIR        plot directory (default docs/img)
+#   --guide FILE     refresh the tables between <!-- table:NAME --> and
+#                    <!-- /table --> lines of FILE from this run (default
+#                    docs/guide.md; none with --quick; '' for none)
 #
 # Every llama-server the script starts is stopped on exit, on error and on
 # Ctrl-C. Exit status: 0 done; 1 a step failed (the step is named); 2 bad usage.
@@ -25,8 +29,8 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 
-QUICK=0 ANALYSE_ONLY=0 BUILD=build-doc DATA="" IMG=""
-usage() { sed -n '2,22s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+QUICK=0 ANALYSE_ONLY=0 BUILD=build-doc DATA="" IMG="" GUIDE="-"
+usage() { sed -n '2,25s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 while (($#)); do
     case "$1" in
         --quick) QUICK=1; shift ;;
@@ -34,6 +38,7 @@ while (($#)); do
         --build) BUILD="${2:?--build needs a directory}"; shift 2 ;;
         --data) DATA="${2:?--data needs a directory}"; shift 2 ;;
         --img) IMG="${2:?--img needs a directory}"; shift 2 ;;
+        --guide) GUIDE="${2?--guide needs a file (or '' for none)}"; shift 2 ;;
         -h|--help) usage ;;
         *) printf 'guide.sh: unknown option: %s\n' "$1" >&2; usage ;;
     esac
@@ -44,6 +49,9 @@ if ((QUICK)); then
 else
     DATA="${DATA:-data/local}"
     IMG="${IMG:-docs/img}"
+fi
+if [[ "$GUIDE" == - ]]; then
+    if ((QUICK)); then GUIDE=""; else GUIDE=docs/guide.md; fi
 fi
 
 say() { printf '\n== %s\n' "$*"; }
@@ -191,10 +199,14 @@ printf 'predicted capacity at -np %s, %s in / %s out: %.3f req/s; Experiment 6 r
 
 # ---- forecasts of Experiments 4-6, made before they are measured ------------------
 say "predicting Experiments 4-6 with sbsim"
+# --warmup 0: servebench run sends its warm-up requests one at a time before a
+# level starts, so every level begins on an idle server; sbsim's default
+# (--warmup 2) would instead leave the first two requests of the level itself
+# uncounted, which at c=4 shrinks its lambda*W to about 3.6 for 32 requests.
 sim_forecast() {  # NAME ARGS...: sbsim forecast into DATA/pred-NAME.json and .txt
     local name="$1"; shift
     printf '+ sbsim --model-file %s %s --json %s\n' "$DATA/model.json" "$*" "$DATA/pred-$name.json"
-    "$SIM" --model-file "$DATA/model.json" "$@" --replications "$REPS" --seed 11 \
+    "$SIM" --model-file "$DATA/model.json" "$@" --warmup 0 --replications "$REPS" --seed 11 \
         --json "$DATA/pred-$name.json" >"$DATA/pred-$name.txt" 2>&1 \
         || { cat "$DATA/pred-$name.txt" >&2; die "sbsim forecast $name"; }
     cat "$DATA/pred-$name.txt"
@@ -287,7 +299,7 @@ maxp="${E1_LENS[-1]}"
 : >"$PLOT_DIR/e1-sim.tsv"
 for ((p = 16; p <= maxp; p += (maxp / 16 > 8 ? maxp / 16 : 8))); do
     "$SIM" --model-file "$DATA/model.json" --slots "$SLOTS" --concurrency 1 --input-len "$p" \
-        --output-len "$E1_OUT" --requests 40 --seed 5 --json "$PLOT_DIR/s.json" >/dev/null \
+        --output-len "$E1_OUT" --requests 40 --warmup 0 --seed 5 --json "$PLOT_DIR/s.json" >/dev/null \
         || die "sbsim at prompt length $p"
     jq -r --arg p "$p" '.levels[0] | [$p, .ttft_ms.p50, .tpot_ms.p50] | @tsv' "$PLOT_DIR/s.json" \
         >>"$PLOT_DIR/e1-sim.tsv"
@@ -410,9 +422,15 @@ def lvl($x): .levels[] | select(.level == $x);
 def median: sort | if length == 0 then null elif length % 2 == 1 then .[length / 2 | floor]
             else (.[length / 2 - 1] + .[length / 2]) / 2 end;
 '
+TDIR="$DATA/tables"
+mkdir -p "$TDIR"
+# fc(meas; pred): "measured | forecast | error" from two numbers.
+JQ_DEFS="$JQ_DEFS"'
+def err($m; $p): if $m == null or $p == null or $m == 0 then null else ($p - $m) / $m * 100 end;
+def fc($m; $p): "\($m | num) | \($p | num) | \(err($m; $p) | pct)";
+def inside($t): if $t.inside == null then "–" elif $t.inside then "yes" else "**no**" end;
+'
 {
-    echo "### Experiments 1-2 (c=1, ${E1_OUT} output tokens; predicted = the same requests replayed through sbsim)"
-    echo
     echo "| prompt tokens | TTFT p50 ms | sbsim | error | TTFT p99 ms | server prompt_ms (median) | prefill tok/s | TPOT p50 ms | sbsim | error | out tok/s |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
     for p in "${E1_LENS[@]}"; do
@@ -421,9 +439,8 @@ def median: sort | if length == 0 then null elif length % 2 == 1 then .[length /
             | ([$L.requests[] | .server.prompt_ms // empty] | median) as $pm
             | "| \($p) | \(cell($M.ttft_p50)) | \($L.ttft_ms.p99 | num) | \($pm | num) | \(if $pm then ($p | tonumber) / $pm * 1000 | round | tostring else "–" end) | \(cell($M.tpot_p50)) | \($L.output_tok_s | num) |"'
     done
-    echo
-    echo "### Experiment 3 (${E3_IN} in / ${E3_OUT} out; predicted = replay through sbsim with the model's 4 slots replaced by the run's -np)"
-    echo
+} >"$TDIR/exp1.md" || die "table for Experiments 1-2 (jq)"
+{
     echo "| -np | c | out tok/s | sbsim | error | TPOT p50 ms | sbsim | error | TTFT p50 ms | sbsim | error |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
     for spec in "np1 1 1" "np1 1 4" "np4-c4 4 4" "np8-c8 8 8"; do
@@ -432,72 +449,94 @@ def median: sort | if length == 0 then null elif length % 2 == 1 then .[length /
             ($v[0] | lvl($c) | .metrics) as $M
             | "| \($np) | \($c) | \(cell($M.output_tok_s)) | \(cell($M.tpot_p50)) | \(cell($M.ttft_p50)) |"'
     done
+} >"$TDIR/exp3.md" || die "table for Experiment 3 (jq)"
+{
+    echo "| c | TTFT p50 ms | forecast | error | TTFT p99 ms | forecast | error | 95% range of p99 for ${E4_N} requests | inside? | TPOT p50 ms | forecast | error | out tok/s | forecast | error |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    jq -r -n --slurpfile m "$DATA/knee.json" --slurpfile p "$DATA/pred-knee.json" --slurpfile v "$DATA/replay-knee.json" "$JQ_DEFS"'
+        $m[0].levels[] | .level as $c | . as $L | ($p[0] | lvl($c)) as $P
+        | ([$v[0].levels[] | select(.level == $c) | .metrics.ttft_p99] | .[0]) as $t
+        | "| \($c) | \(fc($L.ttft_ms.p50; $P.ttft_ms.p50)) | \(fc($L.ttft_ms.p99; $P.ttft_ms.p99)) | \($t.forecast_lo | num)..\($t.forecast_hi | num) | \(inside($t)) | \(fc($L.tpot_ms.p50; $P.tpot_ms.p50)) | \(fc($L.output_tok_s; $P.output_tok_s)) |"'
     echo
-    echo "### Experiment 4 (-np ${SLOTS}, ${E3_IN} in / ${E3_OUT} out, ${E4_N} requests per level): measured, sbsim forecast from Exps 1-3 [95% interval of runs this size], error"
-    echo
-    echo "| c | TTFT p50 ms | forecast | error | TTFT p99 ms | forecast | error | E2E p99 ms | forecast | error | out tok/s | forecast | error |"
+    jq -r -n --slurpfile p "$DATA/pred-knee.json" --slurpfile v "$DATA/replay-knee.json" '
+        "Knee (first level whose p99 TTFT jumps): measured at c=\($v[0].summary.knee_concurrency.measured // "none"), forecast at c=\($p[0].simulation.knee.level // "none")."'
+} >"$TDIR/exp4.md" || die "table for Experiment 4 (jq)"
+{
+    echo "| c | TTFT p50 ms | replay | error | TTFT p99 ms | replay | error | TPOT p50 ms | replay | error | E2E p99 ms | replay | error |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    jq -r -n --slurpfile m "$DATA/knee.json" --slurpfile v "$DATA/replay-knee.json" "$JQ_DEFS"'
-        $v[0].levels[] | .metrics as $M
-        | "| \(.level) | \(cell($M.ttft_p50)) | \(cell($M.ttft_p99)) | \(cell($M.e2e_p99)) | \(cell($M.output_tok_s)) |"'
-    echo
-    echo "Forecast intervals (sbsim, ${REPS} replications of ${E4_N} requests):"
-    echo
-    echo "| c | TTFT p99 measured | forecast 95% interval | inside? |"
-    echo "|---|---|---|---|"
     jq -r -n --slurpfile v "$DATA/replay-knee.json" "$JQ_DEFS"'
-        $v[0].levels[] | .metrics.ttft_p99 as $t
-        | "| \(.level) | \($t.measured | num) | \($t.forecast_lo | num)..\($t.forecast_hi | num) | \(if $t.inside == null then "–" elif $t.inside then "yes" else "no" end) |"'
+        $v[0].levels[] | .metrics as $M
+        | "| \(.level) | \(cell($M.ttft_p50)) | \(cell($M.ttft_p99)) | \(cell($M.tpot_p50)) | \(cell($M.e2e_p99)) |"'
     echo
-    jq -r -n --slurpfile m "$DATA/knee.json" --slurpfile p "$DATA/pred-knee.json" --slurpfile v "$DATA/replay-knee.json" '
-        "knee: measured \($v[0].summary.knee_concurrency.measured // "none"), predicted \($v[0].summary.knee_concurrency.predicted // "none") (forecast file: \($p[0].simulation.knee.level // "none"))"'
-    echo
-    echo "### Experiment 5 (Little's law at c=4 of Experiment 4)"
-    echo
-    echo "| | λ req/s | W = mean E2E s | L = λW | clients |"
+    jq -r -n --slurpfile v "$DATA/replay-knee.json" "$JQ_DEFS"'
+        $v[0].summary | "Median |error| over the levels: TTFT mean/p50 \(.ttft_central_mdape_pct | num)%, TTFT p90/p99 \(.ttft_tail_mdape_pct | num)%, TPOT mean/p50 \(.tpot_central_mdape_pct | num)%, E2E mean/p50 \(.e2e_central_mdape_pct | num)%, throughput \(.mdape_throughput_pct | num)%."'
+} >"$TDIR/exp4-replay.md" || die "replay table for Experiment 4 (jq)"
+{
+    echo "| | λ = completed req/s | W = mean E2E (s) | λ·W | clients in flight |"
     echo "|---|---|---|---|---|"
     jq -r -n --slurpfile m "$DATA/knee.json" --slurpfile p "$DATA/pred-knee.json" "$JQ_DEFS"'
         def row($name; $L): "| \($name) | \($L.littles_law.lambda_req_s | num) | \($L.littles_law.w_s | num) | \($L.littles_law.l_law | num) | \($L.level) |";
         row("measured"; $m[0] | lvl(4)), row("sbsim forecast"; $p[0] | lvl(4))'
-    echo
-    echo "### Experiment 6 (Poisson, -np ${SLOTS}, ${E6_N} requests per rate; predicted capacity $(printf '%.2f' "$CAPACITY") req/s): measured, sbsim replay of the same arrivals, error"
-    echo
-    echo "| rate req/s | load | TTFT p50 ms | replay | error | TTFT p99 ms | replay | error | E2E p99 ms | replay | error | wait mean ms measured |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
-    jq -r -n --argjson cap "$CAPACITY" --slurpfile m "$DATA/rate.json" --slurpfile v "$DATA/replay-rate.json" "$JQ_DEFS"'
-        $v[0].levels[] | .level as $r | .metrics as $M
-        | ($m[0] | lvl($r)) as $L
-        | "| \($r) | \($r / $cap * 100 | round)% | \(cell($M.ttft_p50)) | \(cell($M.ttft_p99)) | \(cell($M.e2e_p99)) | \($L.wait_ms.mean | num) |"'
-    echo
-    echo "Fresh-traffic forecast (sbsim, no replay) against the measurement:"
-    echo
-    echo "| rate req/s | TTFT p50 measured | forecast | TTFT p99 measured | forecast 95% interval | inside? |"
-    echo "|---|---|---|---|---|---|"
-    jq -r -n --slurpfile m "$DATA/rate.json" --slurpfile p "$DATA/pred-rate.json" --slurpfile v "$DATA/replay-rate.json" "$JQ_DEFS"'
+} >"$TDIR/exp5.md" || die "table for Experiment 5 (jq)"
+{
+    echo "| rate req/s | of capacity | TTFT p50 ms | forecast | error | TTFT p99 ms | forecast | error | 95% range of p99 for ${E6_N} requests | inside? | E2E p50 ms | forecast | error | mean queue wait ms | forecast |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    jq -r -n --argjson cap "$CAPACITY" --slurpfile m "$DATA/rate.json" --slurpfile p "$DATA/pred-rate.json" --slurpfile v "$DATA/replay-rate.json" "$JQ_DEFS"'
         $m[0].levels[] | .level as $r | . as $L | ($p[0] | lvl($r)) as $P
         | ([$v[0].levels[] | select(.level == $r) | .metrics.ttft_p99] | .[0]) as $t
-        | "| \($r) | \($L.ttft_ms.p50 | num) | \($P.ttft_ms.p50 | num) | \($L.ttft_ms.p99 | num) | \($t.forecast_lo | num)..\($t.forecast_hi | num) | \(if $t.inside == null then "–" elif $t.inside then "yes" else "no" end) |"'
+        | "| \($r) | \($r / $cap * 100 | round)% | \(fc($L.ttft_ms.p50; $P.ttft_ms.p50)) | \(fc($L.ttft_ms.p99; $P.ttft_ms.p99)) | \($t.forecast_lo | num)..\($t.forecast_hi | num) | \(inside($t)) | \(fc($L.e2e_ms.p50; $P.e2e_ms.p50)) | \($L.wait_ms.mean | num) | \($P.wait_ms.mean | num) |"'
+} >"$TDIR/exp6.md" || die "table for Experiment 6 (jq)"
+{
+    echo "| rate req/s | TTFT p50 ms | replay | error | TTFT p99 ms | replay | error | TPOT p50 ms | replay | error | E2E p99 ms | replay | error |"
+    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
+    jq -r -n --slurpfile v "$DATA/replay-rate.json" "$JQ_DEFS"'
+        $v[0].levels[] | .metrics as $M
+        | "| \(.level) | \(cell($M.ttft_p50)) | \(cell($M.ttft_p99)) | \(cell($M.tpot_p50)) | \(cell($M.e2e_p99)) |"'
     echo
-    echo "### Experiment 7 (pitfalls)"
-    echo
-    echo "| run | TTFT p50 ms | TTFT min..max ms | server cache_n (median) | server prompt_ms (median) |"
+    jq -r -n --slurpfile v "$DATA/replay-rate.json" "$JQ_DEFS"'
+        $v[0].summary | "Median |error| over the rates: TTFT mean/p50 \(.ttft_central_mdape_pct | num)%, TTFT p90/p99 \(.ttft_tail_mdape_pct | num)%, TPOT mean/p50 \(.tpot_central_mdape_pct | num)%, E2E mean/p50 \(.e2e_central_mdape_pct | num)%, throughput \(.mdape_throughput_pct | num)%."'
+} >"$TDIR/exp6-replay.md" || die "replay table for Experiment 6 (jq)"
+{
+    echo "| run | TTFT p50 ms | TTFT min..max ms | prompt tokens reused from cache (server cache_n, median) | server prompt_ms (median) |"
     echo "|---|---|---|---|---|"
     for n in cache-fresh cache-reuse cache-reuse-off host-ip host-localhost; do
         jq -r -n --arg n "$n" --slurpfile m "$DATA/$n.json" "$JQ_DEFS"'
             $m[0].levels[0] as $L
             | "| \($n) | \($L.ttft_ms.p50 | num) | \($L.ttft_ms.min | num)..\($L.ttft_ms.max | num) | \([$L.requests[] | .server.cache_n // empty] | median | num) | \([$L.requests[] | .server.prompt_ms // empty] | median | num) |"'
     done
-    echo
-    echo "Cold server, no warm-up (request order):"
-    echo
-    echo "| request | TTFT ms | E2E ms | server prompt_ms |"
+} >"$TDIR/exp7.md" || die "table for Experiment 7 (jq)"
+{
+    echo "| request (order sent) | TTFT ms | TPOT ms | server prompt_ms |"
     echo "|---|---|---|---|"
     jq -r -n --slurpfile m "$DATA/cold.json" "$JQ_DEFS"'
-        $m[0].levels[0].requests | sort_by(.t_sent_s)[] | "| \(.id) | \(.ttft_ms | num) | \(.e2e_ms | num) | \(.server.prompt_ms // null | num) |"'
+        $m[0].levels[0].requests | sort_by(.t_sent_s) | to_entries[]
+        | .value as $r | "| \(.key + 1) | \($r.ttft_ms | num) | \(if $r.output_tokens > 1 then ($r.e2e_ms - $r.ttft_ms) / ($r.output_tokens - 1) else null end | num) | \($r.server.prompt_ms // null | num) |"'
+} >"$TDIR/exp7-cold.md" || die "table for Experiment 7, cold start (jq)"
+{
+    jq -r --argjson cap "$CAPACITY" '"Capacity sbsim predicts for -np 4, 256 in / 128 out: \($cap * 100 | round / 100) req/s."' -n
     if [[ -f "$DATA/env.json" ]]; then
-        echo
-        jq -r '"Measured \(.date) on \(.cpus) CPUs; llama.cpp \(.llama_cpp_commit), servebench \(.servebench_commit); 1-min load average \([.runs[].load1_before] | min)..\([.runs[].load1_after] | max) during the runs; \(.measure_and_predict_seconds) s."' "$DATA/env.json"
+        jq -r '"Measured \(.date) on \(.cpus) CPUs with llama.cpp \(.llama_cpp_commit) and servebench \(.servebench_commit); 1-minute load average \([.runs[].load1_before] | min)..\([.runs[].load1_after] | max) around the runs; measuring and predicting took \(.measure_and_predict_seconds) s."' "$DATA/env.json"
     fi
-} >"$DATA/tables.md" || die "building the tables (jq)"
+} >"$TDIR/env.md" || die "environment note (jq)"
+for t in exp1 exp3 exp4 exp4-replay exp5 exp6 exp6-replay exp7 exp7-cold env; do
+    printf '### %s\n\n' "$t"; cat "$TDIR/$t.md"; printf '\n'
+done >"$DATA/tables.md"
 cat "$DATA/tables.md"
+
+# The guide's tables live between <!-- table:NAME --> and <!-- /table --> lines;
+# refresh them from this run (only for the committed results, not --quick).
+if [[ -n "$GUIDE" ]]; then
+    [[ -f "$GUIDE" ]] || die "no guide at $GUIDE"
+    tmp="$GUIDE.tmp.$$"
+    awk -v dir="$TDIR" '
+        /^<!-- table:[a-z0-9-]+ -->$/ {
+            print; name = $2; sub(/^table:/, "", name)
+            f = dir "/" name ".md"
+            while ((getline line < f) > 0) print line
+            close(f); skip = 1; next }
+        /^<!-- \/table -->$/ { skip = 0 }
+        !skip { print }' "$GUIDE" >"$tmp" || { rm -f "$tmp"; die "filling $GUIDE"; }
+    mv "$tmp" "$GUIDE"
+    printf 'refreshed the tables in %s\n' "$GUIDE"
+fi
 printf '\nguide.sh: done in %d s; results in %s, plots in %s\n' $((SECONDS - T_START)) "$DATA" "$IMG"
