@@ -47,20 +47,23 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 			cl->n_counted,
 			cl->replayed ? "replay of the measured requests"
 				     : "forecast (no per-request records)");
-		fprintf(f, "%-8s %-22s %-22s %-22s %-22s\n", "", "      mean", "      p50",
-			"      p90", "      p99");
+		fprintf(f, "%-8s", "");
+		static const char *st[4] = { "mean", "p50", "p90", "p99" };
+		for (int s = 0; s < 4; s++)
+			fprintf(f, " %7s %-15s", st[s], "");
+		fputc('\n', f);
 		for (int q = 0; q < SB_CMP_N_QUANT; q++) {
 			fprintf(f, "%-8s", qn[q]);
 			for (int s = 0; s < 4; s++) {
 				int k = q * 4 + s;
 				cell(buf, sizeof(buf), cl->meas[k], cl->pred[k], cl->err_pct[k]);
-				fprintf(f, " %-22s", buf);
+				fprintf(f, " %-23s", buf);
 			}
 			fputc('\n', f);
 		}
 		cell(buf, sizeof(buf), cl->meas[SB_CMP_OUT_TOK_S], cl->pred[SB_CMP_OUT_TOK_S],
 		     cl->err_pct[SB_CMP_OUT_TOK_S]);
-		fprintf(f, "%-8s %-22s", "tok/s", buf);
+		fprintf(f, "%-8s %-23s", "tok/s", buf);
 		cell(buf, sizeof(buf), cl->meas[SB_CMP_REQ_S], cl->pred[SB_CMP_REQ_S],
 		     cl->err_pct[SB_CMP_REQ_S]);
 		fprintf(f, " req/s %s\n", buf);
