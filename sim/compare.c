@@ -697,6 +697,9 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 		return r;
 	out->seed = o.seed;
 	out->replications = o.no_noise ? 1 : o.replications;
+	out->model_slots = m->slots;
+	const json_t *ts = json_object_get(json_object_get(meas->root, "target"), "slots");
+	out->measured_slots = json_is_integer(ts) ? (int)json_integer_value(ts) : 0;
 	out->levels = calloc(meas->n_levels, sizeof(*out->levels));
 	out->simulated = sb_results_new("simulated", sim_target(m, &o, meas), &meas->workload);
 	if (!out->levels || !out->simulated) {
@@ -794,6 +797,9 @@ json_t *sb_comparison_to_json(const sb_comparison *c)
 	json_object_set_new(root, "schema", json_string("servebench.comparison/1"));
 	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
 	json_object_set_new(root, "replications", json_integer(c->replications));
+	json_object_set_new(root, "model_slots", json_integer(c->model_slots));
+	json_object_set_new(root, "measured_slots",
+			    c->measured_slots > 0 ? json_integer(c->measured_slots) : json_null());
 	json_object_set_new(root, "error_definition",
 			    json_string("100 * (predicted - measured) / measured"));
 	for (size_t i = 0; i < c->n_levels; i++) {

@@ -143,6 +143,8 @@ typedef struct sb_comparison {
 	long fc_inside, fc_total; /* forecast coverage over all cells */
 	unsigned long seed;
 	int replications;
+	int measured_slots;    /* target.slots of the measured file; 0 unknown */
+	int model_slots;
 	json_t *simulated;     /* owned: the predicted results document */
 } sb_comparison;
 

@@ -41,6 +41,9 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 	static const char *qn[SB_CMP_N_QUANT] = { "TTFT ms", "TPOT ms", "E2E ms" };
 	char buf[64], lab[64];
 	fprintf(f, "measured/predicted and error = (predicted - measured) / measured\n");
+	if (c->measured_slots > 0 && c->measured_slots != c->model_slots)
+		fprintf(f, "NOTE: the measured server reports %d slots but the model has %d: "
+			   "the prediction is for the model's\n", c->measured_slots, c->model_slots);
 	for (size_t i = 0; i < c->n_levels; i++) {
 		const sb_cmp_level *cl = &c->levels[i];
 		fprintf(f, "\n== %s: %ld requests, %s\n", level_label(cl, lab, sizeof(lab)),
