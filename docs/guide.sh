@@ -25,6 +25,7 @@
 # Ctrl-C. Exit status: 0 done; 1 a step failed (the step is named); 2 bad usage.
 # Needs: jq, gnuplot, and what target/llama.sh needs.
 set -euo pipefail
+export LC_ALL=C
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -431,15 +432,26 @@ def fc($m; $p): "\($m | num) | \($p | num) | \(err($m; $p) | pct)";
 def inside($t): if $t.inside == null then "–" elif $t.inside then "yes" else "**no**" end;
 '
 {
-    echo "| prompt tokens | TTFT p50 ms | sbsim | error | TTFT p99 ms | server prompt_ms (median) | prefill tok/s | TPOT p50 ms | sbsim | error | out tok/s |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|"
+    echo "| prompt tokens | TTFT p50 ms | sbsim | error | TTFT p99 ms | server prompt_ms (median) | prefill tok/s (server) |"
+    echo "|---|---|---|---|---|---|---|"
     for p in "${E1_LENS[@]}"; do
         jq -r -n --arg p "$p" --slurpfile m "$DATA/prompt-$p.json" --slurpfile v "$DATA/replay-prompt-$p.json" "$JQ_DEFS"'
             ($m[0].levels[0]) as $L | ($v[0].levels[0].metrics) as $M
             | ([$L.requests[] | .server.prompt_ms // empty] | median) as $pm
-            | "| \($p) | \(cell($M.ttft_p50)) | \($L.ttft_ms.p99 | num) | \($pm | num) | \(if $pm then ($p | tonumber) / $pm * 1000 | round | tostring else "–" end) | \(cell($M.tpot_p50)) | \($L.output_tok_s | num) |"'
+            | ([$L.requests[] | .server.prompt_n // empty] | median) as $pn
+            | "| \($p) | \(cell($M.ttft_p50)) | \($L.ttft_ms.p99 | num) | \($pm | num) | \(if $pm and $pn then $pn / $pm * 1000 | round | tostring else "–" end) |"'
     done
-} >"$TDIR/exp1.md" || die "table for Experiments 1-2 (jq)"
+} >"$TDIR/exp1.md" || die "table for Experiment 1 (jq)"
+{
+    echo "| prompt tokens | TPOT p50 ms | sbsim | error | TPOT p99 ms | server ms per generated token (median) | out tok/s |"
+    echo "|---|---|---|---|---|---|---|"
+    for p in "${E1_LENS[@]}"; do
+        jq -r -n --arg p "$p" --slurpfile m "$DATA/prompt-$p.json" --slurpfile v "$DATA/replay-prompt-$p.json" "$JQ_DEFS"'
+            ($m[0].levels[0]) as $L | ($v[0].levels[0].metrics) as $M
+            | ([$L.requests[] | .server.timings.predicted_per_token_ms // empty] | median) as $st
+            | "| \($p) | \(cell($M.tpot_p50)) | \($L.tpot_ms.p99 | num) | \($st | num) | \($L.output_tok_s | num) |"'
+    done
+} >"$TDIR/exp2.md" || die "table for Experiment 2 (jq)"
 {
     echo "| -np | c | out tok/s | sbsim | error | TPOT p50 ms | sbsim | error | TTFT p50 ms | sbsim | error |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|"
@@ -518,7 +530,7 @@ def inside($t): if $t.inside == null then "–" elif $t.inside then "yes" else "
         jq -r '"Measured \(.date) on \(.cpus) CPUs with llama.cpp \(.llama_cpp_commit) and servebench \(.servebench_commit); 1-minute load average \([.runs[].load1_before] | min)..\([.runs[].load1_after] | max) around the runs; measuring and predicting took \(.measure_and_predict_seconds) s."' "$DATA/env.json"
     fi
 } >"$TDIR/env.md" || die "environment note (jq)"
-for t in exp1 exp3 exp4 exp4-replay exp5 exp6 exp6-replay exp7 exp7-cold env; do
+for t in exp1 exp2 exp3 exp4 exp4-replay exp5 exp6 exp6-replay exp7 exp7-cold env; do
     printf '### %s\n\n' "$t"; cat "$TDIR/$t.md"; printf '\n'
 done >"$DATA/tables.md"
 cat "$DATA/tables.md"
