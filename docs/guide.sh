@@ -114,9 +114,21 @@ cleanup() {
     rm -rf "$RUN_DIR"
     exit "$rc"
 }
+# A signal stops the measurement running in the background first (bash would
+# otherwise wait for it), then the EXIT trap stops the server.
+CHILD=""
+on_signal() {
+    if [[ -n "$CHILD" ]]; then
+        kill -TERM "$CHILD" 2>/dev/null || true
+        wait "$CHILD" 2>/dev/null || true
+        CHILD=""
+    fi
+    printf '\nguide.sh: interrupted\n' >&2
+    exit "$1"
+}
 trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM HUP
+trap 'on_signal 130' INT
+trap 'on_signal 143' TERM HUP
 
 # start_server NAME NP: a fresh llama-server with NP slots; sets URL PIDFILE LOG.
 start_server() {
@@ -139,7 +151,12 @@ sb_run() {
     printf '+ servebench run %s --out %s\n' "$*" "$DATA/$name.json"
     local l0 l1 t0=$SECONDS
     l0="$(load_now)"
-    "${cmd[@]}" || die "servebench run for $name (exit $?); partial log: $DATA/$name.json.partial.jsonl"
+    local rc=0
+    "${cmd[@]}" &
+    CHILD=$!
+    wait "$CHILD" || rc=$?
+    CHILD=""
+    ((rc == 0)) || die "servebench run for $name (exit $rc); partial log: $DATA/$name.json.partial.jsonl"
     rm -f "$DATA/$name.json.partial.jsonl"   # the results file holds every record
     l1="$(load_now)"
     LOADS+=("$(jq -nc --arg n "$name" --arg a "$l0" --arg b "$l1" --argjson s $((SECONDS - t0)) \
