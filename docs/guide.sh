@@ -542,12 +542,22 @@ def inside($t): if $t.inside == null then "–" elif $t.inside then "yes" else "
         | .value as $r | "| \(.key + 1) | \($r.ttft_ms | num) | \(if $r.output_tokens > 1 then ($r.e2e_ms - $r.ttft_ms) / ($r.output_tokens - 1) else null end | num) | \($r.server.prompt_ms // null | num) |"'
 } >"$TDIR/exp7-cold.md" || die "table for Experiment 7, cold start (jq)"
 {
+    echo "| coefficient | value | 95% interval | fitted from |"
+    echo "|---|---|---|---|"
+    jq -r "$JQ_DEFS"'
+        def sig: if . == null then "–" elif . == 0 then "0" elif (. | fabs) >= 0.01 then num
+                 else (. * 1e6 | round / 1e6 | tostring) end;
+        .fit.coefficients | to_entries[]
+        | "| \(.key) | \(.value.value | sig) \(.value.unit) | \(if .value.ci95[0] == null then "–" else "\(.value.ci95[0] | sig)..\(.value.ci95[1] | sig)" end) | \(.value.from | gsub("\\|"; "/")) |"' \
+        "$DATA/model.json"
+} >"$TDIR/cal.md" || die "calibration table (jq)"
+{
     jq -r --argjson cap "$CAPACITY" '"Capacity sbsim predicts for -np 4, 256 in / 128 out: \($cap * 100 | round / 100) req/s."' -n
     if [[ -f "$DATA/env.json" ]]; then
         jq -r '"Measured \(.date) on \(.cpus) CPUs with llama.cpp \(.llama_cpp_commit) and servebench \(.servebench_commit); 1-minute load average \([.runs[].load1_before] | min)..\([.runs[].load1_after] | max) around the runs; measuring and predicting took \(.measure_and_predict_seconds) s."' "$DATA/env.json"
     fi
 } >"$TDIR/env.md" || die "environment note (jq)"
-for t in exp1 exp2 exp3 exp4 exp4-replay exp5 exp6 exp6-replay exp7 exp7-cold env; do
+for t in exp1 exp2 exp3 cal exp4 exp4-replay exp5 exp6 exp6-replay exp7 exp7-cold env; do
     printf '### %s\n\n' "$t"; cat "$TDIR/$t.md"; printf '\n'
 done >"$DATA/tables.md"
 cat "$DATA/tables.md"
