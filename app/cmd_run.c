@@ -112,9 +112,9 @@ static void print_table(const json_t *res)
 	printf("prompt sizing: %s (%.2f tokens/word, overhead %.0f tokens)\n",
 	       json_string_value(json_object_get(ps, "method")),
 	       jnum(ps, "tokens_per_word"), jnum(ps, "overhead_tokens"));
-	printf("%-9s %5s %5s %9s %9s %9s %9s %9s %9s %9s %9s %8s %8s %6s %6s\n", "level", "ok",
+	printf("%-9s %5s %5s %9s %9s %9s %9s %9s %9s %9s %9s %9s %8s %6s %6s\n", "level", "ok",
 	       "fail", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "ITL p50", "ITL p99",
-	       "E2E p50", "E2E p99", "out tok/s", "req/s", "λW", "L obs");
+	       "E2E p50", "E2E p99", "out tok/s", "req/s", "L=lW", "L obs");
 	size_t i;
 	json_t *lv;
 	json_array_foreach(json_object_get(res, "levels"), i, lv) {
@@ -130,7 +130,7 @@ static void print_table(const json_t *res)
 		ms(c[5], 16, jq(lv, "itl_ms", "p99"));
 		ms(c[6], 16, jq(lv, "e2e_ms", "p50"));
 		ms(c[7], 16, jq(lv, "e2e_ms", "p99"));
-		printf("%-9s %5.0f %5.0f %9s %9s %9s %9s %9s %9s %9s %9s %8.1f %8.2f %6.2f %6.2f\n",
+		printf("%-9s %5.0f %5.0f %9s %9s %9s %9s %9s %9s %9s %9s %9.1f %8.2f %6.2f %6.2f\n",
 		       name, jnum(lv, "requests_ok"), jnum(lv, "requests_failed"), c[0], c[1], c[2],
 		       c[3], c[4], c[5], c[6], c[7], jnum(lv, "output_tok_s"), jnum(lv, "req_s"),
 		       jq(lv, "littles_law", "l_law"), jq(lv, "littles_law", "l_observed"));
@@ -351,6 +351,7 @@ int sb_cmd_run(int argc, char **argv)
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
+	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C ends the process at once */
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);

@@ -64,10 +64,15 @@ def run(sb, out, *args):
     cmd = [sb, "run", "--url", server["URL"], "--model", "live", "--seed", "7",
            "--quiet", "--timeout", "120", "--out", out, *map(str, args)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
-    if p.returncode != 0:
+    if p.returncode not in (0, 1):
         raise RuntimeError(f"{' '.join(cmd)}: exit {p.returncode}: {p.stderr[-1000:]}")
     with open(out) as f:
-        return json.load(f)
+        res = json.load(f)
+    bad = [(r["id"], r["error"]["class"], r["error"]["message"][:200])
+           for lv in res["levels"] for r in lv["requests"] if r["error"] is not None]
+    if p.returncode == 1 or bad:
+        fail(f"{' '.join(map(str, args))}: failed requests {bad}")
+    return res
 
 
 def reqs(res, level=0):
@@ -190,6 +195,10 @@ def main():
     except Exception as e:  # noqa: BLE001 - report, clean up, fail
         fail(f"{type(e).__name__}: {e}")
     finally:
+        if failures and server.get("LOG") and os.path.exists(server["LOG"]):
+            with open(server["LOG"], errors="replace") as f:
+                tail = f.readlines()[-40:]
+            print("llama-server log (tail):\n" + "".join(tail), file=sys.stderr)
         stop_server(llama_sh)
         shutil.rmtree(tmp, ignore_errors=True)
     print(f"test_live: {len(failures)} failure(s)")
