@@ -404,8 +404,8 @@ int sb_cmd_calibrate(int argc, char **argv)
 		if (rc != 0)
 			goto free_res;
 		rc = 2;
-		if (o.slots <= 0)
-			o.slots = po.slots;
+		/* without --slots the documents' target.slots (from /props)
+		 * stand, and the fit reports them as declared */
 	}
 	size_t n = po.url ? nd : nf;
 	res = calloc(n, sizeof(*res));

@@ -658,13 +658,13 @@ static int fit_prefill(cal *k, sb_error *e)
 			goto out;
 		}
 		pval = sb_linfit_ftest(&lin, &quad, &F);
-		use_quad = pval < 0.05 && quad.coef[2] > 0;
+		use_quad = pval < 0.05 && quad.coef[2] > 0 && quad.ci_lo[2] > 0;
 		snprintf(why, sizeof(why),
 			 "F-test of the P(P-1)/2 term: F = %.3g, p = %.3g; coefficient %.3g: %s",
 			 F, pval, quad.coef[2],
-			 use_quad ? "kept (p < 0.05 and positive)"
+			 use_quad ? "kept (p < 0.05, interval above 0)"
 				  : (quad.coef[2] <= 0 ? "dropped (not positive)"
-						       : "dropped (p >= 0.05)"));
+						       : "dropped (p >= 0.05 or interval reaches 0)"));
 	} else {
 		snprintf(why, sizeof(why),
 			 "only %zu prompt lengths / %zu points: the P(P-1)/2 term cannot be "
@@ -706,10 +706,21 @@ static int fit_prefill(cal *k, sb_error *e)
 	else
 		coef(k, "per_prefill_attn", 0, NAN, NAN, "ms/token^2", why);
 	if (!(k->ppt > 0)) {
-		r = sb_error_set(e, "TTFT at concurrency 1 does not grow with the prompt "
-				    "(per_prefill_token = %g ms/token): the prompt-length runs "
-				    "look inconsistent (cached prompts?)", k->ppt);
-		goto out;
+		/* Flat within the noise: a server whose prefill is too cheap to
+		 * see. Clearly falling: the data are inconsistent. */
+		if (!(f->has_ci && f->ci_hi[1] >= 0)) {
+			r = sb_error_set(e, "TTFT at concurrency 1 falls as the prompt grows "
+					    "(per_prefill_token = %g ms/token): the prompt-length "
+					    "runs look inconsistent (cached prompts?)", k->ppt);
+			goto out;
+		}
+		note(k, "per_prefill_token %.3g ms/token is zero within its interval: prefill "
+			"cost is not measurable here; set to 0", k->ppt);
+		k->ppt = 0;
+		json_object_set_new(k->coefs, "per_prefill_token",
+				    json_pack("{s:f,s:[o,o],s:s,s:s}", "value", 0.0, "ci95",
+					      num(f->ci_lo[1]), num(f->ci_hi[1]), "unit", "ms/token",
+					      "from", "zero within its interval (set to 0)"));
 	}
 	double t95 = f->has_ci ? sb_linfit_t95((double)(f->n - f->p)) : NAN;
 	if (k->timings) {
@@ -1217,7 +1228,11 @@ static int fit_decode_batches(cal *k, sb_error *e)
 						       "that batch size are inconsistent with the rest",
 						    k->dec[i].batch, k->dec[i].ms);
 			}
-			if (k->dec[i].ms < k->dec[i - 1].ms)
+			double sep = 2.0 * sqrt((isfinite(k->dec_se[i]) ? k->dec_se[i] * k->dec_se[i] : 0) +
+						(isfinite(k->dec_se[i - 1])
+							 ? k->dec_se[i - 1] * k->dec_se[i - 1]
+							 : 0));
+			if (k->dec[i].ms < k->dec[i - 1].ms - sep)
 				note(k, "decode_ms(%d) = %.3g ms is below decode_ms(%d) = %.3g ms: a "
 					"larger batch looks cheaper per step; check those levels",
 				     k->dec[i].batch, k->dec[i].ms, k->dec[i - 1].batch,
@@ -1357,11 +1372,20 @@ static double normal_quantile_estimator(double q, long n)
 
 static int fit_noise_requests(cal *k, sb_error *e)
 {
+	/* The simulator's noise acts on runs of steps (cv / sqrt(k) for k
+	 * steps), so what it must reproduce is how request TPOTs and TTFTs
+	 * scatter. Primary data: each request's TPOT at concurrency 1 over its
+	 * prediction; N-1 independent step factors average to cv / sqrt(N-1).
+	 * ITL gaps are fitted too, as a diagnostic: when their cv is much above
+	 * the TPOT-implied one, the gap jitter is delivery timing that evens
+	 * out along a stream, not step noise. */
+	int r = 0;
+	json_t *gapj = NULL;
 	size_t cap = 0;
 	for (size_t q = 0; q < k->n_rq; q++)
 		if (k->lvs[k->rqs[q].lv].c == 1)
 			cap += k->rqs[q].n_itl;
-	double *x = malloc((cap ? cap : 1) * sizeof(double));
+	double *x = malloc((cap > k->n_rq ? cap : k->n_rq + 1) * sizeof(double));
 	if (!x)
 		return -ENOMEM;
 	size_t n = 0;
@@ -1375,38 +1399,50 @@ static int fit_noise_requests(cal *k, sb_error *e)
 				x[n++] = R->itl[g] / pred;
 		}
 	}
-	int r = 0;
-	const char *data = "ITL gaps / predicted step time at concurrency 1 (MLE)";
+	sb_noisefit gap;
+	int have_gap = n >= 30 && sb_noisefit_best(x, n, &gap, NULL, NULL) == 0;
+	if (have_gap)
+		gapj = sb_noisefit_to_json(&gap);
+	const char *data = "per-request TPOT / predicted at concurrency 1 (MLE); step cv = "
+			   "TPOT cv * sqrt(N-1)";
 	double scale = 1.0; /* step cv = fitted cv * scale */
-	if (n < 30) {
-		/* No gaps recorded: each request's TPOT averages its N-1 steps,
-		 * whose independent noise shrinks by sqrt(N-1). */
-		free(x);
-		x = malloc((k->n_rq ? k->n_rq : 1) * sizeof(double));
-		if (!x)
-			return -ENOMEM;
+	n = 0;
+	double inv = 0;
+	for (size_t q = 0; q < k->n_rq; q++) {
+		const rqpt *R = &k->rqs[q];
+		if (k->lvs[R->lv].c != 1 || !(R->N >= 3) || !(R->tpot > 0))
+			continue;
+		x[n++] = R->tpot / (k->d1 + k->kv * (R->P + R->N / 2.0));
+		inv += 1.0 / (R->N - 1.0);
+	}
+	if (n >= 20) {
+		scale = 1.0 / sqrt(inv / (double)n);
+	} else if (have_gap) {
+		/* too few requests: the gaps are all there is */
+		data = "ITL gaps / predicted step time at concurrency 1 (MLE)";
 		n = 0;
-		double inv = 0;
 		for (size_t q = 0; q < k->n_rq; q++) {
 			const rqpt *R = &k->rqs[q];
-			if (k->lvs[R->lv].c != 1 || !(R->N >= 3) || !(R->tpot > 0))
+			if (k->lvs[R->lv].c != 1)
 				continue;
-			x[n++] = R->tpot / (k->d1 + k->kv * (R->P + R->N / 2.0));
-			inv += 1.0 / (R->N - 1.0);
+			for (size_t g = 0; g < R->n_itl; g++) {
+				double pred = k->d1 + k->kv * (R->P + (double)g + 1.0);
+				if (R->itl[g] > 0 && isfinite(R->itl[g]))
+					x[n++] = R->itl[g] / pred;
+			}
 		}
-		if (n < 30) {
-			free(x);
-			return 1; /* not enough: the caller falls back */
-		}
-		scale = 1.0 / sqrt(inv / (double)n);
-		data = "per-request TPOT / predicted at concurrency 1 (no ITL gaps recorded; MLE), "
-		       "step cv = TPOT cv * sqrt(N-1)";
+	} else {
+		free(x);
+		json_decref(gapj);
+		return 1; /* not enough: the caller falls back */
 	}
 	sb_noisefit best, other;
 	r = sb_noisefit_best(x, n, &best, &other, e);
 	free(x);
-	if (r < 0)
+	if (r < 0) {
+		json_decref(gapj);
 		return r;
+	}
 	k->noise_kind = best.kind;
 	k->noise_cv = best.cv * scale;
 	/* overhead spread: TTFT variance at concurrency 1 the step noise leaves */
@@ -1473,6 +1509,8 @@ static int fit_noise_requests(cal *k, sb_error *e)
 				      k->noise_cv, "chosen", sb_noisefit_to_json(&best), "other",
 				      sb_noisefit_to_json(&other), "overhead_sd_ms", k->overhead_sd,
 				      "overhead_sd_how", sd_how));
+	json_object_set_new(json_object_get(k->fit, "noise"), "itl_gaps",
+			    gapj ? gapj : json_null());
 	/* asymptotic: se(sigma_hat) = sigma / sqrt(2n) for both kinds */
 	k->noise_cv_lo = k->noise_cv * (1.0 - 1.96 / sqrt(2.0 * (double)n));
 	k->noise_cv_hi = k->noise_cv * (1.0 + 1.96 / sqrt(2.0 * (double)n));

@@ -1,0 +1,58 @@
+#!/bin/sh
+# stub-url.sh — `servebench calibrate --url` end to end against the stub
+# server (4 FIFO slots, 20 ms to the first token, then a token every 5 ms,
+# whatever the prompt or the batch). The fitted model must say so: 4 slots
+# (read from /props), decode_ms about 5 ms at every batch size, prefill cost
+# zero within its interval, and a server time printed.
+# Tolerances are loose on purpose (20% on 5 ms steps): the stub writes
+# tokens on a timer, and a loaded 2-core machine delays some writes by a
+# few ms; TPOT averages 31-63 gaps, so 1 ms of lateness per gap is needed to
+# move it by 20%.
+# usage: stub-url.sh SERVEBENCH STUB_SERVER
+set -eu
+sb=$1
+stub=$2
+dir=$(mktemp -d "${TMPDIR:-/tmp}/sb-cal-stub.XXXXXX")
+spid=""
+cleanup() {
+	if [ -n "$spid" ]; then kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; fi
+	rm -rf "$dir"
+}
+trap cleanup EXIT INT TERM HUP
+"$stub" --slots 4 --ttft-ms 20 --itl-ms 5 >"$dir/port" 2>"$dir/stub.log" &
+spid=$!
+i=0
+while ! grep -q '^PORT=' "$dir/port" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$i" -lt 100 ] || { echo "stub did not start" >&2; cat "$dir/stub.log" >&2; exit 1; }
+	sleep 0.1
+done
+port=$(sed -n 's/^PORT=//p' "$dir/port")
+"$sb" calibrate --url "http://127.0.0.1:$port" --model stub --save "$dir/res" \
+	-o "$dir/model.json" >"$dir/report"
+cat "$dir/report"
+grep -q '^server time: ' "$dir/report"
+ls "$dir/res/prompt-16.json" "$dir/res/prompt-2048.json" "$dir/res/sweep.json" >/dev/null
+python3 - "$dir/model.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+s = m["step_ms"]
+d = {int(k): v for k, v in s["decode_ms"].items()}
+fails = []
+def want(ok, what):
+    if not ok:
+        fails.append(what)
+want(m["server"]["slots"] == 4, "slots %r" % m["server"]["slots"])
+want(sorted(d) == [1, 2, 4], "decode batches %r" % sorted(d))
+for b, v in d.items():
+    want(4.0 <= v <= 6.0, "decode_ms[%d] = %.3f, want 5 +- 20%%" % (b, v))
+want(s["per_prefill_token"] <= 0.002, "per_prefill_token %.4g" % s["per_prefill_token"])
+want(m["fit"]["overhead_split"].startswith("server timings"), "no server timings used")
+want(16.0 <= s["prefill_base"] + m["overhead_ms"] <= 26.0,
+     "prefill_base + overhead = %.2f, want about 20" % (s["prefill_base"] + m["overhead_ms"]))
+want(m["fit"]["measured_url"].startswith("http://127.0.0.1:"), "measured_url")
+if fails:
+    print("FAIL: " + "; ".join(fails), file=sys.stderr)
+    sys.exit(1)
+print("stub calibrate --url: OK", json.dumps(s))
+PY
