@@ -125,6 +125,7 @@ static void print_report(FILE *f, const sb_model *m)
 	const json_t *pre = json_object_get(fit, "prefill");
 	if (pre)
 		fprintf(f, "    %s\n", json_string_value(json_object_get(pre, "terms_decision")));
+	print_r2(f, json_object_get(fit, "decode"), "fit", "decode per batch size:");
 	print_r2(f, json_object_get(fit, "decode"), "linear", "decode line base+per_seq*B:");
 	const json_t *noise = json_object_get(fit, "noise");
 	const json_t *ch = json_object_get(noise, "chosen");

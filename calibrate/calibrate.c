@@ -855,6 +855,10 @@ static int resolve_slots(cal *k, sb_error *e)
 			k->fslots[f] = g.slots;
 			from = "inferred";
 		}
+		if (declared < 1 && k->o->slots > 0 && g.slots != k->o->slots &&
+		    (!strcmp(g.confidence, "high") || !strcmp(g.confidence, "medium")))
+			note(k, "%s: --slots %d, but its levels suggest %d (%s confidence: %s)",
+			     base_name(fname(k, f)), k->o->slots, g.slots, g.confidence, g.why);
 		if (declared >= 1 && strcmp(g.confidence, "none") &&
 		    (declared < g.lo || (g.hi > 0 && declared > g.hi)))
 			note(k, "%s: declares %ld slots but its levels suggest %d..%s (%s)",
