@@ -67,6 +67,17 @@ int sb_api_root(const char *url, char *buf, size_t len, int *had_v1, sb_error *e
 	size_t h = (size_t)(host - url); /* buf[h] is the host's first character */
 	while (n > h + 1 && buf[n - 1] == '/')
 		buf[--n] = '\0';
+	/* A full endpoint URL: keep the part above it. */
+	static const char *const ends[] = { "/chat/completions", "/completions",
+					    "/api/generate", "/api/chat" };
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		size_t k = strlen(ends[i]);
+		if (n >= h + 1 + k && !strcmp(buf + n - k, ends[i])) {
+			n -= k;
+			buf[n] = '\0';
+			break;
+		}
+	}
 	int v1 = 0;
 	if (n >= h + 4 && !strcmp(buf + n - 3, "/v1")) {
 		n -= 3;
@@ -78,6 +89,28 @@ int sb_api_root(const char *url, char *buf, size_t len, int *had_v1, sb_error *e
 	if (had_v1)
 		*had_v1 = v1;
 	return 0;
+}
+
+sb_api sb_api_from_url(const char *url)
+{
+	size_t n = strlen(url);
+	while (n && url[n - 1] == '/')
+		n--;
+	static const struct {
+		const char *end;
+		sb_api api;
+	} ends[] = {
+		{ "/chat/completions", SB_API_OPENAI_CHAT },
+		{ "/completions", SB_API_OPENAI_COMPLETIONS },
+		{ "/api/generate", SB_API_OLLAMA_GENERATE },
+		{ "/api/chat", SB_API_OLLAMA_CHAT },
+	};
+	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
+		size_t k = strlen(ends[i].end);
+		if (n > k && !strncmp(url + n - k, ends[i].end, k))
+			return ends[i].api;
+	}
+	return SB_API_AUTO;
 }
 
 char *sb_api_body(sb_api a, const sb_api_req *r)

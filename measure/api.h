@@ -38,10 +38,15 @@ int sb_api_is_sse(sb_api a);
 const char *sb_api_path(sb_api a);
 
 /* Writes the root of url (scheme://host[:port][/prefix] without a trailing
- * "/" or "/v1") into buf. Returns 0, or -EINVAL when url is not http(s)://
+ * "/", an endpoint path such as "/chat/completions", or "/v1") into buf. Returns 0, or -EINVAL when url is not http(s)://
  * or does not fit. *had_v1 tells whether "/v1" was stripped. */
 int sb_api_root(const char *url, char *buf, size_t len, int *had_v1,
 		sb_error *e);
+
+/* The API a full endpoint URL names (".../v1/chat/completions" ->
+ * openai-chat, ".../api/generate" -> ollama-generate...); SB_API_AUTO when
+ * the URL is a base URL. */
+sb_api sb_api_from_url(const char *url);
 
 /* What a request asks for. Strings borrowed. */
 typedef struct sb_api_req {

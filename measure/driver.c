@@ -31,6 +31,7 @@ typedef struct req {
 	char errbody[ERRBODY_MAX + 1];
 	size_t errn;
 	char *body;
+	int retries;         /* resends after a reused connection died unused */
 	size_t slot;         /* index in d->active */
 	struct req *next_free;
 } req;
@@ -243,6 +244,8 @@ static int start(sb_driver *d, long id, double t_sched)
 		sb_ndjson_reset(r->nd);
 	sb_stream_reset(&r->st);
 	r->id = id;
+	r->retries = 0;
+	curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);
 	r->n_itl = 0;
 	r->http = 0;
 	r->errn = 0;
@@ -282,9 +285,35 @@ static void classify_http(req *r, const char **cls, char *msg, size_t cap)
 	snprintf(msg, cap, "HTTP %ld%s%s", r->http, ex[0] ? ": " : "", ex);
 }
 
+/* A kept-alive connection the server had already closed: the request
+ * never reached it (no byte came back), so it is sent once more on a new
+ * connection. Its latency still counts from the first send. */
+static int retry_dead_reuse(sb_driver *d, req *r, CURLcode res)
+{
+	long fresh = -1;
+	if (r->retries || r->http || r->st.err_class || !isnan(r->t_first) ||
+	    (res != CURLE_SEND_ERROR && res != CURLE_RECV_ERROR && res != CURLE_GOT_NOTHING))
+		return 0;
+	curl_easy_getinfo(r->easy, CURLINFO_NUM_CONNECTS, &fresh);
+	if (fresh != 0)
+		return 0;
+	curl_multi_remove_handle(d->multi, r->easy);
+	if (r->sse)
+		sb_sse_reset(r->sse);
+	else
+		sb_ndjson_reset(r->nd);
+	r->retries++;
+	r->t_activity = sb_driver_now();
+	curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 1L);
+	curl_multi_add_handle(d->multi, r->easy);
+	return 1;
+}
+
 /* Ends request r (curl result res); reports it unless abandon. */
 static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 {
+	if (!abandon && retry_dead_reuse(d, r, res))
+		return;
 	double now = sb_driver_now();
 	curl_multi_remove_handle(d->multi, r->easy);
 	active_remove(d, r);
@@ -328,6 +357,7 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 			.st = &r->st,
 			.err_class = cls,
 			.err_msg = cls ? msg : NULL,
+			.retries = r->retries,
 		};
 		if (ph->inflight)
 			ph->inflight(ph->ud, now - d->t0, -1);

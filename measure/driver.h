@@ -49,6 +49,7 @@ typedef struct sb_driver_done {
 	sb_stream *st;           /* counts, server timings */
 	const char *err_class;   /* NULL when the request succeeded */
 	const char *err_msg;
+	int retries;             /* 1 when resent after a dead kept-alive connection */
 } sb_driver_done;
 
 typedef struct sb_phase {

@@ -190,6 +190,8 @@ static void on_done(void *ud, const sb_driver_done *d)
 		json_object_set_new(j, "output_len", json_integer(r->out_len[d->id]));
 	}
 	json_object_set_new(j, "output_tokens_source", json_string(src));
+	if (d->retries)
+		json_object_set_new(j, "client_retries", json_integer(d->retries));
 	if (r->rec) {
 		/* the partial line says which level; the final record does not need to */
 		json_object_set_new(j, "level", json_real(r->c->workload.levels[r->li]));
@@ -398,6 +400,8 @@ int sb_run_execute(const sb_run_config *c, json_t **results_out, sb_error *e)
 	if (ret < 0)
 		goto out;
 	r.api = c->api;
+	if (r.api == SB_API_AUTO)
+		r.api = sb_api_from_url(c->url);
 	if (r.api == SB_API_AUTO)
 		r.api = (!strcmp(info.kind, "ollama") && !had_v1) ? SB_API_OLLAMA_CHAT
 								    : SB_API_OPENAI_CHAT;
