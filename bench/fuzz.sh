@@ -15,6 +15,9 @@
 # -max_total_time, -rss_limit_mb=2048, -detect_leaks=1, -timeout=10 and UBSan
 # set to stop at the first report. The working copies, logs and any artefact
 # (crash-*, leak-*, timeout-*, oom-*) stay in build-fuzz/fuzz-run/TARGET/.
+# FUZZ_UBSAN_SUPPRESSIONS=FILE passes a UBSan suppressions file (lines such
+# as "float-cast-overflow:results.c"), to fuzz on past a known, reported bug;
+# the table header then names it.
 # Prints one table row per target; exits 1 when any target produced an
 # artefact or a sanitizer report, 2 on a usage or setup error. Nothing in the
 # repository is modified.
@@ -86,6 +89,12 @@ warnings=$(grep -c 'warning:' "$bdir/fuzz-build.log")
 # UBSan reports stop the run (libFuzzer then saves the input as crash-*).
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1:symbolize=1
 export UBSAN_OPTIONS=halt_on_error=1:abort_on_error=1:print_stacktrace=1
+supp=${FUZZ_UBSAN_SUPPRESSIONS:-}
+if [[ -n "$supp" ]]; then
+  [[ -r "$supp" ]] || { echo "fuzz.sh: FUZZ_UBSAN_SUPPRESSIONS: cannot read '$supp'" >&2; exit 2; }
+  supp=$(realpath "$supp")
+  UBSAN_OPTIONS+=:suppressions=$supp
+fi
 
 rows=()
 bad=0
@@ -127,6 +136,7 @@ done
 echo
 echo "libFuzzer (clang $(clang -dumpversion), ASan+UBSan+LeakSanitizer), ${secs}s per target, $(nproc) CPU(s);" \
   "compiler warnings in this build: $warnings (a full rebuild shows them all)"
+[[ -n "$supp" ]] && echo "UBSan suppressions in force: $supp ($(grep -cv '^#' "$supp") line(s))"
 printf '%-10s %12s %9s %8s %6s %11s %8s\n' target executions exec/s seconds cov corpus crashes
 for r in "${rows[@]}"; do echo "$r"; done
 if ((bad)); then
