@@ -6,7 +6,8 @@
 #include <stdio.h>
 #include <string.h>
 
-static void vset(sb_error *e, const char *fmt, va_list ap)
+__attribute__((format(printf, 2, 0))) static void vset(sb_error *e, const char *fmt,
+							    va_list ap)
 {
 	if (!e)
 		return;

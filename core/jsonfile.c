@@ -108,16 +108,22 @@ int sb_json_get_long(const json_t *obj, const char *key, long lo, long hi,
 	const json_t *v = json_object_get(obj, key);
 	if (!v || json_is_null(v))
 		return 0;
-	double d;
-	if (json_is_integer(v))
-		d = (double)json_integer_value(v);
-	else if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v)))
-		d = json_real_value(v);
-	else
+	long x;
+	if (json_is_integer(v)) {
+		x = (long)json_integer_value(v);
+	} else if (json_is_real(v) && json_real_value(v) == floor(json_real_value(v))) {
+		double d = json_real_value(v);
+		/* outside [-2^63, 2^63) the cast to long is undefined */
+		if (!(d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+			return sb_error_set(e, "%s.%s: %g is outside [%ld, %ld]", where, key, d,
+					    lo, hi);
+		x = (long)d;
+	} else {
 		return sb_error_set(e, "%s.%s: expected an integer", where, key);
-	if (d < (double)lo || d > (double)hi)
-		return sb_error_set(e, "%s.%s: %.0f is outside [%ld, %ld]", where, key, d, lo, hi);
-	*out = (long)d;
+	}
+	if (x < lo || x > hi)
+		return sb_error_set(e, "%s.%s: %ld is outside [%ld, %ld]", where, key, x, lo, hi);
+	*out = x;
 	return 1;
 }
 

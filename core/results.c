@@ -43,10 +43,12 @@ static double opt_num(const json_t *o, const char *k)
 	return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* A token count: -1 when absent, negative or implausibly large (> 1e15). */
 static long opt_long(const json_t *o, const char *k)
 {
 	const json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? (long)json_number_value(v) : -1;
+	double d = json_is_number(v) ? json_number_value(v) : -1;
+	return d >= 0 && d <= 1e15 ? (long)d : -1;
 }
 
 static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb_error *e)
