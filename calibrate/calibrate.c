@@ -1654,6 +1654,10 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 		goto fail;
 	coef(&k, "noise_cv", k.noise_cv, k.noise_cv_lo, k.noise_cv_hi, "",
 	     sb_noise_name(k.noise_kind));
+	if (k.noise_cv > 0.5)
+		note(&k, "step noise cv %.3g is large: the server's timing was unstable during "
+			 "the measurement (other load on the machine?); re-measure on a quiet "
+			 "machine before trusting tail predictions", k.noise_cv);
 	coef(&k, "overhead_sd_ms", k.overhead_sd, NAN, NAN, "ms", "see fit.noise");
 
 	/* provenance */

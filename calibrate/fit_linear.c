@@ -99,6 +99,8 @@ int sb_linfit_run(const double *X, const double *y, const double *w, size_t n,
 	}
 	out->tss = tss;
 	out->r2 = tss > 0 ? 1.0 - chisq / tss : NAN;
+	if (fabs(out->r2) < 1e-12)
+		out->r2 = 0; /* an intercept-only fit explains nothing, exactly */
 	size_t dof = n - p;
 	out->has_ci = dof > 0;
 	double s2 = dof > 0 ? chisq / (double)dof : NAN;
