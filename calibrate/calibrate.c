@@ -1294,9 +1294,11 @@ static int fit_admit(cal *k)
 	size_t n = 0, queued_levels = 0;
 	for (size_t l = 0; l < k->n_lv; l++) {
 		const lvpt *L = &k->lvs[l];
-		if (!L->use_reqs || (int)L->c <= k->fslots[L->file])
+		if ((int)L->c <= k->fslots[L->file])
 			continue;
 		queued_levels++;
+		if (!L->use_reqs)
+			continue;
 		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 			const rqpt *R = &k->rqs[q];
 			double qwait = R->wait - (L->wait_has_overhead ? k->overhead : 0);
