@@ -46,6 +46,13 @@ int main(void)
 	root("http://127.0.0.1:8080/", "http://127.0.0.1:8080", 0);
 	root("https://host/prefix/v1", "https://host/prefix", 1);
 	root("http://v1", "http://v1", 0);
+	root("http://h:8080/v1/chat/completions", "http://h:8080", 1);
+	root("http://h:11434/api/generate/", "http://h:11434", 0);
+	root("http://h/completions", "http://h", 0);
+	CHECK(sb_api_from_url("http://h/v1/chat/completions") == SB_API_OPENAI_CHAT);
+	CHECK(sb_api_from_url("http://h/v1/completions/") == SB_API_OPENAI_COMPLETIONS);
+	CHECK(sb_api_from_url("http://h/api/chat") == SB_API_OLLAMA_CHAT);
+	CHECK(sb_api_from_url("http://h:11434/v1") == SB_API_AUTO);
 	root("ftp://host", NULL, 0);
 	root("http://", NULL, 0);
 	root("127.0.0.1:8080", NULL, 0);
