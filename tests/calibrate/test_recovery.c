@@ -1,7 +1,12 @@
 /* test_recovery.c — calibration recovers known coefficients from data that
- * sbsim simulated with them (recovery.sh makes the data).
+ * sbsim simulated with them.
  *
- * usage: test_recovery TRUTH-MODEL.json RESULTS.json...
+ * usage: test_recovery SBSIM TRUTH-MODEL.json
+ *
+ * Data: sbsim runs single-client levels at four prompt lengths (prefill,
+ * TPOT against context) and a closed-loop sweep through the slot count and
+ * past it (decode per batch size, slot inference, admission delay), with
+ * per-request records and fixed seeds: the same data on every run.
  *
  * Criterion: each fitted coefficient lies within TWICE its reported 95%
  * half-width of the truth (about 3.9 standard errors). For a calibrator
@@ -23,6 +28,7 @@
 #include "calibrate/calibrate.h"
 #include "check.h"
 #include "core/model.h"
+#include "runcmd.h"
 #include "core/results.h"
 
 static void within_ci(const json_t *coefs, const char *name, double truth, double max_rel)
@@ -47,31 +53,68 @@ static void within_ci(const json_t *coefs, const char *name, double truth, doubl
 		check_failures++;
 }
 
+static int simulate(const char *sbsim, const char *truth, const char *dir, char **files)
+{
+	static const char *const lens[4] = { "16", "256", "1024", "2048" };
+	for (int i = 0; i < 5; i++) {
+		char *path = files[i];
+		if (i < 4)
+			snprintf(path, 4096, "%s/c1-%s.json", dir, lens[i]);
+		else
+			snprintf(path, 4096, "%s/sweep.json", dir);
+		char *c1[] = { (char *)sbsim, "--model-file", (char *)truth, "--concurrency", "1",
+			       "--input-len", (char *)lens[i < 4 ? i : 0], "--output-len", "64",
+			       "--requests", "100", "--seed", (char *)lens[i < 4 ? i : 0], "--json",
+			       path, "--json-requests", NULL };
+		char *sw[] = { (char *)sbsim, "--model-file", (char *)truth, "--concurrency",
+			       "2,4,5,6", "--input-len", "256", "--output-len", "128", "--requests",
+			       "200", "--seed", "7", "--json", path, "--json-requests", NULL };
+		int rc = run_cmd(i < 4 ? c1 : sw, NULL);
+		if (rc != 0) {
+			fprintf(stderr, "sbsim failed (status %d) making %s\n", rc, path);
+			return -1;
+		}
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	if (argc < 3) {
-		fprintf(stderr, "usage: %s TRUTH-MODEL.json RESULTS.json...\n", argv[0]);
+	if (argc != 3) {
+		fprintf(stderr, "usage: %s SBSIM TRUTH-MODEL.json\n", argv[0]);
 		return 2;
 	}
 	sb_error e;
 	sb_model t;
-	if (sb_model_load(argv[1], &t, &e) < 0) {
+	if (sb_model_load(argv[2], &t, &e) < 0) {
 		fprintf(stderr, "%s\n", e.msg);
 		return 1;
 	}
-	size_t n = (size_t)argc - 2;
+	char dir[] = "/tmp/sb-recovery.XXXXXX";
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	static char paths[5][4096];
+	char *files[5] = { paths[0], paths[1], paths[2], paths[3], paths[4] };
+	int sim_ok = simulate(argv[1], argv[2], dir, files) == 0;
+	size_t n = 5;
 	sb_results *res = calloc(n, sizeof(*res));
 	sb_calib_input *in = calloc(n, sizeof(*in));
-	if (!res || !in)
-		return 1;
-	for (size_t i = 0; i < n; i++) {
-		if (sb_results_load(argv[i + 2], &res[i], &e) < 0) {
+	int loaded = sim_ok && res && in;
+	for (size_t i = 0; loaded && i < n; i++) {
+		if (sb_results_load(files[i], &res[i], &e) < 0) {
 			fprintf(stderr, "%s\n", e.msg);
-			return 1;
+			loaded = 0;
 		}
-		in[i].name = argv[i + 2];
+		in[i].name = files[i];
 		in[i].res = &res[i];
 	}
+	for (size_t i = 0; i < n; i++)
+		unlink(files[i]);
+	rmdir(dir);
+	if (!loaded)
+		return 1;
 	sb_calib_opts o;
 	sb_calib_opts_init(&o); /* slots inferred, not given */
 	sb_model m;
