@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
 
 #include "calibrate/fit_linear.h"
 #include "calibrate/fit_noise.h"
@@ -802,10 +803,13 @@ static int resolve_slots(cal *k, sb_error *e)
 {
 	k->fslots = calloc(k->n_in, sizeof(int));
 	sb_slot_obs *obs = calloc(k->n_lv ? k->n_lv : 1, sizeof(*obs));
-	if (!k->fslots || !obs) {
+	double *first = malloc((k->n_rq ? k->n_rq : 1) * sizeof(double));
+	if (!k->fslots || !obs || !first) {
 		free(obs);
+		free(first);
 		return -ENOMEM;
 	}
+	size_t first_used = 0;
 	json_t *per = json_array();
 	int all_same = -1, conflict = 0;
 	const char *conf_model = NULL;
@@ -813,6 +817,7 @@ static int resolve_slots(cal *k, sb_error *e)
 	char *noev = calloc(k->n_in, 1);
 	if (!noev) {
 		free(obs);
+		free(first);
 		json_decref(per);
 		return -ENOMEM;
 	}
@@ -827,6 +832,21 @@ static int resolve_slots(cal *k, sb_error *e)
 			obs[n].ttft_nq_ms = ttft_wave(k, L->c, L->P);
 			obs[n].e2e_ms = L->e2e;
 			obs[n].wait_ms = L->wait - (L->wait_has_overhead ? k->overhead : 0);
+			obs[n].first_ttft = NULL;
+			obs[n].n_first = 0;
+			if (L->use_reqs && L->nrq > 0) {
+				/* the first round: requests sent within 5 ms of the
+				 * level's first send */
+				double t0 = INFINITY;
+				for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++)
+					if (k->rqs[q].t_sent < t0)
+						t0 = k->rqs[q].t_sent;
+				obs[n].first_ttft = first + first_used;
+				for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++)
+					if (k->rqs[q].t_sent <= t0 + 0.005)
+						first[first_used++] = k->rqs[q].ttft;
+				obs[n].n_first = (size_t)(first + first_used - obs[n].first_ttft);
+			}
 			n++;
 		}
 		sb_slot_guess g;
@@ -835,6 +855,7 @@ static int resolve_slots(cal *k, sb_error *e)
 		if (r < 0) {
 			json_decref(per);
 			free(obs);
+			free(first);
 			free(noev);
 			return r;
 		}
@@ -883,6 +904,7 @@ static int resolve_slots(cal *k, sb_error *e)
 		}
 	}
 	free(obs);
+	free(first);
 	if (all_same == -1) /* no input measured more than one client */
 		all_same = k->o->slots > 0 ? k->o->slots : 1;
 	for (size_t f = 0; f < k->n_in; f++) {
@@ -1629,8 +1651,11 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	k.missing = json_array();
 	k.coefs = json_object();
 	int r = -ENOMEM;
+	gsl_error_handler_t *old_handler = gsl_set_error_handler_off();
 	if (!k.fit || !k.notes || !k.missing || !k.coefs)
 		goto fail;
+	/* (GSL's default handler, which aborts the process, is off until
+	 * `fail`: here its functions report errors by return value) */
 	r = collect(&k, e);
 	if (r < 0)
 		goto fail;
@@ -1714,6 +1739,7 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 		sb_model_init(out);
 	}
 fail:
+	gsl_set_error_handler(old_handler);
 	json_decref(k.fit);
 	json_decref(k.notes);
 	json_decref(k.missing);

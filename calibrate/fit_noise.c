@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_errno.h>
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_sf_gamma.h>
 #include <gsl/gsl_sf_psi.h>
@@ -35,7 +36,14 @@ static double cdf(const sb_noisefit *f, double x)
 {
 	if (f->kind == SB_NOISE_LOGNORMAL)
 		return gsl_cdf_lognormal_P(x, f->a, f->b);
-	return gsl_cdf_gamma_P(x, f->a, f->b);
+	/* The error-returning form: for a huge shape (nearly constant data)
+	 * the incomplete gamma's asymptotics can fail; the normal
+	 * approximation of a gamma is excellent there. */
+	gsl_sf_result r;
+	if (gsl_sf_gamma_inc_P_e(f->a, x / f->b, &r) == GSL_SUCCESS)
+		return r.val;
+	double mean = f->a * f->b, sd = sqrt(f->a) * f->b;
+	return gsl_cdf_ugaussian_P((x - mean) / sd);
 }
 
 int sb_noisefit_run(const double *x, size_t n, sb_noise_kind kind, sb_noisefit *out,

@@ -5,6 +5,35 @@
 #include <stdio.h>
 #include <string.h>
 
+static int cmp_d(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* The fast group's size when the first round's TTFTs split (a gap at
+ * least twice the fast group's value and 4x its spread), 0 when they do
+ * not split, -1 when there is no complete first round. */
+static int first_round_split(const sb_slot_obs *o)
+{
+	size_t c = (size_t)o->c;
+	if (!o->first_ttft || o->n_first != c || c < 2 || c > 4096)
+		return -1;
+	double t[4096];
+	for (size_t i = 0; i < c; i++) {
+		t[i] = o->first_ttft[i];
+		if (!isfinite(t[i]))
+			return -1;
+	}
+	qsort(t, c, sizeof(double), cmp_d);
+	for (size_t k = 1; k < c; k++) {
+		double gap = t[k] - t[k - 1], spread = t[k - 1] - t[0];
+		if (t[k] >= 2.0 * t[k - 1] && gap > 4.0 * spread && gap > 0)
+			return (int)k;
+	}
+	return 0;
+}
+
 int sb_slots_infer(const sb_slot_obs *obs, size_t n, sb_slot_guess *out, json_t **est,
 		   sb_error *e)
 {
@@ -37,6 +66,16 @@ int sb_slots_infer(const sb_slot_obs *obs, size_t n, sb_slot_guess *out, json_t 
 			wq = o->e2e_ms;
 		double busy = o->c * (o->e2e_ms - wq) / o->e2e_ms;
 		int queued = o->c - busy >= 0.5;
+		int split = first_round_split(o);
+		if (split > 0) {
+			busy = split;
+			queued = 1;
+			wsrc = "first round: TTFTs split into fast and queued";
+		} else if (split == 0) {
+			busy = o->c;
+			queued = 0;
+			wsrc = "first round: no TTFT split (all started at once)";
+		}
 		used++;
 		if (queued) {
 			out->n_queued++;

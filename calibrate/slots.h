@@ -10,6 +10,13 @@
  * no-queue TTFT, so batching is never mistaken for queueing).
  * A level is "queued" when at least half a client waits on average; queued
  * levels estimate S, unqueued ones bound it from below (S >= c).
+ *
+ * A second, sharper estimator needs per-request records: the c requests a
+ * closed-loop level sends at once when it starts. With c > S, S of them
+ * start at once and the rest wait for a whole request, so their TTFTs split
+ * into a fast group of exactly S and a slow one (a gap much wider than the
+ * fast group's spread). When that first round is complete and splits, its
+ * fast count is the level's estimate; when it does not split, S >= c.
  */
 #ifndef SB_SLOTS_H
 #define SB_SLOTS_H
@@ -25,6 +32,8 @@ typedef struct sb_slot_obs {
 	double ttft_nq_ms;  /* predicted TTFT without queueing */
 	double e2e_ms;      /* mean (or median) E2E */
 	double wait_ms;     /* measured mean queue wait; NaN when unknown */
+	const double *first_ttft; /* TTFTs of the level's first round (borrowed), or NULL */
+	size_t n_first;     /* used only when it equals c */
 } sb_slot_obs;
 
 typedef struct sb_slot_guess {

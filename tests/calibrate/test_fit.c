@@ -169,7 +169,7 @@ static void test_slots(void)
 	double cs[4] = { 2, 4, 6, 8 };
 	for (int i = 0; i < 4; i++) {
 		double w = cs[i] > 4 ? (cs[i] / 4 - 1) * 1000 : 0;
-		o[i] = (sb_slot_obs){ cs[i], 100 + w, 100, 1000 + w, w };
+		o[i] = (sb_slot_obs){ cs[i], 100 + w, 100, 1000 + w, w, NULL, 0 };
 	}
 	sb_slot_guess g;
 	json_t *est = NULL;
@@ -197,6 +197,25 @@ static void test_slots(void)
 	/* no queued level: a lower bound */
 	CHECK(sb_slots_infer(o, 2, &g, NULL, NULL) == 0);
 	CHECK(g.slots == 4 && !strcmp(g.confidence, "low") && g.hi == 0);
+
+	/* The first-round split (as measured on llama.cpp: 8 streams on 4
+	 * slots, four TTFTs about 0.27 s and four about 1.2 s). The no-queue
+	 * prediction (8 prompts in one wave) is so slow that Little's law sees
+	 * no queueing; the split still finds 4. */
+	double first[8] = { 265, 1190, 271, 1204, 268, 1212, 274, 1198 };
+	sb_slot_obs s8 = { 8, 735, 2000, 2500, NAN, first, 8 };
+	CHECK(sb_slots_infer(&s8, 1, &g, NULL, NULL) == 0);
+	CHECK(g.slots == 4 && g.hi == 7);
+	/* no split: all started together, S >= 8 */
+	double same[8] = { 265, 270, 271, 280, 268, 262, 274, 281 };
+	s8.first_ttft = same;
+	CHECK(sb_slots_infer(&s8, 1, &g, NULL, NULL) == 0);
+	CHECK(g.lo == 8 && g.n_queued == 0);
+	/* an incomplete first round is not used */
+	s8.first_ttft = first;
+	s8.n_first = 6;
+	CHECK(sb_slots_infer(&s8, 1, &g, NULL, NULL) == 0);
+	CHECK(g.n_queued == 0);
 }
 
 int main(void)
