@@ -32,6 +32,10 @@ typedef struct req {
 	size_t errn;
 	char *body;
 	int retries;         /* resends after a reused connection died unused */
+	double t_done;       /* finished (absolute), waiting to be reported */
+	const char *cls;     /* its error class, NULL when ok */
+	char msg[320];
+	struct req *next_done;
 	size_t slot;         /* index in d->active */
 	struct req *next_free;
 } req;
@@ -56,6 +60,7 @@ struct sb_driver {
 	size_t n_pending;
 	int nomem;
 	double wake;           /* when epoll_wait last returned */
+	req *done_head, *done_tail; /* finished, not yet reported (FIFO) */
 };
 
 double sb_driver_now(void)
@@ -313,7 +318,11 @@ static int retry_dead_reuse(sb_driver *d, req *r, CURLcode res)
 	return 1;
 }
 
-/* Ends request r (curl result res); reports it unless abandon. */
+/* Ends request r (curl result res). Its slot (closed loop) and the
+ * in-flight count are released at once; the report (records, statistics,
+ * the partial file: the costly part) is queued and made by report_done()
+ * a few at a time, so that a wave of completions does not hold up the
+ * timestamps of the streams still running. abandon: not reported at all. */
 static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 {
 	if (!abandon && retry_dead_reuse(d, r, res))
@@ -321,65 +330,88 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 	double now = sb_driver_now();
 	curl_multi_remove_handle(d->multi, r->easy);
 	active_remove(d, r);
-	const sb_phase *ph = d->ph;
-	if (!abandon) {
-		if (!r->http)
-			curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->http);
-		if (res == CURLE_OK && r->nd && r->http < 300 && !r->st.err_class)
-			sb_ndjson_finish(r->nd);
-		const char *cls = r->st.err_class;
-		char msg[320];
-		snprintf(msg, sizeof(msg), "%s", r->st.err_msg);
-		if (!cls) {
-			if (r->http >= 300) {
-				classify_http(r, &cls, msg, sizeof(msg));
-			} else if (res == CURLE_OK) {
-				if (!r->st.done) {
-					cls = "truncated";
-					snprintf(msg, sizeof(msg), "stream ended without its end marker%s",
-						 r->http ? "" : " (no HTTP response)");
-				}
-			} else if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST) {
-				cls = "connect";
-				snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(res));
-			} else if (res == CURLE_OPERATION_TIMEDOUT) {
-				cls = "timeout";
-				snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(res));
-			} else {
-				cls = "truncated";
-				snprintf(msg, sizeof(msg), "%s", curl_easy_strerror(res));
-			}
-		}
-		sb_driver_done dn = {
-			.id = r->id,
-			.t_scheduled_s = r->t_sched - d->t0,
-			.t_sent_s = r->t_sent - d->t0,
-			.t_done_s = now - d->t0,
-			.t_first_s = isnan(r->t_first) ? NAN : r->t_first - d->t0,
-			.itl_ms = r->itl,
-			.n_itl = r->n_itl,
-			.st = &r->st,
-			.err_class = cls,
-			.err_msg = cls ? msg : NULL,
-			.retries = r->retries,
-		};
-		if (ph->inflight)
-			ph->inflight(ph->ud, now - d->t0, -1);
-		ph->done(ph->ud, &dn);
-		d->finished++;
-	}
-	sb_stream_fini(&r->st);
 	free(r->body);
 	r->body = NULL;
-	r->next_free = d->free_list;
-	d->free_list = r;
-	if (!abandon && ph->mode == SB_MODE_CONCURRENCY) {
+	const sb_phase *ph = d->ph;
+	if (abandon) {
+		sb_stream_fini(&r->st);
+		r->next_free = d->free_list;
+		d->free_list = r;
+		return;
+	}
+	if (!r->http)
+		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->http);
+	if (res == CURLE_OK && r->nd && r->http < 300 && !r->st.err_class)
+		sb_ndjson_finish(r->nd);
+	const char *cls = r->st.err_class;
+	snprintf(r->msg, sizeof(r->msg), "%s", r->st.err_msg);
+	if (!cls) {
+		if (r->http >= 300) {
+			classify_http(r, &cls, r->msg, sizeof(r->msg));
+		} else if (res == CURLE_OK) {
+			if (!r->st.done) {
+				cls = "truncated";
+				snprintf(r->msg, sizeof(r->msg), "stream ended without its end marker%s",
+					 r->http ? "" : " (no HTTP response)");
+			}
+		} else if (res == CURLE_COULDNT_CONNECT || res == CURLE_COULDNT_RESOLVE_HOST) {
+			cls = "connect";
+			snprintf(r->msg, sizeof(r->msg), "%s", curl_easy_strerror(res));
+		} else if (res == CURLE_OPERATION_TIMEDOUT) {
+			cls = "timeout";
+			snprintf(r->msg, sizeof(r->msg), "%s", curl_easy_strerror(res));
+		} else {
+			cls = "truncated";
+			snprintf(r->msg, sizeof(r->msg), "%s", curl_easy_strerror(res));
+		}
+	}
+	r->cls = cls;
+	r->t_done = now;
+	if (ph->inflight)
+		ph->inflight(ph->ud, now - d->t0, -1);
+	r->next_done = NULL;
+	if (d->done_tail)
+		d->done_tail->next_done = r;
+	else
+		d->done_head = r;
+	d->done_tail = r;
+	if (ph->mode == SB_MODE_CONCURRENCY) {
 		if (ph->think && ph->rng && !(sb_dist_is_det(ph->think) && ph->think->a <= 0)) {
 			double th = sb_dist_sample(ph->think, ph->rng);
 			d->pending[d->n_pending++] = now + (th > 0 ? th : 0);
 		} else {
 			d->ready++;
 		}
+	}
+}
+
+/* Reports up to max finished requests (oldest first). */
+static void report_done(sb_driver *d, size_t max)
+{
+	const sb_phase *ph = d->ph;
+	for (size_t k = 0; k < max && d->done_head; k++) {
+		req *r = d->done_head;
+		d->done_head = r->next_done;
+		if (!d->done_head)
+			d->done_tail = NULL;
+		sb_driver_done dn = {
+			.id = r->id,
+			.t_scheduled_s = r->t_sched - d->t0,
+			.t_sent_s = r->t_sent - d->t0,
+			.t_done_s = r->t_done - d->t0,
+			.t_first_s = isnan(r->t_first) ? NAN : r->t_first - d->t0,
+			.itl_ms = r->itl,
+			.n_itl = r->n_itl,
+			.st = &r->st,
+			.err_class = r->cls,
+			.err_msg = r->cls ? r->msg : NULL,
+			.retries = r->retries,
+		};
+		ph->done(ph->ud, &dn);
+		d->finished++;
+		sb_stream_fini(&r->st);
+		r->next_free = d->free_list;
+		d->free_list = r;
 	}
 }
 
@@ -568,8 +600,10 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 		int more = closed ? ((ph->count < 0 || sent < ph->count) &&
 				     (ph->duration_s <= 0 || now - d->t0 < ph->duration_s))
 				  : next_arr < ph->n_arrivals;
-		if (!more && d->n_active == 0)
+		if (!more && d->n_active == 0) {
+			report_done(d, (size_t)-1);
 			break;
+		}
 		if (closed && more && d->n_active == 0 && d->ready == 0 && d->n_pending == 0)
 			break; /* no workers (concurrency 0) */
 		arm_timer(d, next_due);
@@ -582,7 +616,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 			wait = fmin(wait, stall_check + stall_every - now);
 		if (closed && ph->duration_s > 0 && more)
 			wait = fmin(wait, d->t0 + ph->duration_s - now);
-		int wait_ms = wait <= 0 ? 0 : (int)ceil(wait * 1e3);
+		int wait_ms = wait <= 0 || d->done_head ? 0 : (int)ceil(wait * 1e3);
 		int n = epoll_wait(d->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), wait_ms);
 		d->wake = sb_driver_now();
 		/* Arrivals first: a send must not wait behind other streams' data. */
@@ -629,6 +663,8 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 				}
 			}
 		}
+		/* Reports: all of them when the sockets were quiet, else a few. */
+		report_done(d, n == 0 ? (size_t)-1 : 8);
 		if (ph->tick && now - last_tick >= 0.1) {
 			last_tick = now;
 			ph->tick(ph->ud, now - d->t0, sent, d->finished);
@@ -637,6 +673,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 out:
 	while (d->n_active)
 		finish(d, d->active[0], CURLE_OK, 1);
+	report_done(d, (size_t)-1); /* finished before the stop: measured */
 	arm_timer(d, -1);
 	if (ph->tick && ret == 0)
 		ph->tick(ph->ud, sb_driver_now() - d->t0, sent, d->finished);
