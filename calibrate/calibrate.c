@@ -490,7 +490,9 @@ static int fit_decode1(cal *k, sb_error *e)
 			xmax = x[i];
 	}
 	sb_linfit f;
-	int two = xmax - xmin >= 1.0;
+	/* a slope needs contexts a factor 1.5 apart: a few tokens of
+	 * tokenizer jitter around one prompt length identify nothing */
+	int two = xmax - xmin >= 1.0 && xmax >= 1.5 * xmin;
 	for (;;) {
 		size_t p = two ? 2 : 1;
 		for (size_t i = 0; i < n; i++) {
@@ -534,7 +536,7 @@ static int fit_decode1(cal *k, sb_error *e)
 		k->kv = 0;
 		k->kv_se = NAN;
 		coef(k, "per_kv_token", 0, NAN, NAN, "ms/token", "not identified (set to 0)");
-		if (xmax - xmin < 1.0)
+		if (!(xmax >= 1.5 * xmin))
 			missing(k, "per_kv_token: TPOT was measured at one context length only; "
 				   "measure concurrency 1 at two or more prompt lengths");
 	}
@@ -614,23 +616,33 @@ static int fit_prefill(cal *k, sb_error *e)
 			li[n++] = l;
 		}
 	}
-	double pmin = INFINITY, pmax = -INFINITY;
+	double pmin = INFINITY;
+	/* distinct prompt lengths: groups more than 10% apart (a measured
+	 * length jitters by a few tokens around what was asked for) */
 	size_t distinct = 0;
-	for (size_t i = 0; i < n; i++) {
-		int seen = 0;
-		for (size_t j = 0; j < i && !seen; j++)
-			seen = P[j] == P[i];
-		distinct += !seen;
-		if (P[i] < pmin)
-			pmin = P[i];
-		if (P[i] > pmax)
-			pmax = P[i];
+	{
+		double *sp = malloc(n * sizeof(double));
+		if (!sp) {
+			r = -ENOMEM;
+			goto out;
+		}
+		memcpy(sp, P, n * sizeof(double));
+		qsort(sp, n, sizeof(double), cmp_dbl);
+		double g0 = -INFINITY;
+		for (size_t i = 0; i < n; i++) {
+			if (sp[i] > 1.1 * g0 + 1.0) {
+				distinct++;
+				g0 = sp[i];
+			}
+		}
+		pmin = sp[0];
+		free(sp);
 	}
 	if (distinct < 2) {
 		r = sb_error_set(e, "TTFT at concurrency 1 was measured at one prompt length only "
-				    "(%g tokens): per_prefill_token needs two or more (e.g. "
-				    "servebench run --concurrency 1 --input-len 16 and --input-len "
-				    "2048)", pmin);
+				    "(%g tokens): per_prefill_token needs two or more, well apart "
+				    "(e.g. servebench run --concurrency 1 --input-len 16 and "
+				    "--input-len 2048)", pmin);
 		goto out;
 	}
 	/* First column: the constant (overhead, or prefill_base with timings: a

@@ -105,6 +105,9 @@ int main(int argc, char **argv)
 	} cases[] = {
 		/* one point: a single prompt length at concurrency 1 */
 		{ "one prompt length only (256 tokens)", 1, { "one-point.json" } },
+		/* per-request records (llama.cpp) whose prompt lengths jitter by a
+		 * few tokens around one length: still one length */
+		{ "one prompt length only", 1, { "one-length-jitter.json" } },
 		/* every request failed: the failure is named */
 		{ "all 8 requests failed", 1, { "all-failed.json" } },
 		{ "HTTP 503", 1, { "all-failed.json" } },
