@@ -25,6 +25,7 @@
 #include "core/jsonfile.h"
 #include "core/parse.h"
 #include "core/workload.h"
+#include "measure/credentials.h"
 #include "measure/progress.h"
 #include "measure/run.h"
 
@@ -62,6 +63,11 @@ static void usage(FILE *f)
 		"  --timeout S          a stream silent for S seconds fails (default 300)\n"
 		"  --slo-ttft-ms X, --slo-tpot-ms X   SLOs for goodput\n"
 		"  --api-key-env VAR    send the key in environment variable VAR as a bearer token\n"
+		"                       (default: $SERVEBENCH_API_KEY when set)\n"
+		"  --api-key-file FILE  read the key from the first line of FILE instead\n"
+		"  --cacert FILE        verify TLS servers against this CA bundle (PEM)\n"
+		"  --insecure           do not verify TLS certificates (verification is on by default)\n"
+		"  --verbose            print the endpoint and request headers (keys redacted)\n"
 		"  --quiet              no progress line and no table\n"
 		"\n"
 		"Exit status: 0 all ok, 1 some requests failed, 2 bad usage, 3 server unreachable,\n"
@@ -198,7 +204,8 @@ int sb_cmd_run(int argc, char **argv)
 	sb_workload *w = &c.workload;
 	sb_error e = { { 0 } };
 	const char *conc = NULL, *levels = NULL, *mode = NULL, *out = NULL, *key_env = NULL;
-	int have_seed = 0, quiet = 0, have_nreq = 0;
+	const char *key_file = NULL;
+	int have_seed = 0, quiet = 0, have_nreq = 0, verbose = 0;
 
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v;
@@ -211,6 +218,8 @@ int sb_cmd_run(int argc, char **argv)
 		if (!strcmp(a, "--no-cache-prompt")) { c.cache_prompt = 0; continue; }
 		if (!strcmp(a, "--ipv4")) { c.ipv4 = 1; continue; }
 		if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
+		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
+		if (!strcmp(a, "--insecure")) { c.insecure = 1; continue; }
 #define FLAG(name) (v = flag_value(argc, argv, &i, name, &m), m)
 #define NEED(name) do { if (!v) { fprintf(stderr, "servebench run: %s needs a value\n", name); return 2; } } while (0)
 		int rc = 0;
@@ -257,6 +266,13 @@ int sb_cmd_run(int argc, char **argv)
 			NEED("--slo-tpot-ms");
 			rc = sb_parse_double(v, 1e-6, 1e9, &w->slo.tpot_ms, "--slo-tpot-ms", &e);
 		} else if (FLAG("--api-key-env")) { NEED("--api-key-env"); key_env = v; }
+		else if (FLAG("--api-key-file")) { NEED("--api-key-file"); key_file = v; }
+		else if (FLAG("--cacert")) {
+			NEED("--cacert");
+			if (access(v, R_OK) != 0)
+				rc = sb_error_set(&e, "--cacert: cannot read '%s': %s", v, strerror(errno));
+			c.ca_file = v;
+		}
 		else {
 			fprintf(stderr, "servebench run: unknown option '%s' (see servebench run --help)\n", a);
 			return 2;
@@ -330,6 +346,21 @@ int sb_cmd_run(int argc, char **argv)
 		fprintf(stderr, "servebench run: %s\n", e.msg);
 		return 2;
 	}
+	if (key_env && key_file) {
+		fprintf(stderr, "servebench run: give --api-key-env or --api-key-file, not both\n");
+		return 2;
+	}
+	char *file_key = NULL;
+	if (key_file) {
+		file_key = sb_credentials_read_file(key_file, &e);
+		if (!file_key) {
+			fprintf(stderr, "servebench run: --api-key-file: %s\n", e.msg);
+			return 2;
+		}
+		c.api_key = file_key;
+	} else if (!key_env) {
+		c.api_key = getenv("SERVEBENCH_API_KEY");
+	}
 	if (key_env) {
 		c.api_key = getenv(key_env);
 		if (!c.api_key || !*c.api_key) {
@@ -361,8 +392,19 @@ int sb_cmd_run(int argc, char **argv)
 	if (tty)
 		c.progress = progress_cb;
 
+	if (verbose) {
+		fprintf(stderr, "servebench run: url %s, TLS verification %s%s%s\n", c.url,
+			c.insecure ? "off" : "on", c.ca_file ? ", CA bundle " : "",
+			c.ca_file ? c.ca_file : "");
+		fprintf(stderr, "servebench run: header Content-Type: application/json\n");
+		if (c.api_key && *c.api_key)
+			fprintf(stderr, "servebench run: header Authorization: Bearer [redacted, %zu chars]\n",
+				strlen(c.api_key));
+	}
 	json_t *res = NULL;
 	int rc = sb_run_execute(&c, &res, &e);
+	sb_credentials_free(file_key);
+	file_key = NULL;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (!res) {

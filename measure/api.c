@@ -224,6 +224,13 @@ static int span_num(const char *s, size_t n, const char *path, double *out)
 	return sb_jscan_find(s, n, path, &v) && sb_jspan_number(v, out);
 }
 
+/* A token count as the server reported it: -1 unless finite and in
+ * [0, 1e15] (a cast of anything larger to long is undefined). */
+static long token_count(double d)
+{
+	return d >= 0 && d <= 1e15 ? (long)d : -1;
+}
+
 /* An "error" value: message text if it has one, else the raw JSON. */
 static int fail_with_error(sb_stream *st, sb_jspan err)
 {
@@ -245,9 +252,9 @@ static void read_usage_timings(sb_stream *st, const char *s, size_t n)
 	double d;
 	if (sb_jscan_find(s, n, "usage", &v) && !sb_jspan_is_null(v)) {
 		if (span_num(v.p, v.n, "prompt_tokens", &d))
-			st->prompt_tokens = (long)d;
+			st->prompt_tokens = token_count(d);
 		if (span_num(v.p, v.n, "completion_tokens", &d))
-			st->completion_tokens = (long)d;
+			st->completion_tokens = token_count(d);
 		json_t *u = json_loadb(v.p, v.n, 0, NULL);
 		if (u)
 			json_object_set_new(server_obj(st), "usage", u);
@@ -337,7 +344,7 @@ int sb_api_ndjson_line(sb_api a, sb_stream *st, const char *line, size_t len, in
 				set_num(srv, keys[i], d[i]);
 		}
 		if (isfinite(d[0])) {
-			st->prompt_tokens = (long)d[0];
+			st->prompt_tokens = token_count(d[0]);
 			set_num(srv, "prompt_n", d[0]);
 		}
 		if (isfinite(d[1])) {
@@ -345,7 +352,7 @@ int sb_api_ndjson_line(sb_api a, sb_stream *st, const char *line, size_t len, in
 			set_num(srv, "prompt_ms", st->prompt_ms);
 		}
 		if (isfinite(d[2])) {
-			st->completion_tokens = (long)d[2];
+			st->completion_tokens = token_count(d[2]);
 			set_num(srv, "predicted_n", d[2]);
 		}
 		if (isfinite(d[3]))

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "credentials.h"
 #include "ndjson.h"
 #include "sse.h"
 
@@ -205,6 +206,7 @@ static req *req_new(sb_driver *d)
 	curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
 	curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, cto < 1 ? 1L : cto);
+	sb_tls_apply(c, d->o.ca_file, d->o.insecure);
 	if (d->o.ipv4)
 		curl_easy_setopt(c, CURLOPT_IPRESOLVE, (long)CURL_IPRESOLVE_V4);
 	return r;

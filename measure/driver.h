@@ -32,6 +32,8 @@ typedef struct sb_driver_opts {
 	sb_api api;
 	const struct curl_slist *headers;
 	int ipv4;
+	const char *ca_file;              /* TLS trust bundle; NULL: system's */
+	int insecure;                     /* skip TLS verification */
 	double timeout_s;                 /* a stream silent this long fails: timeout */
 	size_t max_line;                  /* longest SSE/NDJSON line: else too_large */
 	const volatile sig_atomic_t *stop;/* nonzero: abort in-flight work, return */

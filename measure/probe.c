@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "credentials.h"
 #include "jscan.h"
 
 typedef struct rbuf {
@@ -54,6 +55,7 @@ int sb_probe_http(const sb_probe_opts *o, const char *url, const char *body,
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, &b);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, o->headers);
 	curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+	sb_tls_apply(c, o->ca_file, o->insecure);
 	if (o->ipv4)
 		curl_easy_setopt(c, CURLOPT_IPRESOLVE, (long)CURL_IPRESOLVE_V4);
 	if (body) {

@@ -15,6 +15,8 @@
 typedef struct sb_probe_opts {
 	const struct curl_slist *headers; /* Content-Type, Authorization... */
 	int ipv4;
+	const char *ca_file;              /* TLS trust bundle; NULL: system's */
+	int insecure;                     /* skip TLS verification */
 	double timeout_s;                 /* whole exchange */
 } sb_probe_opts;
 

@@ -393,7 +393,8 @@ int sb_run_execute(const sb_run_config *c, json_t **results_out, sb_error *e)
 	int ret = 0;
 	json_t *results = NULL;
 	sb_driver *drv = NULL;
-	sb_probe_opts po = { .headers = hdr, .ipv4 = c->ipv4,
+	sb_probe_opts po = { .headers = hdr, .ipv4 = c->ipv4, .ca_file = c->ca_file,
+			     .insecure = c->insecure,
 			     .timeout_s = c->timeout_s < 10 ? c->timeout_s : 10 };
 	sb_server_info info;
 	ret = sb_probe_detect(&po, r.root, &info, e);
@@ -425,7 +426,8 @@ int sb_run_execute(const sb_run_config *c, json_t **results_out, sb_error *e)
 		goto out;
 	}
 	sb_driver_opts dopt = { .url = r.endpoint, .api = r.api, .headers = hdr,
-				.ipv4 = c->ipv4, .timeout_s = c->timeout_s,
+				.ipv4 = c->ipv4, .ca_file = c->ca_file, .insecure = c->insecure,
+				.timeout_s = c->timeout_s,
 				.max_line = c->max_line ? c->max_line : SB_RUN_MAX_LINE,
 				.stop = c->stop };
 	if (!(drv = sb_driver_new(&dopt, e))) {

@@ -65,6 +65,8 @@ typedef struct sb_run_config {
 	int ipv4;
 	double timeout_s;         /* a silent stream fails after this (default 300) */
 	const char *api_key;      /* "Authorization: Bearer"; borrowed; may be NULL */
+	const char *ca_file;      /* PEM bundle to verify TLS servers; NULL: system's */
+	int insecure;             /* 1: skip TLS certificate verification */
 	const char *partial_path; /* append finished records here (JSONL); NULL none */
 	size_t max_line;          /* default SB_RUN_MAX_LINE */
 	sb_run_progress_fn progress;
