@@ -166,6 +166,7 @@ struct srv {
 	struct conn *qhead, *qtail;
 	unsigned long gen_requests, completed;
 	unsigned long tokens_sent;
+	unsigned long accepted;	/* connections accepted */
 	uint32_t *late_hist;
 	uint64_t late_over, late_max;
 	uint64_t created;
@@ -1281,6 +1282,7 @@ static void accept_all(struct srv *s)
 		struct conn *c = calloc(1, sizeof *c);
 		if (!c)
 			die("out of memory");
+		s->accepted++;
 		c->fd = fd;
 		c->state = C_READ;
 		s->conns[fd] = c;
@@ -1310,9 +1312,9 @@ static void print_summary(const struct srv *s)
 	struct rusage ru;
 	getrusage(RUSAGE_SELF, &ru);
 	fprintf(stderr,
-		"stub_server: requests=%lu completed=%lu tokens=%lu late_ms_p50=%.3f late_ms_p99=%.3f "
-		"late_ms_max=%.3f cpu_user_s=%.3f cpu_sys_s=%.3f\n",
-		s->gen_requests, s->completed, s->tokens_sent, late_pct(s, 0.50), late_pct(s, 0.99),
+		"stub_server: requests=%lu completed=%lu tokens=%lu connections=%lu late_ms_p50=%.3f "
+		"late_ms_p99=%.3f late_ms_max=%.3f cpu_user_s=%.3f cpu_sys_s=%.3f\n",
+		s->gen_requests, s->completed, s->tokens_sent, s->accepted, late_pct(s, 0.50), late_pct(s, 0.99),
 		(double)s->late_max / 1e6, (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 		(double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 }
