@@ -109,6 +109,7 @@ for line in open(stub_err):
         f = dict(kv.split("=") for kv in line.split()[1:])
         stub = (f"stub lateness (ms):        p50 {float(f['late_ms_p50']):.3f}  "
                 f"p99 {float(f['late_ms_p99']):.3f}  max {float(f['late_ms_max']):.3f}")
+        stub += f"\nstub connections accepted: {f.get('connections', '?')}"
         if int(f["tokens"]):
             stub += (f"\nstub CPU per token (us):   "
                      f"{(float(f['cpu_user_s']) + float(f['cpu_sys_s'])) * 1e6 / int(f['tokens']):.2f}")
