@@ -148,6 +148,7 @@ struct srv {
 	unsigned long fault_after, fault_every;
 	unsigned fault_tokens;
 	bool fault_body_json;
+	const char *require_key; /* non-NULL: POSTs need "Authorization: Bearer KEY" */
 	unsigned long die_after;
 	unsigned default_tokens;
 	size_t huge_bytes;
@@ -413,6 +414,7 @@ static const char *status_text(int code)
 	case 400: return "Bad Request";
 	case 404: return "Not Found";
 	case 411: return "Length Required";
+	case 401: return "Unauthorized";
 	case 413: return "Payload Too Large";
 	case 429: return "Too Many Requests";
 	case 500: return "Internal Server Error";
@@ -1219,6 +1221,20 @@ static void conn_after_response(struct srv *s, struct conn *c)
 		}
 		/* Handlers may append to c->out and change state; the request bytes
 		 * are consumed first so a handler sees only what follows. */
+		if (s->require_key && !strcmp(method, "POST")) {
+			char want[600];
+			snprintf(want, sizeof want, "Bearer %s", s->require_key);
+			if (!header_value(c->in.p, hend + 2, "Authorization", v, sizeof v) ||
+			    strcmp(v, want)) {
+				buf_consume(&c->in, hlen + clen);
+				conn_error_json(s, c, 401, "missing or wrong API key");
+				if (c->close_after)
+					c->state = C_CLOSING;
+				if (!conn_flush(s, c))
+					return;
+				continue;
+			}
+		}
 		char *body = malloc(clen + 1);
 		if (!body)
 			die("out of memory");
@@ -1371,6 +1387,7 @@ static void usage(FILE *f)
 	      "  --fault-every K     only every K-th generation request faults\n"
 	      "  --fault-tokens N    in-stream faults hit after N tokens (default 3)\n"
 	      "  --fault-body json|none   body of http429/500/503 (default json)\n"
+	      "  --require-key KEY   answer POSTs 401 unless 'Authorization: Bearer KEY'\n"
 	      "  --error-style openai|llama   stream-error as data: {\"error\"} or error: {...}\n"
 	      "  --huge-bytes N      size of the huge-line token (default 1048576)\n"
 	      "  --die-after N       exit once N generation requests are complete\n"
@@ -1459,6 +1476,8 @@ static void parse_args(struct srv *s, int argc, char **argv)
 			s->slots = (unsigned)parse_ulong(a, v, 1000000);
 		else if (!strcmp(a, "--default-tokens"))
 			s->default_tokens = (unsigned)parse_ulong(a, v, 10000000);
+		else if (!strcmp(a, "--require-key"))
+			s->require_key = v ? v : "";
 		else if (!strcmp(a, "--keepalive-ms"))
 			s->keepalive_ns = (uint64_t)(parse_ms(a, v) * 1e6);
 		else if (!strcmp(a, "--fault-after"))
