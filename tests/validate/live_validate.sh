@@ -4,7 +4,8 @@
 #
 #   live_validate.sh SERVEBENCH LLAMA_SH
 #
-# 1. Start llama-server with 2 slots (target/llama.sh; stopped on exit).
+# 1. Start llama-server with 2 slots and 1 thread (target/llama.sh; stopped
+#    on exit).
 # 2. Calibrate from short runs: concurrency 1 at prompts of 32 and 256
 #    tokens, and a sweep c = 1,2,3 at 128 tokens (`servebench run`, then
 #    `servebench calibrate FILES --slots 2`).
@@ -12,19 +13,27 @@
 #    open loop at the default 30/50/70/90% of the predicted capacity (none
 #    used for calibration); the measured requests are replayed through the
 #    simulator.
-# 4. Measure the same levels once more (fresh prompts and arrivals) to see
-#    how much two live runs of this size differ by themselves.
+# 4. Measure the closed-loop levels once more (fresh prompts) to see how
+#    much two live runs of this size differ by themselves.
 # 5. Assert, per quantity (TTFT, TPOT, E2E) and class (mean/p50, p90/p99):
-#        median |prediction error|  <=  2 x median |run-to-run difference|
-#                                       + floor (5% mean/p50, 10% p90/p99)
-#    The run-to-run difference measures what a run of this size can resolve
-#    on this machine at this moment (other processes share its 2 cores);
-#    the replay removes arrival randomness, so a sound model stays well
-#    inside twice that. The floors are the project's accuracy goals, so an
-#    unusually quiet repeat cannot fail a model that meets them. Also
-#    asserted: the knee of the closed-loop TTFT p99 is predicted at the
-#    level where it is measured.
-# Exit 0 pass, 1 fail. Run time about 1-2 minutes on an idle 2-core machine.
+#        median |prediction error| over all levels
+#            <=  2 x median |run-to-run difference| + floor
+#    with floors of 5% (mean/p50) and 10% (p90/p99), the project's goals.
+#    The run-to-run difference is taken over the closed-loop levels only:
+#    there, two runs offer the same load (same concurrency and lengths) and
+#    differ only by the server's own noise (CPU contention from whatever
+#    else runs on the 2 cores, scheduling), which is exactly what a replay
+#    cannot remove. Two open-loop runs also differ by their random arrivals
+#    (TTFT p50 by up to ~300% in our 10-request runs), which the replay
+#    does remove, so including them would make the bound too loose to
+#    catch anything. If the model were exact, the prediction's error would
+#    be one run's noise (sd s) and the difference of two runs has sd 1.4 s,
+#    so 2x the difference is a wide margin; the floors keep an unusually
+#    quiet repeat from failing a model that meets the goals. Also asserted:
+#    the knee of the closed-loop TTFT p99 is predicted at the level where
+#    it is measured.
+# Exit 0 pass, 1 fail. Run time about 3 minutes on a busy 2-core machine
+# (3m47s measured with the open-loop repeat this no longer makes).
 set -euo pipefail
 
 SB=${1:?usage: live_validate.sh SERVEBENCH LLAMA_SH}
@@ -47,7 +56,11 @@ if [[ -n "${SERVEBENCH_VALIDATE_URL:-}" ]]; then
   # debugging aid: a server (2 slots) the caller already runs
   URL=$SERVEBENCH_VALIDATE_URL
 else
-  if ! start_out=$("$LLAMA" start --np 2 2>"$work/start.log"); then
+  # One thread: llama.cpp's threads meet at a barrier every step, so with
+  # two threads on a 2-core machine any other busy process stalls each step
+  # by a scheduler time slice (steps of 5 ms became 100-300 ms in our runs);
+  # one thread only slows down in proportion to the CPU share it gets.
+  if ! start_out=$("$LLAMA" start --np 2 --threads 1 2>"$work/start.log"); then
     echo "live_validate: llama-server did not start:"; tail -20 "$work/start.log"
     exit 1
   fi
@@ -90,23 +103,20 @@ if [[ $rc -ge 2 ]]; then
   exit 1
 fi
 
-echo "== repeat measurement of the same levels"
-rates=$("$PY" -c 'import json,sys
-d=json.load(open(sys.argv[1]))
-print(",".join("%.6g" % l["level"] for l in d["levels"] if l["mode"] == "rate"))' v1.json)
+echo "== repeat measurement of the closed-loop levels"
 sbrun --concurrency 1,2,3,4 --input-len 128 --num-requests 10 --seed 21 --out r-closed.json
-sbrun --mode rate --levels "$rates" --input-len 128 --num-requests 10 --seed 22 --out r-open.json
 
-"$PY" - v1.json r-closed.json r-open.json cmp1.json <<'PY'
+"$PY" - v1.json r-closed.json cmp1.json <<'PY'
 import json, sys
 v1 = json.load(open(sys.argv[1]))
-rep = [json.load(open(p)) for p in sys.argv[2:4]]
-cmp = json.load(open(sys.argv[4]))
+rep = [json.load(open(sys.argv[2]))]
+cmp = json.load(open(sys.argv[3]))
 
 def key(l):
     return (l["mode"], round(l["level"], 4))
 
-second = {key(l): l for d in rep for l in d["levels"]}
+# run-to-run reference: closed-loop levels only (see the header)
+second = {key(l): l for d in rep for l in d["levels"] if l["mode"] == "concurrency"}
 quant = ["ttft", "tpot", "e2e"]
 classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
 floor = {"central": 5.0, "tail": 10.0}
