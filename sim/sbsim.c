@@ -13,6 +13,7 @@
 #include "core/parse.h"
 #include "core/results.h"
 #include "core/workload.h"
+#include "compare.h"
 #include "scenario.h"
 #include "sim.h"
 #include "sweep.h"
@@ -56,6 +57,8 @@ static void usage(FILE *f)
 "  --check                  check the scenario's \"expect\" bands (exit 1 on failure)\n"
 "  --json FILE              write results (schema servebench.results/1, source simulated)\n"
 "  --json-requests          include per-request records (first replication)\n"
+"  --compare MEASURED.json  replay a measured run through the model and print\n"
+"                           measured vs predicted (--json: the prediction)\n"
 "  -h, --help  --version\n");
 }
 
@@ -64,7 +67,7 @@ enum {
 	O_SLOTS, O_MAXQ, O_BATCH, O_RATE, O_CONC, O_ARRIVAL, O_ARRCV, O_BURSTY, O_THINK,
 	O_IN, O_OUT, O_REQ, O_DUR, O_WARM, O_WARMS, O_SEED, O_REPS, O_MODEL, O_SERVICE,
 	O_NONOISE, O_QCAP, O_SLOT, O_SLOP, O_SLOPCT, O_PLAN, O_MAXSLOTS, O_SCEN, O_CHECK,
-	O_JSON, O_JSONREQ, O_N
+	O_JSON, O_JSONREQ, O_CMP, O_N
 };
 static const struct {
 	const char *name;
@@ -85,6 +88,7 @@ static const struct {
 	[O_PLAN] = { "plan", 0 },         [O_MAXSLOTS] = { "max-slots", 1 },
 	[O_SCEN] = { "scenario", 1 },     [O_CHECK] = { "check", 0 },
 	[O_JSON] = { "json", 1 },         [O_JSONREQ] = { "json-requests", 0 },
+	[O_CMP] = { "compare", 1 },
 };
 
 #define FAIL(...)                                   \
@@ -306,6 +310,57 @@ static json_t *build_json(const sb_model *m, const sb_sim_opts *o, const sb_work
 	return res;
 }
 
+/* sbsim --compare: the measured file's own arrivals and lengths through the
+ * model (sim/compare.h); prints the side-by-side table. Returns 0 when the
+ * comparison ran, 2 with a message in e on bad input. */
+static int run_compare(const sb_model *m, const char **val, sb_error *e)
+{
+	sb_results meas;
+	if (sb_results_load(val[O_CMP], &meas, e) < 0) {
+		sb_error_prefix(e, "--compare");
+		return 2;
+	}
+	sb_compare_opts o;
+	sb_compare_opts_init(&o);
+	long lv;
+	if (val[O_SEED]) {
+		if (sb_parse_long(val[O_SEED], 0, 0x7fffffffL, &lv, "--seed", e) < 0)
+			goto bad;
+		o.seed = (unsigned long)lv;
+	}
+	if (val[O_REPS]) {
+		if (sb_parse_long(val[O_REPS], 1, 10000, &lv, "--replications", e) < 0)
+			goto bad;
+		o.replications = (int)lv;
+	}
+	o.no_noise = val[O_NONOISE] != NULL || o.no_noise;
+	sb_comparison c;
+	if (sb_compare_run(m, &meas, &o, &c, e) < 0) {
+		sb_error_prefix(e, "--compare %s", val[O_CMP]);
+		goto bad;
+	}
+	printf("sbsim: model \"%s\" against %s\n", m->name, val[O_CMP]);
+	int rc = sb_compare_report(stdout, &c, 0) < 0 ? 1 : 0;
+	sb_compare_goals g;
+	sb_compare_goals_init(&g);
+	char why[1024];
+	if (sb_compare_check(&c, &g, why, sizeof(why)))
+		printf("goals met: median |error| <= %g%% (mean/p50), <= %g%% (p90/p99)\n",
+		       g.central_pct, g.tail_pct);
+	else
+		printf("goals missed:\n%s", why);
+	if (val[O_JSON] && sb_json_write_file(val[O_JSON], c.simulated, e) < 0) {
+		fprintf(stderr, "sbsim: %s\n", e->msg);
+		rc = 1;
+	}
+	sb_comparison_fini(&c);
+	sb_results_fini(&meas);
+	return rc;
+bad:
+	sb_results_fini(&meas);
+	return 2;
+}
+
 int main(int argc, char **argv)
 {
 	const char *val[O_N] = { 0 };
@@ -389,6 +444,19 @@ int main(int argc, char **argv)
 		if (sb_parse_long(val[O_SLOTS], 1, 4096, &lv, "--slots", &err) < 0)
 			FAIL("%s", err.msg);
 		model.slots = (int)lv;
+	}
+	if (val[O_CMP]) {
+		for (int k = 0; k < O_N; k++) {
+			if (seen[k] && k != O_CMP && k != O_MODEL && k != O_SLOTS && k != O_SEED &&
+			    k != O_REPS && k != O_NONOISE && k != O_JSON)
+				FAIL("--compare replays the measured workload; it takes only "
+				     "--model-file, --slots, --seed, --replications, --no-noise and --json "
+				     "(not --%s)", flags[k].name);
+		}
+		rc = run_compare(&model, val, &err);
+		if (rc == 2)
+			FAIL("%s", err.msg);
+		goto out;
 	}
 	if (val[O_MAXQ]) {
 		if (sb_parse_long(val[O_MAXQ], -1, 100000000, &lv, "--max-queue", &err) < 0)

@@ -102,6 +102,25 @@ cmp -s "$T/r1.json" "$T/r3.json" && { echo "FAIL: another seed, same JSON"; fail
 grep -q "(a) fewest slots" "$T/out" && grep -q "(b) highest rate" "$T/out" ||
 	{ echo "FAIL: plan output"; cat "$T/out"; fails=$((fails+1)); }
 
+# --compare: the simulated run replayed through the model that made it stays
+# close (the replay is the same mechanism; only noise seeds differ); through a
+# model with a 2x slower decode step it does not. Flags that would change the
+# workload are refused.
+"$SBSIM" --compare "$T/r1.json" --replications 5 >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: --compare"; cat "$T/err"; fails=$((fails+1)); }
+grep -q "summary: median |error|" "$T/out" || { echo "FAIL: no compare summary"; cat "$T/out"; fails=$((fails+1)); }
+grep -q "goals met" "$T/out" || { echo "FAIL: same model should meet the goals"; cat "$T/out"; fails=$((fails+1)); }
+cat >"$T/slow.json" <<'JSON'
+{"schema": "servebench.model/1", "server": {"slots": 4},
+ "overhead_ms": 15, "step_ms": {"decode_ms": {"1": 9.8, "4": 18.2, "8": 31.4},
+ "per_prefill_token": 0.095, "prefill_base": 4.9}}
+JSON
+"$SBSIM" --compare "$T/r1.json" --model-file "$T/slow.json" >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: --compare slow model"; cat "$T/err"; fails=$((fails+1)); }
+grep -q "goals missed" "$T/out" || { echo "FAIL: a 2x slower decode passed the goals"; cat "$T/out"; fails=$((fails+1)); }
+bad "not --rate" --compare "$T/r1.json" --rate 3
+bad "/nonexistent.json" --compare /nonexistent.json
+
 if [ $fails -ne 0 ]; then
 	echo "$fails failure(s)"; exit 1
 fi
