@@ -30,7 +30,7 @@ if [[ "$live" == 1 && -x target/build-llama.sh ]]; then
     || { tail -30 /tmp/servebench-llama-build.log; echo "test.sh: llama-server build failed (live tests will fail)"; }
 fi
 
-suites=(--suite unit --suite analytic --suite stub --suite fault)
+suites=(--suite unit --suite analytic --suite stub --suite fault --suite memcheck)
 rm -f build/meson-logs/*.json build-asan/meson-logs/*.json
 
 rc=0
