@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "flag.h"
 #include "core/dist.h"
 #include "core/jsonfile.h"
 #include "core/parse.h"
@@ -168,26 +169,6 @@ static void print_table(const json_t *res)
 	}
 }
 
-/* The value of a flag: "--flag value" or "--flag=value". */
-static const char *flag_value(int argc, char **argv, int *i, const char *name, int *matched)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	*matched = 0;
-	if (strncmp(a, name, n))
-		return NULL;
-	if (a[n] == '=') {
-		*matched = 1;
-		return a + n + 1;
-	}
-	if (a[n] != '\0')
-		return NULL;
-	*matched = 1;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
-}
-
 static int parse_len(const char *s, sb_dist *d, const char *what, sb_error *e)
 {
 	if (sb_dist_parse(s, d, what, e) < 0)
@@ -220,7 +201,7 @@ int sb_cmd_run(int argc, char **argv)
 		if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
 		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
 		if (!strcmp(a, "--insecure")) { c.insecure = 1; continue; }
-#define FLAG(name) (v = flag_value(argc, argv, &i, name, &m), m)
+#define FLAG(name) (v = sb_flag_value(argc, argv, &i, name, &m), m)
 #define NEED(name) do { if (!v) { fprintf(stderr, "servebench run: %s needs a value\n", name); return 2; } } while (0)
 		int rc = 0;
 		if (FLAG("--url")) { NEED("--url"); c.url = v; }

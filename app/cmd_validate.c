@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cmd.h"
+#include "flag.h"
 #include "core/dist.h"
 #include "core/jsonfile.h"
 #include "core/model.h"
@@ -85,26 +86,6 @@ static void progress_cb(void *ud, const sb_run_progress *p)
 	sb_progress_format(p, line, sizeof(line));
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
-}
-
-/* "--flag value" or "--flag=value"; *matched tells whether argv[*i] is it. */
-static const char *flag_value(int argc, char **argv, int *i, const char *name, int *matched)
-{
-	size_t n = strlen(name);
-	const char *a = argv[*i];
-	*matched = 0;
-	if (strncmp(a, name, n))
-		return NULL;
-	if (a[n] == '=') {
-		*matched = 1;
-		return a + n + 1;
-	}
-	if (a[n] != '\0')
-		return NULL;
-	*matched = 1;
-	if (*i + 1 >= argc)
-		return NULL;
-	return argv[++*i];
 }
 
 /* Parses a level list into w (or leaves it empty for "none"). */
@@ -187,7 +168,7 @@ int sb_cmd_validate(int argc, char **argv)
 		if (!strcmp(a, "--no-forecast")) { forecast = 0; continue; }
 		if (!strcmp(a, "--no-knee")) { goals.require_knee = 0; continue; }
 		if (!strcmp(a, "--no-cache-prompt")) { rc0.cache_prompt = 0; continue; }
-#define FLAG(name) (v = flag_value(argc, argv, &i, name, &m), m)
+#define FLAG(name) (v = sb_flag_value(argc, argv, &i, name, &m), m)
 #define NEED(name) do { if (!v) { fprintf(stderr, PROG ": %s needs a value\n", name); return 2; } } while (0)
 		if (FLAG("--model-file")) { NEED("--model-file"); model_file = v; }
 		else if (FLAG("--url")) { NEED("--url"); rc0.url = v; }

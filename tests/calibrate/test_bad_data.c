@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "calibrate/calibrate.h"
-#include "check.h"
+#include "../check.h"
 #include "core/results.h"
 #include "runcmd.h"
 

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "calibrate/calibrate.h"
-#include "check.h"
+#include "../check.h"
 #include "core/model.h"
 #include "core/results.h"
 

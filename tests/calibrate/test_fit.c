@@ -13,7 +13,7 @@
 #include "calibrate/fit_linear.h"
 #include "calibrate/fit_noise.h"
 #include "calibrate/slots.h"
-#include "check.h"
+#include "../check.h"
 #include "core/dist.h"
 
 static void test_exact(void)

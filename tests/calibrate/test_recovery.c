@@ -26,7 +26,7 @@
 #include <string.h>
 
 #include "calibrate/calibrate.h"
-#include "check.h"
+#include "../check.h"
 #include "core/model.h"
 #include "runcmd.h"
 #include "core/results.h"

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 #include <gsl/gsl_randist.h>
 
 #include "core/dist.h"

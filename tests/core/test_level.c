@@ -4,7 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "check.h"
+#include "../check.h"
 #include "core/jsonfile.h"
 #include "core/level.h"
 #include "core/results.h"

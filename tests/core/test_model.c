@@ -2,7 +2,7 @@
  * refusal of bad models naming the bad field. */
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 #include "core/jsonfile.h"
 #include "core/model.h"
 

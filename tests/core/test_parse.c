@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 #include "core/dist.h"
 #include "core/jsonfile.h"
 #include "core/parse.h"

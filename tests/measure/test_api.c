@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 #include "measure/api.h"
 
 static void root(const char *url, const char *want, int want_v1)

@@ -2,7 +2,7 @@
  * texts, and path lookups. */
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 #include "measure/jscan.h"
 
 static int valid(const char *s)

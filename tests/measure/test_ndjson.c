@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "check.h"
+#include "../check.h"
 #include "measure/ndjson.h"
 
 typedef struct transcript {

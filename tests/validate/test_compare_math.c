@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "sim/compare.h"
-#include "tests/core/check.h"
+#include "../check.h"
 
 static void test_err_pct(void)
 {

@@ -27,7 +27,7 @@
 #include "sim/compare.h"
 #include "sim/sim.h"
 #include "simdoc.h"
-#include "tests/core/check.h"
+#include "../check.h"
 
 static void workload(sb_workload *w, sb_mode mode)
 {

@@ -18,7 +18,7 @@
 #include "core/results.h"
 #include "sim/compare.h"
 #include "simdoc.h"
-#include "tests/core/check.h"
+#include "../check.h"
 
 static int have_gnuplot(void)
 {

@@ -12,7 +12,7 @@
 #include "core/model.h"
 #include "core/results.h"
 #include "simdoc.h"
-#include "tests/core/check.h"
+#include "../check.h"
 
 static int validate(int argc, const char **argv)
 {
