@@ -38,6 +38,10 @@ set -euo pipefail
 
 SB=${1:?usage: live_validate.sh SERVEBENCH LLAMA_SH}
 LLAMA=${2:?usage: live_validate.sh SERVEBENCH LLAMA_SH}
+# meson passes paths relative to the build directory; the script works in
+# its own temporary directory
+SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
+LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
 PY=${SERVEBENCH_PYTHON:-python3}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sb-live-validate.XXXXXX")
