@@ -7,11 +7,14 @@
 #   peak RSS for 1e6 vs 1e7 requests (streaming statistics: memory is flat)
 #
 # Builds sbsim in build-bench-sim (buildtype=release: asserts off) if needed.
-# Usage: bench/sim.sh [N]   (N: customers for the speed runs, default 1e7)
+# Usage: bench/sim.sh [N [SOAK]]   (N: customers for the speed runs, default
+# 1e7; SOAK: the largest run of the memory check, default 1e7 — pass 1e8 for
+# the 100-million-request soak)
 set -eu
 cd "$(dirname "$0")/.."
 B=build-bench-sim
 N=${1:-10000000}
+SOAK=${2:-10000000}
 if [ ! -d "$B" ]; then
 	meson setup "$B" -Dbuildtype=release -Db_ndebug=true >/dev/null
 fi
@@ -39,7 +42,7 @@ RATE=$(awk -v m="$MU" 'BEGIN{printf "%.4f", 0.8*m}')
 set -- $(measure "$SBSIM" --slots 8 --rate "$RATE" --input-len 256 --output-len 128 --requests "$N" --warmup 0 --seed 1)
 echo "seed workload S=8 256/128 at λ=$RATE (0.8 μ, μ=$MU req/s), $N requests: ${2} s user -> $(awk -v n="$N" -v t="$2" 'BEGIN{printf "%.2f", n/t/1e6}') M requests/s"
 
-for n in 1000000 10000000; do
+for n in 1000000 10000000 $( [ "$SOAK" -gt 10000000 ] && echo "$SOAK" ); do
 	set -- $(measure "$SBSIM" --slots 8 --rate "$RATE" --requests "$n" --warmup 0 --seed 2)
 	echo "peak RSS, seed workload, $n requests: ${3} KiB"
 done
