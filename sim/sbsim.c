@@ -62,6 +62,9 @@ static void usage(FILE *f)
 "  -h, --help  --version\n");
 }
 
+/* The most simulated requests one invocation may ask for (~20 min). */
+#define SB_MAX_WORK 2e9
+
 /* The flags, each seen at most once. */
 enum {
 	O_SLOTS, O_MAXQ, O_BATCH, O_RATE, O_CONC, O_ARRIVAL, O_ARRCV, O_BURSTY, O_THINK,
@@ -597,6 +600,25 @@ int main(int argc, char **argv)
 	printf("sbsim: model \"%s\"\n", model.name);
 	if (have_sc)
 		printf("scenario: %s%s%s\n", sc.name, sc.description[0] ? " — " : "", sc.description);
+	/* Bounded time: at ~1.5M simulated requests/s, refuse a run that asks
+	 * for more than SB_MAX_WORK requests in all (levels x replications).
+	 * By duration, a level completes at most capacity x duration. */
+	{
+		double per_level = (double)w.requests;
+		if (w.duration_s > 0) {
+			double mu = NAN;
+			if (sb_sim_capacity(&model, &o, &w, &mu, &err) < 0 || !isfinite(mu))
+				mu = 1e6;
+			per_level = mu * w.duration_s;
+		}
+		double work = (per_level + (double)w.warmup) * (double)w.n_levels * (double)reps;
+		if (work > SB_MAX_WORK)
+			FAIL("this run would simulate about %.3g requests (%d level%s x %d "
+			     "replication%s x %.3g); the limit is %.0g (about 20 minutes): lower "
+			     "--requests, --duration-s or --replications",
+			     work, w.n_levels, w.n_levels > 1 ? "s" : "", reps, reps > 1 ? "s" : "",
+			     per_level, SB_MAX_WORK);
+	}
 	if (o.service_mode) {
 		sb_dist_format(&o.service, dbuf[2], sizeof dbuf[2]);
 		printf("server: %d slots, independent service %s s (M/G/c, no batching; TTFT = response time)",

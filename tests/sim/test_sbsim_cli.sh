@@ -34,6 +34,8 @@ bad "'0'" --rate 1 --input-len 0
 bad "'12.5'" --rate 1 --output-len 12.5
 bad "bogus" --rate 1 --input-len bogus:3
 bad "--requests: 0" --rate 1 --requests 0
+bad "the limit is" --rate 1 --requests 1000000000000
+bad "the limit is" --concurrency 1,2 --duration-s 1e9
 bad "'abc'" --rate 1 --seed abc
 bad "--replications: 0" --rate 1 --replications 0
 bad "exp:-1" --rate 1 --service exp:-1
