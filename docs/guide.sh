@@ -315,7 +315,7 @@ for p in "${E1_LENS[@]}"; do
 done >"$PLOT_DIR/e1-measured.tsv"
 maxp="${E1_LENS[-1]}"
 : >"$PLOT_DIR/e1-sim.tsv"
-for ((p = 16; p <= maxp; p += (maxp / 16 > 8 ? maxp / 16 : 8))); do
+for p in $(seq 16 $((maxp / 16 > 8 ? maxp / 16 : 8)) "$maxp") "$maxp"; do
     "$SIM" --model-file "$DATA/model.json" --slots "$SLOTS" --concurrency 1 --input-len "$p" \
         --output-len "$E1_OUT" --requests 40 --warmup 0 --seed 5 --json "$PLOT_DIR/s.json" >/dev/null \
         || die "sbsim at prompt length $p"
