@@ -56,7 +56,7 @@ python3 - "$root" <<'PY'
 import json, sys, os
 root = sys.argv[1]
 logs = ["build/meson-logs/testlog.json", "build/meson-logs/live.json",
-        "build-asan/meson-logs/testlog.json", "build/meson-logs/valgrind.json"]
+        "build-asan/meson-logs/testlog.json", "build/meson-logs/valgrind-valgrind.json"]
 passed = failed = skipped = 0
 for l in logs:
     p = os.path.join(root, l)
