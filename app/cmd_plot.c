@@ -42,7 +42,7 @@ static void usage(FILE *f)
 		"\n"
 		"Draws results files with gnuplot: TTFT and E2E p50/p99 against load,\n"
 		"output throughput against load, and the TTFT CDF per level. Measured files\n"
-		"are points, simulated files (sbsim --json, validate --out-simulated) lines,\n"
+		"are points, simulated files (sbsim --json, validate --out-simulated) lines with dots,\n"
 		"so predictions overlay measurements.\n"
 		"  -o, --out FILE    output; the extension picks PNG or SVG\n"
 		"  --kind K          latency, throughput, cdf or all (default all)\n"
@@ -476,7 +476,9 @@ int sb_cmd_plot(int argc, char **argv)
 					gp_str(f, load_dat[i][md]);
 					fprintf(f, " using 1:%d", col);
 					if (pf[i].simulated)
-						fprintf(f, " with lines lw 2 dt %d lc rgb '%s'",
+						/* small dots on the line: a one-level
+						 * prediction still shows */
+						fprintf(f, " with linespoints pt 7 ps 0.6 lw 2 dt %d lc rgb '%s'",
 							1 + (ns % 4), rgb);
 					else
 						fprintf(f, " with points pt %d ps 1.3 lc rgb '%s'",
@@ -507,7 +509,8 @@ int sb_cmd_plot(int argc, char **argv)
 			curve_begin(&c);
 			gp_str(f, load_dat[i][md]);
 			if (pf[i].simulated)
-				fprintf(f, " using 1:6 with lines lw 2 dt %d lc rgb '#2ca02c'", 1 + (ns++ % 4));
+				fprintf(f, " using 1:6 with linespoints pt 7 ps 0.6 lw 2 dt %d lc rgb '#2ca02c'",
+					1 + (ns++ % 4));
 			else
 				fprintf(f, " using 1:6 with linespoints pt %d ps 1.3 lw 1 lc rgb '#2ca02c'",
 					pts[nm++ % 6]);
