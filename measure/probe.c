@@ -139,24 +139,38 @@ int sb_probe_detect(const sb_probe_opts *o, const char *root, sb_server_info *in
 	return 0;
 }
 
+/* POSTs the JSON object req (stolen) to url; on success *reply is
+ * the parsed answer (new reference, NULL when it is not JSON) and *st the
+ * HTTP status. */
+static int post_json(const sb_probe_opts *o, const char *url, json_t *req, long *st,
+		     json_t **reply, sb_error *e)
+{
+	char *text = req ? json_dumps(req, JSON_COMPACT) : NULL;
+	json_decref(req);
+	if (!text)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	char *body = NULL;
+	int rc = sb_probe_http(o, url, text, st, &body, e);
+	free(text);
+	if (rc < 0)
+		return rc;
+	*reply = json_loads(body, 0, NULL);
+	free(body);
+	return 0;
+}
+
 int sb_probe_tokenize(const sb_probe_opts *o, const char *root, const char *text,
 		      int add_special, long *ntok, sb_error *e)
 {
 	char url[2048];
 	snprintf(url, sizeof(url), "%s/tokenize", root);
-	json_t *j = json_pack("{s:s,s:b}", "content", text, "add_special", add_special);
-	char *req = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!req)
-		return sb_error_code(e, -ENOMEM, "out of memory");
 	long st = 0;
-	char *body = NULL;
-	int rc = sb_probe_http(o, url, req, &st, &body, e);
-	free(req);
+	json_t *r = NULL;
+	int rc = post_json(o, url,
+			   json_pack("{s:s,s:b}", "content", text, "add_special", add_special),
+			   &st, &r, e);
 	if (rc < 0)
 		return rc;
-	json_t *r = json_loads(body, 0, NULL);
-	free(body);
 	json_t *toks = json_object_get(r, "tokens");
 	if (st != 200 || !json_is_array(toks)) {
 		json_decref(r);
@@ -172,19 +186,13 @@ int sb_probe_apply_template(const sb_probe_opts *o, const char *root, const char
 {
 	char url[2048];
 	snprintf(url, sizeof(url), "%s/apply-template", root);
-	json_t *j = json_pack("{s:[{s:s,s:s}]}", "messages", "role", "user", "content", text);
-	char *req = j ? json_dumps(j, JSON_COMPACT) : NULL;
-	json_decref(j);
-	if (!req)
-		return sb_error_code(e, -ENOMEM, "out of memory");
 	long st = 0;
-	char *body = NULL;
-	int rc = sb_probe_http(o, url, req, &st, &body, e);
-	free(req);
+	json_t *r = NULL;
+	int rc = post_json(o, url,
+			   json_pack("{s:[{s:s,s:s}]}", "messages", "role", "user", "content", text),
+			   &st, &r, e);
 	if (rc < 0)
 		return rc;
-	json_t *r = json_loads(body, 0, NULL);
-	free(body);
 	const char *p = json_string_value(json_object_get(r, "prompt"));
 	if (st != 200 || !p) {
 		json_decref(r);
