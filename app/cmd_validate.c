@@ -256,6 +256,10 @@ int sb_cmd_validate(int argc, char **argv)
 		sb_workload wc = w, wo = w;
 		wc.mode = SB_MODE_CONCURRENCY;
 		wo.mode = SB_MODE_RATE;
+		/* fresh prompts for the open-loop part: with the closed loop's
+		 * seed it would resend the same prompts, which llama.cpp then
+		 * finds in its prompt cache (a different workload) */
+		wo.seed = w.seed + 1000;
 		if (conc) {
 			if (parse_levels(conc, 0, &wc, "--concurrency", &e) < 0)
 				goto usage_fail;
