@@ -147,7 +147,13 @@ int sb_compare_knee(const double *levels, const double *p99, size_t n, double mi
 			best = (int)i;
 		}
 	}
-	if (best < 0 || !(best_slope > 0) || !(p99[best] >= min_ratio * p99[0]))
+	/* the baseline is the lowest p99 below the knee, not the first
+	 * level's: a short open-loop run at light load can draw a burst */
+	double low = p99[0];
+	for (int i = 1; i < best; i++)
+		if (p99[i] < low)
+			low = p99[i];
+	if (best < 0 || !(best_slope > 0) || !(p99[best] >= min_ratio * low))
 		return -1;
 	return best;
 }

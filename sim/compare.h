@@ -84,7 +84,7 @@ double sb_compare_median_abs(const double *x, size_t n);
  * latency there. The knee is the level i >= 1 with the largest rise per unit
  * of load, (p99[i] - p99[i-1]) / (levels[i] - levels[i-1]) — where the
  * queue starts to bite — provided p99 there is at least min_ratio times
- * p99[0] (else there is no knee). Returns the index or -1 (also when n < 2
+ * the lowest p99 below it (else there is no knee). Returns the index or -1 (also when n < 2
  * or values are not finite). */
 int sb_compare_knee(const double *levels, const double *p99, size_t n,
 		    double min_ratio);

@@ -51,6 +51,11 @@ static void test_knee(void)
 	/* decreasing: no knee */
 	double dec[] = { 500, 400, 300, 200, 100, 50 };
 	CHECK(sb_compare_knee(lv, dec, 6, 1.5) == -1);
+	/* a burst at the lightest level (short open-loop run): the baseline
+	 * is the lowest p99 below the knee */
+	double lv3[] = { 0.4, 0.7, 1.0, 1.2 };
+	double burst[] = { 1339, 256, 257, 1955 };
+	CHECK(sb_compare_knee(lv3, burst, 4, 1.5) == 3);
 	/* bad inputs */
 	CHECK(sb_compare_knee(lv, p99, 1, 1.5) == -1);
 	double lvbad[] = { 1, 1, 2 };
