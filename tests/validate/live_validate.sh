@@ -50,6 +50,10 @@ cleanup() {
   if [[ -n "$pidfile" ]]; then
     "$LLAMA" stop "$pidfile" >/dev/null 2>&1 || true
   fi
+  if [[ -n "${SERVEBENCH_LIVE_KEEP:-}" ]]; then
+    # debugging aid: keep the measurements and the model
+    mkdir -p "$SERVEBENCH_LIVE_KEEP" && cp "$work"/*.json "$SERVEBENCH_LIVE_KEEP"/ 2>/dev/null || true
+  fi
   rm -rf "$work"
 }
 trap cleanup EXIT
