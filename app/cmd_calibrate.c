@@ -142,6 +142,9 @@ static void print_report(FILE *f, const sb_model *m)
 		fprintf(f, "  noise: %s cv %.4g from TTFT spreads (p99 - p50)\n",
 			sb_noise_name(m->noise_kind), m->noise_cv);
 	}
+	if (noise && ch)
+		fprintf(f, "  prefill steps: cv %.4g (%s)\n", m->noise_prefill_cv,
+			json_string_value(json_object_get(noise, "prefill_cv_how")));
 	const json_t *miss = json_object_get(fit, "missing");
 	if (json_array_size(miss)) {
 		fprintf(f, "missing or assumed:\n");

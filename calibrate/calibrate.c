@@ -69,6 +69,8 @@ typedef struct cal {
 	double admit, admit_lo, admit_hi;
 	sb_noise_kind noise_kind;
 	double noise_cv, noise_cv_lo, noise_cv_hi, overhead_sd;
+	double pcv, pcv_lo, pcv_hi; /* noise of steps with prompt work */
+	const char *pcv_from;
 } cal;
 
 void sb_calib_opts_init(sb_calib_opts *o)
@@ -986,13 +988,14 @@ static pfev *prefill_events(const cal *k, const lvpt *L)
 }
 
 /* Time t on a clock that skips the prefill work of every prefill that ended
- * at or before t. O(log n). */
-static double warp(const pfev *ev, size_t n, double t)
+ * at or before t; prefills seen up to tol after t count as before it (first
+ * tokens of one step reach the client with jitter). O(log n). */
+static double warp(const pfev *ev, size_t n, double t, double tol)
 {
 	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		if (ev[mid].t <= t + 1e-9)
+		if (ev[mid].t <= t + tol)
 			lo = mid + 1;
 		else
 			hi = mid;
@@ -1071,6 +1074,9 @@ static int fit_decode_batches(cal *k, sb_error *e)
 				return -ENOMEM;
 			}
 			double t_cut = warm_cut(k, L);
+			/* first tokens seen within half a step of each other came
+			 * from one step (distinct steps are a whole step apart) */
+			double tol = 0.5 * k->d1 / 1e3;
 			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 				const rqpt *R = &k->rqs[q];
 				if (!isfinite(R->tpot) || !(R->t_done > R->t_first) ||
@@ -1078,7 +1084,8 @@ static int fit_decode_batches(cal *k, sb_error *e)
 					continue;
 				double margin = 0.5 * R->tpot / 1e3;
 				double add = 0, overlap = 0;
-				double a0 = warp(ev, L->nrq, R->t_first), b0 = warp(ev, L->nrq, R->t_done);
+				double a0 = warp(ev, L->nrq, R->t_first, tol);
+				double b0 = warp(ev, L->nrq, R->t_done, tol);
 				for (size_t o = L->rq0; o < L->rq0 + L->nrq; o++) {
 					if (o == q)
 						continue;
@@ -1087,8 +1094,8 @@ static int fit_decode_batches(cal *k, sb_error *e)
 					if (O->t_first > R->t_first + margin &&
 					    O->t_first <= R->t_done + margin)
 						add += prefill_var(k, O->P);
-					double a1 = warp(ev, L->nrq, O->t_first);
-					double b1 = warp(ev, L->nrq, O->t_done);
+					double a1 = warp(ev, L->nrq, O->t_first, tol);
+					double b1 = warp(ev, L->nrq, O->t_done, tol);
 					double a = a1 > a0 ? a1 : a0, b = b1 < b0 ? b1 : b0;
 					if (b > a)
 						overlap += b - a;
@@ -1320,11 +1327,89 @@ static int fit_decode_batches(cal *k, sb_error *e)
 
 /* ---- admission delay ---------------------------------------------------- */
 
+typedef struct tev {
+	double t;
+	size_t q; /* request index */
+} tev;
+
+static int cmp_tev(const void *a, const void *b)
+{
+	const tev *x = a, *y = b;
+	return x->t < y->t ? -1 : x->t > y->t ? 1 : (x->q > y->q) - (x->q < y->q);
+}
+
+/* Step boundaries of one level seen in its records: every request's
+ * launch, first token, later tokens (ITL) and completion, sorted. */
+static double *level_boundaries(const cal *k, const lvpt *L, size_t *nb)
+{
+	size_t cap = 0;
+	for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++)
+		cap += 3 + k->rqs[q].n_itl;
+	double *b = malloc((cap ? cap : 1) * sizeof(double));
+	if (!b)
+		return NULL;
+	size_t n = 0;
+	for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+		const rqpt *R = &k->rqs[q];
+		double qwait = R->wait - (L->wait_has_overhead ? k->overhead : 0);
+		if (isfinite(qwait))
+			b[n++] = R->t_sent + (k->overhead + (qwait > 0 ? qwait : 0)) / 1e3;
+		double t = R->t_first;
+		b[n++] = t;
+		for (size_t g = 0; g < R->n_itl; g++)
+			if (isfinite(R->itl[g]) && R->itl[g] > 0)
+				b[n++] = t += R->itl[g] / 1e3;
+		b[n++] = R->t_done;
+	}
+	qsort(b, n, sizeof(double), cmp_dbl);
+	*nb = n;
+	return b;
+}
+
+/* The range [*x0, *x1] that the most intervals [lo, hi] share; returns how
+ * many share it (ties: the widest range). O(n^2), n is small. */
+static size_t stab(const double *lo, const double *hi, size_t n, double *x0, double *x1)
+{
+	size_t best = 0;
+	*x0 = *x1 = NAN;
+	for (size_t i = 0; i < n; i++) {
+		double a = lo[i], z = INFINITY;
+		size_t c = 0;
+		for (size_t j = 0; j < n; j++)
+			if (lo[j] <= a && a <= hi[j]) {
+				c++;
+				if (hi[j] < z)
+					z = hi[j];
+			}
+		if (c > best || (c == best && z - a > *x1 - *x0)) {
+			best = c;
+			*x0 = a;
+			*x1 = z;
+		}
+	}
+	return best;
+}
+
 static int fit_admit(cal *k)
 {
-	double *d = malloc((k->n_rq ? k->n_rq : 1) * sizeof(double));
-	if (!d)
+	/* A queued request is launched at the first step boundary at or after
+	 * (the completion that freed its slot) + admit_delay. So launch minus
+	 * that completion bounds the delay from above, and the last step
+	 * boundary seen before the launch, minus that completion, from below.
+	 * The queue is FIFO: replaying the level's arrivals and completions in
+	 * time order pairs each queued request with the completion that freed
+	 * its slot. The delay is identified as the range most brackets share
+	 * (wide when launches wait behind long prefill steps: then the delay
+	 * hardly matters); the value is its middle. */
+	double *d = malloc((k->n_rq ? k->n_rq : 1) * 2 * sizeof(double));
+	tev *ev = malloc((2 * k->n_rq + 1) * sizeof(tev));
+	if (!d || !ev) {
+		free(d);
+		free(ev);
 		return -ENOMEM;
+	}
+	double *dlo = d + (k->n_rq ? k->n_rq : 1);
+	double tol = 3.0 * k->overhead_sd / 1e3 + 1e-9;
 	size_t n = 0, queued_levels = 0;
 	for (size_t l = 0; l < k->n_lv; l++) {
 		const lvpt *L = &k->lvs[l];
@@ -1333,56 +1418,74 @@ static int fit_admit(cal *k)
 		queued_levels++;
 		if (!L->use_reqs)
 			continue;
+		/* arrivals of queued requests (t, q) and completions (t, SIZE_MAX) */
+		size_t ne = 0;
 		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 			const rqpt *R = &k->rqs[q];
 			double qwait = R->wait - (L->wait_has_overhead ? k->overhead : 0);
-			if (!isfinite(qwait) || !(qwait > 0.5 * (isfinite(R->tpot) ? R->tpot : 1)))
-				continue;
-			/* the request reaches the server after the overhead, known
-			 * only on average: a completion up to 3 overhead sds after the
-			 * estimated launch may still be the one that freed its slot */
-			double launch = R->t_sent + (k->overhead + qwait) / 1e3;
-			double tol = 3.0 * k->overhead_sd / 1e3 + 1e-9;
-			double rel = -INFINITY;
-			for (size_t o = L->rq0; o < L->rq0 + L->nrq; o++) {
-				double t = k->rqs[o].t_done;
-				if (o != q && t <= launch + tol && t > rel)
-					rel = t;
-			}
-			if (isfinite(rel) && rel > R->t_sent)
-				d[n++] = (launch - rel) * 1e3;
+			if (isfinite(qwait) && qwait > 0.5 * (isfinite(R->tpot) ? R->tpot : 1))
+				ev[ne++] = (tev){ R->t_sent + k->overhead / 1e3, q };
+			ev[ne++] = (tev){ R->t_done, (size_t)-1 };
 		}
+		qsort(ev, ne, sizeof(tev), cmp_tev);
+		/* FIFO of waiting requests: indices into ev, head..tail */
+		size_t head = 0, tail = 0;
+		size_t *fifo = malloc((ne + 1) * sizeof(size_t));
+		size_t nb = 0;
+		double *bd = level_boundaries(k, L, &nb);
+		if (!fifo || !bd) {
+			free(fifo);
+			free(bd);
+			free(d);
+			free(ev);
+			return -ENOMEM;
+		}
+		for (size_t i = 0; i < ne; i++) {
+			if (ev[i].q != (size_t)-1) {
+				fifo[tail++] = ev[i].q;
+				continue;
+			}
+			if (head == tail)
+				continue; /* nobody waiting: the slot goes free */
+			const rqpt *R = &k->rqs[fifo[head++]];
+			double qwait = R->wait - (L->wait_has_overhead ? k->overhead : 0);
+			double launch = R->t_sent + (k->overhead + qwait) / 1e3;
+			if (!(R->t_done > ev[i].t))
+				continue;
+			double prev = ev[i].t;
+			for (size_t b = 0; b < nb && bd[b] < launch - tol; b++)
+				if (bd[b] > prev)
+					prev = bd[b];
+			double hi = (launch - ev[i].t) * 1e3, lo = (prev - ev[i].t) * 1e3;
+			d[n] = hi > 0 ? hi : 0;
+			dlo[n] = lo < d[n] ? lo : d[n];
+			n++;
+		}
+		free(fifo);
+		free(bd);
 	}
+	free(ev);
 	k->admit = 0;
 	k->admit_lo = k->admit_hi = NAN;
 	if (n >= 3) {
-		qsort(d, n, sizeof(double), cmp_dbl);
-		double med = n % 2 ? d[n / 2] : 0.5 * (d[n / 2 - 1] + d[n / 2]);
-		/* A launch waits for the next step boundary after the delay, so a
-		 * delay A shows as the first boundary at or after A: the
-		 * measured median D only says A lies in (D - step, D]. The
-		 * midpoint is used (delays below half a step read as 0). */
-		sb_model tmp;
-		sb_model_init(&tmp);
-		memcpy(tmp.decode, k->dec, sizeof(k->dec));
-		tmp.n_decode = k->n_dec;
-		double step = sb_model_decode_ms(&tmp, k->slots > 1 ? k->slots - 1 : 1);
-		double a = med - step / 2;
-		k->admit = a > 0 ? a : 0;
-		k->admit_lo = med - step > 0 ? med - step : 0;
-		k->admit_hi = med > 0 ? med : 0;
+		double x0, x1;
+		size_t agree = stab(dlo, d, n, &x0, &x1);
+		k->admit = (x0 + x1) / 2;
+		k->admit_lo = x0;
+		k->admit_hi = x1;
 		json_object_set_new(
 			k->fit, "admit_delay",
-			json_pack("{s:I,s:f,s:f,s:f,s:f,s:f,s:s}", "n", (json_int_t)n,
-				  "median_ms", med, "q25_ms", d[n / 4], "q75_ms", d[(3 * n) / 4],
-				  "step_ms", step, "value_ms", k->admit, "how",
-				  "queued requests: launch (sent + overhead + wait) minus the "
-				  "completion that freed the slot; launches happen at step "
-				  "boundaries, so the delay is the median minus half a decode step "
-				  "at slots-1 sequences, identified only within one step"));
+			json_pack("{s:I,s:I,s:f,s:f,s:f,s:s}", "n", (json_int_t)n, "agreeing",
+				  (json_int_t)agree, "low_ms", x0, "high_ms", x1, "value_ms",
+				  k->admit, "how",
+				  "queued requests paired FIFO with the completions that freed "
+				  "their slots: launch minus that completion bounds the delay "
+				  "from above, the last step boundary before the launch from "
+				  "below; the value is the middle of the range most brackets "
+				  "share"));
 		coef(k, "admit_delay_ms", k->admit, k->admit_lo, k->admit_hi, "ms",
-		     "median launch delay after a completion, less half a step (the interval "
-		     "is the step quantum, not a confidence interval)");
+		     "middle of the range most queued launches bracket (the interval is "
+		     "that range, not a confidence interval)");
 	} else {
 		coef(k, "admit_delay_ms", 0, NAN, NAN, "ms", "not identified (set to 0)");
 		missing(k, "admit_delay_ms: needs per-request records with queue waits (server "
@@ -1408,6 +1511,87 @@ static double normal_quantile_estimator(double q, long n)
 		return a;
 	double b = gsl_cdf_ugaussian_Pinv(((double)lo + 2 - 0.375) / ((double)n + 0.25));
 	return a + fr * (b - a);
+}
+
+/* TTFT spread at concurrency 1 against prompt length: the variance of a
+ * group is overhead_sd^2 + (prefill_cv * step)^2, so a weighted line through
+ * (step^2, variance) gives both. w: relative weights, 1/var of each variance.
+ * With a negative slope the spread is all overhead; with a negative
+ * intercept the line goes through the origin. Returns 1 when b has an
+ * interval (*b_lo, *b_hi), 0 when not (NaN), -errno on failure. */
+static int spread_fit(const double *T2, const double *S2, const double *w, size_t n, double *a,
+		      double *b, double *b_lo, double *b_hi, sb_error *e)
+{
+	*a = *b = 0;
+	*b_lo = *b_hi = NAN;
+	if (n == 0)
+		return 0;
+	double *X = malloc(2 * n * sizeof(double));
+	if (!X)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		X[2 * i] = 1;
+		X[2 * i + 1] = T2[i];
+	}
+	sb_linfit f;
+	int r = 0, fitted = 0;
+	int distinct = 0;
+	for (size_t i = 1; i < n; i++)
+		distinct |= T2[i] != T2[0];
+	if (n >= 2 && distinct) {
+		r = sb_linfit_run(X, S2, w, n, 2, &f, e);
+		if (r < 0)
+			goto out;
+		*a = f.coef[0];
+		*b = f.coef[1];
+		if (f.has_ci) {
+			*b_lo = f.ci_lo[1];
+			*b_hi = f.ci_hi[1];
+		}
+		sb_linfit_fini(&f);
+		fitted = 1;
+	}
+	if (!fitted || *b < 0) {
+		/* all overhead: the weighted mean variance */
+		double sw = 0, sv = 0;
+		for (size_t i = 0; i < n; i++) {
+			sw += w[i];
+			sv += w[i] * S2[i];
+		}
+		*a = sw > 0 ? sv / sw : 0;
+		*b = 0;
+		*b_lo = *b_hi = NAN;
+		if (fitted)
+			goto out;
+		/* one step length: cannot split; the caller decides */
+		r = 0;
+		goto out;
+	}
+	if (*a < 0) {
+		for (size_t i = 0; i < n; i++)
+			X[i] = T2[i];
+		r = sb_linfit_run(X, S2, w, n, 1, &f, e);
+		if (r < 0)
+			goto out;
+		*a = 0;
+		*b = f.coef[0];
+		*b_lo = f.has_ci ? f.ci_lo[0] : NAN;
+		*b_hi = f.has_ci ? f.ci_hi[0] : NAN;
+		sb_linfit_fini(&f);
+	}
+	r = isfinite(*b_lo) ? 1 : 0;
+out:
+	free(X);
+	return r;
+}
+
+/* prefill_cv and its interval from a fitted b = prefill_cv^2 */
+static void set_pcv(cal *k, double b, double b_lo, double b_hi, const char *from)
+{
+	k->pcv = b > 0 ? sqrt(b) : 0;
+	k->pcv_lo = isfinite(b_lo) ? sqrt(b_lo > 0 ? b_lo : 0) : NAN;
+	k->pcv_hi = isfinite(b_hi) ? sqrt(b_hi > 0 ? b_hi : 0) : NAN;
+	k->pcv_from = from;
 }
 
 static int fit_noise_requests(cal *k, sb_error *e)
@@ -1485,32 +1669,54 @@ static int fit_noise_requests(cal *k, sb_error *e)
 	}
 	k->noise_kind = best.kind;
 	k->noise_cv = best.cv * scale;
-	/* overhead spread: TTFT variance at concurrency 1 the step noise leaves */
-	double s = 0, ss = 0, sn = 0;
-	long m = 0;
-	for (size_t q = 0; q < k->n_rq; q++) {
-		const rqpt *R = &k->rqs[q];
-		if (k->lvs[R->lv].c != 1)
-			continue;
-		double step = k->pb * (double)nsteps(k, R->P) + prefill_var(k, R->P);
-		double res = k->timings ? R->ttft - R->prompt_ms : R->ttft - k->overhead - step;
-		s += res;
-		ss += res * res;
-		if (!k->timings)
-			sn += step * step * k->noise_cv * k->noise_cv;
-		m++;
-	}
-	double var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) - sn / (double)m : 0;
-	const char *sd_how = k->timings ? "sd of TTFT - server prompt_ms"
-					: "TTFT residual variance minus the step noise's share";
-	if (!k->timings) {
-		/* Better, when prompt lengths repeat: per prompt length the TTFT
-		 * variance is overhead_sd^2 + (cv * step)^2; the short prompts,
-		 * whose step noise is small, tell the most. Inverse-variance
-		 * weights (var of a sample variance ~ 2 v^2 / (n - 1)). */
-		double sw = 0, swa = 0;
+	/* Prefill steps scatter less than decode steps relative to their
+	 * length (a long step averages many kernels), so they get their own
+	 * cv. With server timings, each request's prompt_ms over its
+	 * predicted prefill, by maximum likelihood; the overhead spread is the
+	 * sd of TTFT - prompt_ms. Without, the TTFT variance per prompt length
+	 * is overhead_sd^2 + (prefill_cv * step)^2 (spread_fit). */
+	double var = 0;
+	const char *sd_how;
+	set_pcv(k, k->noise_cv * k->noise_cv, NAN, NAN,
+		"the decode steps' cv (one prompt length at concurrency 1 cannot separate "
+		"prefill noise from overhead)");
+	if (k->timings) {
+		double s = 0, ss = 0;
+		long m = 0;
+		size_t np = 0;
+		double *px = malloc((k->n_rq + 1) * sizeof(double));
+		if (!px) {
+			json_decref(gapj);
+			return -ENOMEM;
+		}
+		for (size_t q = 0; q < k->n_rq; q++) {
+			const rqpt *R = &k->rqs[q];
+			if (k->lvs[R->lv].c != 1)
+				continue;
+			double res = R->ttft - R->prompt_ms;
+			s += res;
+			ss += res * res;
+			m++;
+			double step = k->pb * (double)nsteps(k, R->P) + prefill_var(k, R->P);
+			if (R->prompt_ms > 0 && step > 0)
+				px[np++] = R->prompt_ms / step;
+		}
+		var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) : 0;
+		sd_how = "sd of TTFT - server prompt_ms";
+		sb_noisefit pf;
+		if (np >= 10 && sb_noisefit_run(px, np, best.kind, &pf, NULL) == 0) {
+			double h = 1.96 / sqrt(2.0 * (double)np);
+			k->pcv = pf.cv;
+			k->pcv_lo = pf.cv * (1 - h);
+			k->pcv_hi = pf.cv * (1 + h);
+			k->pcv_from = "server prompt_ms / predicted prefill at concurrency 1 (MLE)";
+		}
+		free(px);
+	} else {
+		/* per prompt length at concurrency 1 (lengths that repeat) */
+		double T2[64], S2[64], W[64];
 		size_t ng = 0;
-		for (size_t l = 0; l < k->n_lv; l++) {
+		for (size_t l = 0; l < k->n_lv && ng < 64; l++) {
 			const lvpt *L = &k->lvs[l];
 			if (L->c != 1 || !L->use_reqs)
 				continue;
@@ -1532,23 +1738,53 @@ static int fit_noise_requests(cal *k, sb_error *e)
 			double step = k->pb * (double)nsteps(k, P0) + prefill_var(k, P0);
 			if (!(v > 0))
 				continue;
-			double wg = (double)(gn - 1) / (v * v);
-			sw += wg;
-			swa += wg * (v - k->noise_cv * k->noise_cv * step * step);
+			T2[ng] = step * step;
+			S2[ng] = v;
+			W[ng] = (double)(gn - 1) / (v * v); /* var of a sample variance */
 			ng++;
 		}
-		if (ng > 0) {
-			var = swa / sw;
-			sd_how = "per prompt length at concurrency 1: TTFT variance minus (cv * "
-				 "step)^2, inverse-variance weighted";
+		double a, b, blo, bhi;
+		int sr = spread_fit(T2, S2, W, ng, &a, &b, &blo, &bhi, e);
+		if (sr < 0) {
+			json_decref(gapj);
+			return sr;
+		}
+		int split = 0;
+		for (size_t i = 1; i < ng; i++)
+			split |= T2[i] != T2[0];
+		if (split) {
+			var = a;
+			set_pcv(k, b, blo, bhi,
+				"TTFT variance per prompt length at concurrency 1 = overhead_sd^2 + "
+				"(prefill_cv * step)^2, weighted least squares");
+			sd_how = "intercept of the same fit";
+		} else {
+			/* one length: the decode cv stands in for the prefill's */
+			double s = 0, ss = 0, sn = 0;
+			long m = 0;
+			for (size_t q = 0; q < k->n_rq; q++) {
+				const rqpt *R = &k->rqs[q];
+				if (k->lvs[R->lv].c != 1)
+					continue;
+				double step = k->pb * (double)nsteps(k, R->P) + prefill_var(k, R->P);
+				double res = R->ttft - k->overhead - step;
+				s += res;
+				ss += res * res;
+				sn += step * step * k->pcv * k->pcv;
+				m++;
+			}
+			var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) - sn / (double)m
+				    : 0;
+			sd_how = "TTFT residual variance minus the step noise's share";
 		}
 	}
 	k->overhead_sd = var > 0 ? sqrt(var) : 0;
 	json_object_set_new(k->fit, "noise",
-			    json_pack("{s:s,s:f,s:o,s:o,s:f,s:s}", "data", data, "step_cv",
+			    json_pack("{s:s,s:f,s:o,s:o,s:f,s:s,s:f,s:s}", "data", data, "step_cv",
 				      k->noise_cv, "chosen", sb_noisefit_to_json(&best), "other",
 				      sb_noisefit_to_json(&other), "overhead_sd_ms", k->overhead_sd,
-				      "overhead_sd_how", sd_how));
+				      "overhead_sd_how", sd_how, "prefill_cv", k->pcv,
+				      "prefill_cv_how", k->pcv_from));
 	json_object_set_new(json_object_get(k->fit, "noise"), "itl_gaps",
 			    gapj ? gapj : json_null());
 	/* asymptotic: se(sigma_hat) = sigma / sqrt(2n) for both kinds */
@@ -1560,8 +1796,9 @@ static int fit_noise_requests(cal *k, sb_error *e)
 static void fit_noise_summaries(cal *k)
 {
 	/* s_i = (p99 - p50) / (E z_p99 - E z_p50) for n samples; then
-	 * s_i^2 = a + b * step_i^2 by least squares with a, b >= 0. */
-	double S2[64], T2[64];
+	 * s_i^2 = a + b * step_i^2 (spread_fit). Only prefill steps are seen
+	 * (TTFT), so their cv stands for the decode steps too. */
+	double S2[64], T2[64], W[64];
 	size_t n = 0;
 	json_t *pts = json_array();
 	for (size_t l = 0; l < k->n_lv && n < 64; l++) {
@@ -1571,70 +1808,56 @@ static void fit_noise_summaries(cal *k)
 		double dz = normal_quantile_estimator(0.99, L->n_ok) -
 			    normal_quantile_estimator(0.50, L->n_ok);
 		double sd = (L->ttft_p99 - L->ttft) / dz;
-		if (!(sd >= 0))
+		if (!(sd > 0))
 			continue;
 		double step = k->pb * (double)nsteps(k, L->P) + prefill_var(k, L->P);
 		S2[n] = sd * sd;
 		T2[n] = step * step;
+		W[n] = (double)(L->n_ok - 1) / (S2[n] * S2[n]);
 		json_array_append_new(pts, json_pack("{s:s,s:f,s:f,s:f}", "file",
 						     base_name(fname(k, L->file)), "prompt_tokens",
 						     L->P, "ttft_sd_ms", sd, "step_ms", step));
 		n++;
+	}
+	double a = 0, b = 0, blo = NAN, bhi = NAN;
+	if (n == 1) {
+		b = S2[0] / T2[0];
+	} else if (n > 1) {
+		sb_error e;
+		if (spread_fit(T2, S2, W, n, &a, &b, &blo, &bhi, &e) < 0)
+			n = 0;
 	}
 	if (n == 0) {
 		json_decref(pts);
 		k->noise_kind = SB_NOISE_NONE;
 		k->noise_cv = 0;
 		k->overhead_sd = 0;
+		set_pcv(k, 0, NAN, NAN, "no data");
 		missing(k, "noise: no TTFT spread (p99 or per-request records) at concurrency 1; "
 			   "the model is noise-free");
 		return;
 	}
-	double a, b;
-	if (n == 1) {
-		a = 0;
-		b = S2[0] / T2[0];
-	} else {
-		double mt = 0, ms = 0, stt = 0, sts = 0;
-		for (size_t i = 0; i < n; i++) {
-			mt += T2[i];
-			ms += S2[i];
-		}
-		mt /= (double)n;
-		ms /= (double)n;
-		for (size_t i = 0; i < n; i++) {
-			stt += (T2[i] - mt) * (T2[i] - mt);
-			sts += (T2[i] - mt) * (S2[i] - ms);
-		}
-		b = stt > 0 ? sts / stt : 0;
-		a = ms - b * mt;
-		if (b < 0) {
-			b = 0;
-			a = ms;
-		} else if (a < 0) {
-			double st2 = 0, ss2 = 0;
-			for (size_t i = 0; i < n; i++) {
-				st2 += T2[i] * T2[i];
-				ss2 += T2[i] * S2[i];
-			}
-			a = 0;
-			b = st2 > 0 ? ss2 / st2 : 0;
-		}
-	}
 	k->noise_kind = b > 0 ? SB_NOISE_LOGNORMAL : SB_NOISE_NONE;
-	k->noise_cv = sqrt(b);
+	set_pcv(k, b, blo, bhi,
+		"TTFT p99 - p50 at concurrency 1 per prompt length: sd^2 = overhead_sd^2 + "
+		"(cv * step)^2, weighted least squares");
+	k->noise_cv = k->pcv;
+	k->noise_cv_lo = k->pcv_lo;
+	k->noise_cv_hi = k->pcv_hi;
 	k->overhead_sd = sqrt(a);
 	json_object_set_new(
 		k->fit, "noise",
-		json_pack("{s:s,s:o,s:f,s:f,s:s}", "data",
+		json_pack("{s:s,s:o,s:f,s:f,s:f,s:s}", "data",
 			  "TTFT p99 - p50 at concurrency 1, as normal standard deviations for the "
 			  "level's sample size (Blom scores)",
-			  "points", pts, "step_cv", k->noise_cv, "overhead_sd_ms", k->overhead_sd,
-			  "kind_note",
+			  "points", pts, "step_cv", k->noise_cv, "prefill_cv", k->pcv,
+			  "overhead_sd_ms", k->overhead_sd, "kind_note",
 			  "two quantiles cannot tell lognormal from gamma: lognormal assumed; no "
 			  "goodness of fit without per-request records"));
 	missing(k, "noise distribution: level summaries give only a spread; per-request "
 		   "records (ITL gaps) would allow a maximum-likelihood fit and a KS test");
+	missing(k, "decode-step noise: level summaries show only TTFT spreads, so decode steps "
+		   "get the prefill steps' cv");
 }
 
 /* ---- orchestration ------------------------------------------------------ */
@@ -1697,6 +1920,7 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 		note(&k, "step noise cv %.3g is large: the server's timing was unstable during "
 			 "the measurement (other load on the machine?); re-measure on a quiet "
 			 "machine before trusting tail predictions", k.noise_cv);
+	coef(&k, "prefill_cv", k.pcv, k.pcv_lo, k.pcv_hi, "", k.pcv_from);
 	coef(&k, "overhead_sd_ms", k.overhead_sd, NAN, NAN, "ms", "see fit.noise");
 
 	/* provenance */
@@ -1742,6 +1966,7 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	out->admit_delay_ms = k.admit;
 	out->noise_kind = k.noise_kind;
 	out->noise_cv = k.noise_kind == SB_NOISE_NONE ? 0 : k.noise_cv;
+	out->noise_prefill_cv = k.noise_kind == SB_NOISE_NONE ? 0 : k.pcv;
 	out->fit = k.fit;
 	k.fit = NULL;
 	r = sb_model_validate(out, e);

@@ -170,13 +170,18 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 	}
 	const json_t *noise = json_object_get(j, "noise");
 	if (noise) {
-		static const char *const noise_keys[] = { "kind", "cv", "gof", NULL };
+		static const char *const noise_keys[] = { "kind", "cv", "prefill_cv", "gof", NULL };
 		const char *kind = "none";
 		if (!json_is_object(noise))
 			return sb_error_set(e, "model.noise: expected an object");
 		if (sb_json_check_keys(noise, noise_keys, "model.noise", e) < 0 ||
 		    sb_json_get_string(noise, "kind", &kind, "model.noise", e) < 0 ||
 		    sb_json_get_double(noise, "cv", 0, 10, &m->noise_cv, "model.noise", e) < 0)
+			return -EINVAL;
+		m->noise_prefill_cv = m->noise_cv; /* unless given */
+		if (json_object_get(noise, "prefill_cv") &&
+		    sb_json_get_double(noise, "prefill_cv", 0, 10, &m->noise_prefill_cv,
+				       "model.noise", e) < 0)
 			return -EINVAL;
 		if (!strcmp(kind, "none"))
 			m->noise_kind = SB_NOISE_NONE;
@@ -219,7 +224,7 @@ json_t *sb_model_to_json(const sb_model *m)
 		json_object_set_new(dec, k, json_real(m->decode[i].ms));
 	}
 	json_t *j = json_pack(
-		"{s:s,s:s,s:{s:i,s:I,s:I},s:f,s:f,s:{s:o,s:f,s:f,s:f,s:f},s:{s:f},s:{s:s,s:f}}",
+		"{s:s,s:s,s:{s:i,s:I,s:I},s:f,s:f,s:{s:o,s:f,s:f,s:f,s:f},s:{s:f},s:{s:s,s:f,s:f}}",
 		"schema", SCHEMA, "name", m->name, "server", "slots", m->slots, "max_queue",
 		(json_int_t)m->max_queue, "batch_tokens", (json_int_t)m->batch_tokens,
 		"overhead_ms", m->overhead_ms, "overhead_sd_ms", m->overhead_sd_ms, "step_ms",
@@ -227,7 +232,7 @@ json_t *sb_model_to_json(const sb_model *m)
 		m->per_prefill_token_ms, "per_prefill_attn", m->per_prefill_attn_ms,
 		"prefill_base", m->prefill_base_ms, "scheduler", "admit_delay_ms",
 		m->admit_delay_ms, "noise", "kind", sb_noise_name(m->noise_kind), "cv",
-		m->noise_cv);
+		m->noise_cv, "prefill_cv", m->noise_prefill_cv);
 	if (j && m->fit)
 		json_object_set(j, "fit", m->fit);
 	return j;
@@ -288,7 +293,7 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 	}
 	const double c[] = { m->overhead_ms,	      m->overhead_sd_ms,     m->per_kv_token_ms,
 			     m->per_prefill_token_ms, m->per_prefill_attn_ms, m->prefill_base_ms,
-			     m->admit_delay_ms,	      m->noise_cv };
+			     m->admit_delay_ms,	      m->noise_cv,	     m->noise_prefill_cv };
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		if (!isfinite(c[i]) || c[i] < 0)
 			return sb_error_set(e, "model: coefficients must be finite and >= 0");

@@ -14,7 +14,8 @@
  *           + per_prefill_attn_ms  * (sum over those tokens of their position
  *                                     in their own prompt, 0-based)
  *
- * times a noise factor of mean 1 (noise_kind, noise_cv). decode_ms(B) comes
+ * times a noise factor of mean 1 (noise_kind; cv noise_cv for a step that
+ * only decodes, noise_prefill_cv for a step with prompt work). decode_ms(B) comes
  * from a table of (batch, ms) points: linear between points, below the first
  * point scaled from it, beyond the last the slope of the last two points
  * continues (constant when there is one point).
@@ -33,7 +34,8 @@
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
  *                 "per_prefill_attn": 0.0, "prefill_base": 0.0 },
  *    "scheduler": { "admit_delay_ms": 0.0 },
- *    "noise": { "kind": "none" | "lognormal" | "gamma", "cv": 0.0 },
+ *    "noise": { "kind": "none" | "lognormal" | "gamma", "cv": 0.0,
+ *               "prefill_cv": 0.0 },      (prefill_cv: default cv)
  *    "fit": { ...provenance, R^2, residuals, confidence intervals... } }
  * Instead of "decode_ms", "base" and "per_seq" give decode_ms(B) = base +
  * per_seq * B. max_queue < 0 means unbounded; batch_tokens <= 0 unbounded.
@@ -72,7 +74,8 @@ typedef struct sb_model {
 	double prefill_base_ms;
 	double admit_delay_ms;
 	sb_noise_kind noise_kind;
-	double noise_cv;
+	double noise_cv;         /* decode-only steps */
+	double noise_prefill_cv; /* steps with prompt tokens */
 	json_t *fit; /* owned provenance; may be NULL */
 } sb_model;
 

@@ -18,7 +18,8 @@
  * 25% for the small KV and attention terms.
  * Coefficients without a statistical interval are checked against what
  * limits them: the admission delay within one decode step (launches are
- * quantised to step boundaries), overhead_sd within 4 standard errors of a
+ * quantised to step boundaries) and inside the range the queued launches
+ * bracket, overhead_sd within 4 standard errors of a
  * sample standard deviation from 100 single-client requests (0.3 ms). */
 #include <math.h>
 #include <stdio.h>
@@ -137,10 +138,19 @@ int main(int argc, char **argv)
 	within_ci(coefs, "overhead_ms", t.overhead_ms + t.prefill_base_ms - sb_model_decode_ms(&t, 1),
 		  0.2);
 	within_ci(coefs, "noise_cv", t.noise_cv, 0.25);
+	/* prefill steps scatter with their own cv, told apart from the
+	 * overhead by the four prompt lengths */
+	within_ci(coefs, "prefill_cv", t.noise_prefill_cv, 0.5);
 	double quantum = sb_model_decode_ms(&t, t.slots - 1);
 	fprintf(stderr, "%-18s truth %-12.6g fitted %.6g (allowed: one step, %.3g ms)\n",
 		"admit_delay_ms", t.admit_delay_ms, m.admit_delay_ms, quantum);
 	CHECK(fabs(m.admit_delay_ms - t.admit_delay_ms) <= quantum);
+	/* and the range the launches bracket holds the truth */
+	const json_t *ar = json_object_get(json_object_get(coefs, "admit_delay_ms"), "ci95");
+	double alo = json_number_value(json_array_get(ar, 0));
+	double ahi = json_number_value(json_array_get(ar, 1));
+	fprintf(stderr, "%-18s bracketed range [%.4g, %.4g]\n", "admit_delay_ms", alo, ahi);
+	CHECK(alo <= t.admit_delay_ms && t.admit_delay_ms <= ahi);
 	fprintf(stderr, "%-18s truth %-12.6g fitted %.6g (allowed: 0.3 ms)\n", "overhead_sd_ms",
 		t.overhead_sd_ms, m.overhead_sd_ms);
 	CHECK(fabs(m.overhead_sd_ms - t.overhead_sd_ms) <= 0.3);

@@ -143,7 +143,7 @@ static void test_knee(void)
 	sb_model m;
 	test_model(&m, 4);
 	m.noise_kind = SB_NOISE_LOGNORMAL;
-	m.noise_cv = 0.03;
+	m.noise_cv = m.noise_prefill_cv = 0.03;
 	m.overhead_sd_ms = 1;
 	sb_sim_opts o;
 	sb_sim_opts_init(&o);
@@ -316,7 +316,7 @@ static void test_noise(void)
 	sb_model m;
 	test_model(&m, 1);
 	m.noise_kind = SB_NOISE_LOGNORMAL;
-	m.noise_cv = 0.1;
+	m.noise_cv = m.noise_prefill_cv = 0.1;
 	sb_sim_opts o;
 	sb_sim_opts_init(&o);
 	o.keep_records = 1;
