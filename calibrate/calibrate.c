@@ -41,6 +41,7 @@ typedef struct lvpt {
 typedef struct rqpt {
 	size_t lv;
 	double P, N, ttft, e2e, tpot;
+	double Pin; /* prompt tokens sent (P: those the server processed) */
 	double t_sent, t_first, t_done;
 	double prompt_ms, wait;
 	const double *itl;
@@ -61,6 +62,7 @@ typedef struct cal {
 	/* results */
 	double d1, d1_se, kv, kv_se;
 	double overhead, overhead_se, pb, pb_se, ppt, ppt_se, attn, attn_se;
+	double ovpt; /* overhead per prompt token sent */
 	int timings; /* prefill fitted from server prompt_ms */
 	int slots;
 	sb_decode_point dec[SB_MODEL_MAX_DECODE];
@@ -138,6 +140,12 @@ static long nsteps(const cal *k, double P)
 static double prefill_var(const cal *k, double P)
 {
 	return k->ppt * P + k->attn * P * (P - 1.0) / 2.0;
+}
+
+/* Client-side overhead of a request with Pin prompt tokens. */
+static double ovh(const cal *k, double Pin)
+{
+	return k->overhead + k->ovpt * Pin;
 }
 
 static int push_rq(cal *k, const rqpt *r)
@@ -261,6 +269,7 @@ static int collect_level(cal *k, size_t f, size_t li, long *failed, int *used, s
 				return sb_error_set(e, "%s: levels[%zu].requests[%zu]: output_tokens "
 						       "is unknown and the file has no workload.output_len",
 						    fn, li, i);
+			r.Pin = r.P;
 			r.prompt_ms = server_num(srv, "prompt_ms");
 			if (isfinite(r.prompt_ms) && pn >= 1)
 				r.P = pn; /* tokens the server actually processed (no cache hits) */
@@ -557,18 +566,71 @@ out:
 
 /* ---- prefill ------------------------------------------------------------ */
 
+/* With server timings the overhead is TTFT - prompt_ms. It grows with
+ * the prompt (the server tokenises it, and the JSON gets longer, outside
+ * the engine), so it is fitted as a line in the prompt tokens sent when
+ * the lengths differ and the slope is positive and significant; else it
+ * is the mean. */
+static int fit_overhead(cal *k, const double *ov, const double *Pin, size_t n, sb_error *e)
+{
+	double s = 0, ss = 0;
+	for (size_t i = 0; i < n; i++)
+		s += ov[i];
+	double m = n ? s / (double)n : 0;
+	for (size_t i = 0; i < n; i++)
+		ss += (ov[i] - m) * (ov[i] - m);
+	k->overhead = m;
+	k->overhead_se = n > 1 ? sqrt(ss / (double)(n - 1) / (double)n) : NAN;
+	k->ovpt = 0;
+	double to = n > 1 ? sb_linfit_t95((double)(n - 1)) : NAN;
+	double lo = m - to * k->overhead_se, hi = m + to * k->overhead_se;
+	const char *how = "mean of TTFT - server prompt_ms at concurrency 1";
+	double *X = malloc((2 * n + 1) * sizeof(double));
+	if (!X)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		X[2 * i] = 1;
+		X[2 * i + 1] = Pin[i];
+	}
+	sb_linfit f;
+	int distinct = 0;
+	for (size_t i = 1; i < n; i++)
+		distinct |= Pin[i] > 1.1 * Pin[0] + 1 || Pin[0] > 1.1 * Pin[i] + 1;
+	if (n >= 4 && distinct && sb_linfit_run(X, ov, NULL, n, 2, &f, e) == 0) {
+		if (f.has_ci && f.ci_lo[1] > 0 && f.coef[0] >= 0) {
+			k->overhead = f.coef[0];
+			k->overhead_se = f.se[0];
+			lo = f.ci_lo[0];
+			hi = f.ci_hi[0];
+			k->ovpt = f.coef[1];
+			how = "intercept of TTFT - server prompt_ms against prompt tokens at "
+			      "concurrency 1";
+			coef(k, "overhead_per_prompt_token", k->ovpt, f.ci_lo[1], f.ci_hi[1],
+			     "ms/token", "slope of TTFT - server prompt_ms against prompt tokens");
+		} else {
+			coef(k, "overhead_per_prompt_token", 0, f.has_ci ? f.ci_lo[1] : NAN,
+			     f.has_ci ? f.ci_hi[1] : NAN, "ms/token",
+			     "slope not positive within its interval: set to 0");
+		}
+		sb_linfit_fini(&f);
+	}
+	free(X);
+	coef(k, "overhead_ms", k->overhead, lo, hi, "ms", how);
+	return 0;
+}
+
 static int fit_prefill(cal *k, sb_error *e)
 {
 	size_t cap = k->n_lv + k->n_rq;
 	double *X = malloc(3 * cap * sizeof(double)), *y = malloc(cap * sizeof(double));
 	double *w = malloc(cap * sizeof(double)), *P = malloc(cap * sizeof(double));
-	double *ov = malloc(cap * sizeof(double));
+	double *ov = malloc(cap * sizeof(double)), *ovP = malloc(cap * sizeof(double));
 	size_t *li = malloc(cap * sizeof(size_t));
 	sb_linfit lin, quad;
 	memset(&lin, 0, sizeof(lin));
 	memset(&quad, 0, sizeof(quad));
 	int r = 0;
-	if (!X || !y || !w || !P || !ov || !li) {
+	if (!X || !y || !w || !P || !ov || !ovP || !li) {
 		r = -ENOMEM;
 		goto out;
 	}
@@ -606,8 +668,10 @@ static int fit_prefill(cal *k, sb_error *e)
 				P[n] = R->P;
 				y[n] = k->timings ? R->prompt_ms
 						  : R->ttft - k->d1 * (double)nsteps(k, R->P);
-				if (k->timings)
+				if (k->timings) {
+					ovP[n_ov] = R->Pin;
 					ov[n_ov++] = R->ttft - R->prompt_ms;
+				}
 				w[n] = 1.0;
 				li[n++] = l;
 			}
@@ -657,6 +721,29 @@ static int fit_prefill(cal *k, sb_error *e)
 	if (r < 0) {
 		sb_error_prefix(e, "prefill fit");
 		goto out;
+	}
+	if (k->timings) {
+		/* Server prompt times scatter in proportion to their size (a
+		 * 2048-token prefill varies by ms where a 16-token one varies
+		 * by us): refit with weights 1/fitted^2, so the short prompts
+		 * that pin down the intercept are not drowned. */
+		int ok = 1;
+		for (size_t i = 0; i < n; i++) {
+			/* (a line can go below 0 at short prompts when prefill is
+			 * superlinear: then the observed time stands in) */
+			double v = lin.fitted[i] > 0 ? lin.fitted[i] : y[i];
+			ok &= v > 0;
+			w[i] = v > 0 ? 1.0 / (v * v) : 1.0;
+		}
+		sb_linfit_fini(&lin);
+		if (!ok)
+			for (size_t i = 0; i < n; i++)
+				w[i] = 1.0;
+		r = sb_linfit_run(X, y, w, n, 2, &lin, e);
+		if (r < 0) {
+			sb_error_prefix(e, "prefill fit");
+			goto out;
+		}
 	}
 	int use_quad = 0;
 	double F = NAN, pval = NAN;
@@ -741,19 +828,11 @@ static int fit_prefill(cal *k, sb_error *e)
 	if (k->timings) {
 		k->pb = f->coef[0];
 		k->pb_se = f->has_ci ? f->se[0] : NAN;
-		double s = 0, ss = 0;
-		for (size_t i = 0; i < n_ov; i++)
-			s += ov[i];
-		double m = s / (double)n_ov;
-		for (size_t i = 0; i < n_ov; i++)
-			ss += (ov[i] - m) * (ov[i] - m);
-		k->overhead = m;
-		k->overhead_se = n_ov > 1 ? sqrt(ss / (double)(n_ov - 1) / (double)n_ov) : NAN;
-		double to = n_ov > 1 ? sb_linfit_t95((double)(n_ov - 1)) : NAN;
 		coef(k, "prefill_base", k->pb, f->has_ci ? f->ci_lo[0] : NAN,
 		     f->has_ci ? f->ci_hi[0] : NAN, "ms", "server prompt_ms intercept");
-		coef(k, "overhead_ms", m, m - to * k->overhead_se, m + to * k->overhead_se, "ms",
-		     "mean of TTFT - server prompt_ms at concurrency 1");
+		r = fit_overhead(k, ov, ovP, n_ov, e);
+		if (r < 0)
+			goto out;
 		json_object_set_new(k->fit, "overhead_split",
 				    json_string("server timings: overhead = TTFT - prompt_ms"));
 		if (k->pb < 0) {
@@ -799,6 +878,7 @@ out:
 	free(w);
 	free(P);
 	free(ov);
+	free(ovP);
 	free(li);
 	return r;
 }
@@ -807,7 +887,7 @@ out:
 static double ttft_wave(const cal *k, double c, double P)
 {
 	double tok = c * P;
-	return k->overhead + k->pb * (double)nsteps(k, tok) + k->ppt * tok +
+	return ovh(k, P) + k->pb * (double)nsteps(k, tok) + k->ppt * tok +
 	       k->attn * c * P * (P - 1.0) / 2.0;
 }
 
@@ -845,7 +925,7 @@ static int resolve_slots(cal *k, sb_error *e)
 			obs[n].ttft_ms = L->ttft;
 			obs[n].ttft_nq_ms = ttft_wave(k, L->c, L->P);
 			obs[n].e2e_ms = L->e2e;
-			obs[n].wait_ms = L->wait - (L->wait_has_overhead ? k->overhead : 0);
+			obs[n].wait_ms = L->wait - (L->wait_has_overhead ? ovh(k, L->P) : 0);
 			obs[n].first_ttft = NULL;
 			obs[n].n_first = 0;
 			if (L->use_reqs && L->nrq > 0) {
@@ -1138,7 +1218,7 @@ static int fit_decode_batches(cal *k, sb_error *e)
 				      "assumed (unidentifiable from a summary)";
 			} else {
 				double tw = ttft_wave(k, L->c, L->P);
-				double tsg = k->overhead + prefill_var(k, L->P) + 1.5 * L->tpot;
+				double tsg = ovh(k, L->P) + prefill_var(k, L->P) + 1.5 * L->tpot;
 				fr = tw > tsg ? (tw - L->ttft) / (tw - tsg) : 0.0;
 				if (fr < 0)
 					fr = 0;
@@ -1351,9 +1431,10 @@ static double *level_boundaries(const cal *k, const lvpt *L, size_t *nb)
 	size_t n = 0;
 	for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 		const rqpt *R = &k->rqs[q];
-		double qwait = R->wait - (L->wait_has_overhead ? k->overhead : 0);
+		double o = ovh(k, R->Pin);
+		double qwait = R->wait - (L->wait_has_overhead ? o : 0);
 		if (isfinite(qwait))
-			b[n++] = R->t_sent + (k->overhead + (qwait > 0 ? qwait : 0)) / 1e3;
+			b[n++] = R->t_sent + (o + (qwait > 0 ? qwait : 0)) / 1e3;
 		double t = R->t_first;
 		b[n++] = t;
 		for (size_t g = 0; g < R->n_itl; g++)
@@ -1422,9 +1503,10 @@ static int fit_admit(cal *k)
 		size_t ne = 0;
 		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 			const rqpt *R = &k->rqs[q];
-			double qwait = R->wait - (L->wait_has_overhead ? k->overhead : 0);
+			double o = ovh(k, R->Pin);
+			double qwait = R->wait - (L->wait_has_overhead ? o : 0);
 			if (isfinite(qwait) && qwait > 0.5 * (isfinite(R->tpot) ? R->tpot : 1))
-				ev[ne++] = (tev){ R->t_sent + k->overhead / 1e3, q };
+				ev[ne++] = (tev){ R->t_sent + o / 1e3, q };
 			ev[ne++] = (tev){ R->t_done, (size_t)-1 };
 		}
 		qsort(ev, ne, sizeof(tev), cmp_tev);
@@ -1448,8 +1530,9 @@ static int fit_admit(cal *k)
 			if (head == tail)
 				continue; /* nobody waiting: the slot goes free */
 			const rqpt *R = &k->rqs[fifo[head++]];
-			double qwait = R->wait - (L->wait_has_overhead ? k->overhead : 0);
-			double launch = R->t_sent + (k->overhead + qwait) / 1e3;
+			double o = ovh(k, R->Pin);
+			double qwait = R->wait - (L->wait_has_overhead ? o : 0);
+			double launch = R->t_sent + (o + qwait) / 1e3;
 			if (!(R->t_done > ev[i].t))
 				continue;
 			double prev = ev[i].t;
@@ -1552,7 +1635,8 @@ static int spread_fit(const double *T2, const double *S2, const double *w, size_
 		fitted = 1;
 	}
 	if (!fitted || *b < 0) {
-		/* all overhead: the weighted mean variance */
+		/* all overhead (or one step length, which cannot be split: the
+		 * caller decides): the weighted mean variance */
 		double sw = 0, sv = 0;
 		for (size_t i = 0; i < n; i++) {
 			sw += w[i];
@@ -1561,10 +1645,6 @@ static int spread_fit(const double *T2, const double *S2, const double *w, size_
 		*a = sw > 0 ? sv / sw : 0;
 		*b = 0;
 		*b_lo = *b_hi = NAN;
-		if (fitted)
-			goto out;
-		/* one step length: cannot split; the caller decides */
-		r = 0;
 		goto out;
 	}
 	if (*a < 0) {
@@ -1627,20 +1707,44 @@ static int fit_noise_requests(cal *k, sb_error *e)
 	int have_gap = n >= 30 && sb_noisefit_best(x, n, &gap, NULL, NULL) == 0;
 	if (have_gap)
 		gapj = sb_noisefit_to_json(&gap);
-	const char *data = "per-request TPOT / predicted at concurrency 1 (MLE); step cv = "
-			   "TPOT cv * sqrt(N-1)";
+	const char *data = "per-request TPOT / its level's mean at concurrency 1 (MLE); step cv "
+			   "= TPOT cv * sqrt(N-1)";
 	double scale = 1.0; /* step cv = fitted cv * scale */
 	n = 0;
 	double inv = 0;
-	for (size_t q = 0; q < k->n_rq; q++) {
-		const rqpt *R = &k->rqs[q];
-		if (k->lvs[R->lv].c != 1 || !(R->N >= 3) || !(R->tpot > 0))
+	long groups = 0;
+	/* Each TPOT over its level's mean: the scatter within a level is the
+	 * noise; differences between levels (prompt lengths) the KV fit may
+	 * miss are not. Dividing by a sample mean of m values shrinks the
+	 * variance by (m - 1) / m: corrected below, pooled over levels. */
+	for (size_t l = 0; l < k->n_lv; l++) {
+		const lvpt *L = &k->lvs[l];
+		if (L->c != 1 || !L->use_reqs)
 			continue;
-		x[n++] = R->tpot / (k->d1 + k->kv * (R->P + R->N / 2.0));
-		inv += 1.0 / (R->N - 1.0);
+		double sum = 0;
+		size_t m = 0, n0 = n;
+		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+			const rqpt *R = &k->rqs[q];
+			if (!(R->N >= 3) || !(R->tpot > 0))
+				continue;
+			sum += R->tpot;
+			x[n++] = R->tpot;
+			inv += 1.0 / (R->N - 1.0);
+			m++;
+		}
+		if (m < 3) {
+			n = n0; /* too few to tell scatter from the mean */
+			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++)
+				if (k->rqs[q].N >= 3 && k->rqs[q].tpot > 0)
+					inv -= 1.0 / (k->rqs[q].N - 1.0);
+			continue;
+		}
+		for (size_t i = n0; i < n; i++)
+			x[i] /= sum / (double)m;
+		groups++;
 	}
 	if (n >= 20) {
-		scale = 1.0 / sqrt(inv / (double)n);
+		scale = 1.0 / sqrt(inv / (double)n) * sqrt((double)n / (double)(n - groups));
 	} else if (have_gap) {
 		/* too few requests: the gaps are all there is */
 		data = "ITL gaps / predicted step time at concurrency 1 (MLE)";
@@ -1693,7 +1797,7 @@ static int fit_noise_requests(cal *k, sb_error *e)
 			const rqpt *R = &k->rqs[q];
 			if (k->lvs[R->lv].c != 1)
 				continue;
-			double res = R->ttft - R->prompt_ms;
+			double res = R->ttft - R->prompt_ms - k->ovpt * R->Pin;
 			s += res;
 			ss += res * res;
 			m++;
@@ -1702,7 +1806,7 @@ static int fit_noise_requests(cal *k, sb_error *e)
 				px[np++] = R->prompt_ms / step;
 		}
 		var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) : 0;
-		sd_how = "sd of TTFT - server prompt_ms";
+		sd_how = "sd of TTFT - server prompt_ms (less its fitted growth with the prompt)";
 		sb_noisefit pf;
 		if (np >= 10 && sb_noisefit_run(px, np, best.kind, &pf, NULL) == 0) {
 			double h = 1.96 / sqrt(2.0 * (double)np);
@@ -1767,7 +1871,7 @@ static int fit_noise_requests(cal *k, sb_error *e)
 				if (k->lvs[R->lv].c != 1)
 					continue;
 				double step = k->pb * (double)nsteps(k, R->P) + prefill_var(k, R->P);
-				double res = R->ttft - k->overhead - step;
+				double res = R->ttft - ovh(k, R->Pin) - step;
 				s += res;
 				ss += res * res;
 				sn += step * step * k->pcv * k->pcv;

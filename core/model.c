@@ -106,7 +106,8 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 	static const char *const top_keys[] = { "schema",      "name",	    "server",
 						"overhead_ms", "overhead_sd_ms", "step_ms",
 						"scheduler",   "noise",	    "fit",
-						"description", NULL };
+						"description", "overhead_per_prompt_token_ms",
+						NULL };
 	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens", NULL };
 	static const char *const step_keys[] = { "decode_ms",	     "base",
 						 "per_seq",	     "per_kv_token",
@@ -142,7 +143,9 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 		m->slots = (int)slots;
 	}
 	if (sb_json_get_double(j, "overhead_ms", 0, 1e7, &m->overhead_ms, "model", e) < 0 ||
-	    sb_json_get_double(j, "overhead_sd_ms", 0, 1e7, &m->overhead_sd_ms, "model", e) < 0)
+	    sb_json_get_double(j, "overhead_sd_ms", 0, 1e7, &m->overhead_sd_ms, "model", e) < 0 ||
+	    sb_json_get_double(j, "overhead_per_prompt_token_ms", 0, 1e4,
+			       &m->overhead_per_token_ms, "model", e) < 0)
 		return -EINVAL;
 
 	const json_t *step = json_object_get(j, "step_ms");
@@ -233,6 +236,9 @@ json_t *sb_model_to_json(const sb_model *m)
 		"prefill_base", m->prefill_base_ms, "scheduler", "admit_delay_ms",
 		m->admit_delay_ms, "noise", "kind", sb_noise_name(m->noise_kind), "cv",
 		m->noise_cv, "prefill_cv", m->noise_prefill_cv);
+	if (j && m->overhead_per_token_ms > 0)
+		json_object_set_new(j, "overhead_per_prompt_token_ms",
+				    json_real(m->overhead_per_token_ms));
 	if (j && m->fit)
 		json_object_set(j, "fit", m->fit);
 	return j;
@@ -291,7 +297,8 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 		if (i && m->decode[i].batch <= m->decode[i - 1].batch)
 			return sb_error_set(e, "model: decode_ms batch sizes must be distinct");
 	}
-	const double c[] = { m->overhead_ms,	      m->overhead_sd_ms,     m->per_kv_token_ms,
+	const double c[] = { m->overhead_ms,	      m->overhead_sd_ms,     m->overhead_per_token_ms,
+			     m->per_kv_token_ms,
 			     m->per_prefill_token_ms, m->per_prefill_attn_ms, m->prefill_base_ms,
 			     m->admit_delay_ms,	      m->noise_cv,	     m->noise_prefill_cv };
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {

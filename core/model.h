@@ -22,7 +22,10 @@
  *
  * The prompt's last prefill step also yields the first output token; each
  * further token costs one step. The client sees TTFT = queue wait +
- * admission delay + prefill steps + overhead_ms.
+ * admission delay + prefill steps + overhead, where the overhead (request
+ * and response paths outside the engine: HTTP, JSON, tokenising) is
+ * overhead_ms + overhead_per_token_ms * prompt tokens, scattered by
+ * overhead_sd_ms.
  * admit_delay_ms: how long after a slot frees the server launches the next
  * queued request (llama.cpp launches in waves, tens of ms later).
  *
@@ -30,6 +33,7 @@
  *  { "schema": "servebench.model/1", "name": "...",
  *    "server":  { "slots": 4, "max_queue": -1, "batch_tokens": 2048 },
  *    "overhead_ms": 20.0, "overhead_sd_ms": 0.5,
+ *    "overhead_per_prompt_token_ms": 0.0,        (optional, default 0)
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
  *                 "per_prefill_attn": 0.0, "prefill_base": 0.0 },
@@ -65,7 +69,7 @@ typedef struct sb_model {
 	int slots;
 	long max_queue;
 	long batch_tokens;
-	double overhead_ms, overhead_sd_ms;
+	double overhead_ms, overhead_sd_ms, overhead_per_token_ms;
 	sb_decode_point decode[SB_MODEL_MAX_DECODE]; /* batch ascending */
 	int n_decode;
 	double per_kv_token_ms;

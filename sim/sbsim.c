@@ -626,6 +626,8 @@ int main(int argc, char **argv)
 	} else {
 		printf("server: %d slots, batch_tokens %ld, overhead %.1f ms", model.slots,
 		       model.batch_tokens, model.overhead_ms);
+		if (model.overhead_per_token_ms > 0)
+			printf(" + %.4g ms per prompt token", model.overhead_per_token_ms);
 	}
 	if (model.max_queue >= 0)
 		printf(", max_queue %ld\n", model.max_queue);

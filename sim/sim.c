@@ -52,7 +52,7 @@ typedef struct sim {
 	sb_dist service;
 	double noise_cv, prefill_cv;
 	sb_noise_kind noise_kind;
-	double ovh_ms, ovh_sd_ms, admit_s;
+	double ovh_ms, ovh_tok_ms, ovh_sd_ms, admit_s;
 	int no_noise;
 	long queue_cap;
 	int src;
@@ -648,7 +648,9 @@ static void on_gen(sim *s, double t, long client)
 		 * move the server's schedule: requests sent together reach the
 		 * server together (in the measurements, pairs sent within
 		 * 0.3 ms share their prefill step). */
-		double ovh = s->ovh_ms > 0 ? s->ovh_ms : 0, jit = 0;
+		double ovh = s->ovh_ms + s->ovh_tok_ms * (double)in_len, jit = 0;
+		if (!(ovh > 0))
+			ovh = 0;
 		if (!s->no_noise && s->ovh_sd_ms > 0)
 			jit = gsl_ran_gaussian(s->rs, s->ovh_sd_ms);
 		if (jit < -ovh)
@@ -697,6 +699,7 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	s->noise_kind = m->noise_kind;
 	s->ovh_ms = m->overhead_ms;
 	s->ovh_sd_ms = m->overhead_sd_ms;
+	s->ovh_tok_ms = m->overhead_per_token_ms;
 	s->admit_s = m->admit_delay_ms / 1000.0;
 	s->no_noise = no_noise;
 	s->queue_cap = LONG_MAX;
