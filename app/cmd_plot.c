@@ -524,7 +524,12 @@ int sb_cmd_plot(int argc, char **argv)
 		      "set xlabel 'TTFT (ms)'\nset ylabel 'fraction of requests'\n"
 		      "set yrange [0:1.02]\nset xrange [0:*]\nset key bottom right\n", f);
 		curves c = { f, 0 };
+		/* levels alone name the curves of one measurement and its
+		 * prediction; with more files the file names tell them apart */
+		int by_file = nfiles > 2 || (nfiles == 2 && pf[0].simulated == pf[1].simulated);
 		for (int i = 0; i < nfiles; i++) {
+			const char *base = strrchr(pf[i].path, '/');
+			base = base ? base + 1 : pf[i].path;
 			for (size_t k = 0; k < pf[i].res.n_levels; k++) {
 				const sb_rlevel *rl = &pf[i].res.levels[k];
 				const char *p = tmp_path(&t, "cdf", i, (int)k);
@@ -540,12 +545,16 @@ int sb_cmd_plot(int argc, char **argv)
 				curve_begin(&c);
 				gp_str(f, p);
 				/* colour by level index so a level's measured points and
-				 * simulated line match */
-				fprintf(f, pf[i].simulated ? " using 1:2 with steps lw 2 lc %d"
-							   : " using 1:2 with points pt 7 ps 0.6 lc %d",
-					(int)k + 1);
+				 * simulated line match; the point shape tells files apart */
+				static const int shape[] = { 7, 5, 9, 13 };
+				if (pf[i].simulated)
+					fprintf(f, " using 1:2 with steps lw 2 lc %d", (int)k + 1);
+				else
+					fprintf(f, " using 1:2 with points pt %d ps 0.6 lc %d",
+						shape[i % 4], (int)k + 1);
 				char lab[160];
-				snprintf(lab, sizeof(lab), "%s%g %s",
+				snprintf(lab, sizeof(lab), "%s%s%s%g %s", by_file ? base : "",
+					 by_file ? " " : "",
 					 rl->sum.mode == SB_MODE_RATE ? "rate " : "c=", rl->sum.level,
 					 pf[i].simulated ? "sim" : "meas");
 				fputs(" title ", f);
