@@ -220,6 +220,11 @@ for f in "${E6_FRACTIONS[@]}"; do
     r="$(jq -n --argjson c "$CAPACITY" --argjson f "$f" '($c * $f * 100 | round) / 100')"
     RATES="${RATES:+$RATES,}$r"
 done
+if ((ANALYSE_ONLY)) && [[ -f "$DATA/rate.json" ]]; then
+    # the rates that were measured (a model recalibrated since then can
+    # predict a slightly different capacity)
+    RATES="$(jq -r '[.levels[].level] | map(tostring) | join(",")' "$DATA/rate.json")"
+fi
 printf 'predicted capacity at -np %s, %s in / %s out: %.3f req/s; Experiment 6 rates: %s req/s\n' \
     "$SLOTS" "$E3_IN" "$E3_OUT" "$CAPACITY" "$RATES"
 
