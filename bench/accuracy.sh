@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# bench/accuracy.sh — the headline accuracy figure: how well a calibrated
+# model predicts runs of the real local target it was not calibrated on.
+#
+# Starts llama-server (target/llama.sh: 2 slots, 1 thread), then REPEAT times:
+#   servebench calibrate --url ... --slots 2      (its own measurement plan)
+#   servebench validate --model-file ... --url ... (closed loop c = 1..4, open
+#       loop at 30/50/70/90% of the predicted capacity, N requests per level,
+#       fresh prompts, each level's measured arrivals and lengths replayed)
+# and prints each run's median |error| table and, over the runs, the median
+# of each cell. Figures depend on the machine and its load: run it on an
+# idle machine (the load average is printed).
+#
+# usage: bench/accuracy.sh [BUILD_DIR]     (default: build)
+# knobs (environment): N=30 REPEAT=3 INPUT_LEN=128 OUTPUT_LEN=32
+#                      KEEP=DIR (keep the models, reports and comparisons)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BUILD=${1:-build}
+N=${N:-30}
+REPEAT=${REPEAT:-3}
+INPUT_LEN=${INPUT_LEN:-128}
+OUTPUT_LEN=${OUTPUT_LEN:-32}
+SB=$BUILD/app/servebench
+if [[ ! -x "$SB" ]]; then
+  echo "accuracy.sh: $SB not found; build first (meson compile -C $BUILD)" >&2
+  exit 2
+fi
+SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sb-accuracy.XXXXXX")
+pidfile=""
+cleanup() {
+  [[ -n "$pidfile" ]] && target/llama.sh stop "$pidfile" >/dev/null 2>&1 || true
+  if [[ -n "${KEEP:-}" ]]; then
+    mkdir -p "$KEEP" && cp "$work"/*.json "$work"/*.txt "$KEEP"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+export SERVEBENCH_RUN_DIR="$work/srv"
+start_out=$(target/llama.sh start --np 2 --threads 1 2>"$work/start.log") || {
+  echo "accuracy.sh: llama-server did not start:" >&2; tail -20 "$work/start.log" >&2; exit 1; }
+eval "$start_out"
+pidfile=$PIDFILE
+echo "llama-server at $URL; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+for i in $(seq 1 "$REPEAT"); do
+  seed=$((1000 * i))
+  t0=$(date +%s)
+  "$SB" calibrate --url "$URL" --model live --slots 2 -o "$work/model-$i.json" --quiet \
+    >"$work/cal-$i.txt" 2>&1 || { echo "calibrate failed:"; cat "$work/cal-$i.txt"; exit 1; }
+  t1=$(date +%s)
+  rc=0
+  "$SB" validate --model-file "$work/model-$i.json" --url "$URL" --model live \
+    --input-len "$INPUT_LEN" --output-len "$OUTPUT_LEN" --num-requests "$N" --warmup 1 \
+    --seed "$seed" --json "$work/cmp-$i.json" --quiet >"$work/val-$i.txt" 2>&1 || rc=$?
+  if [[ $rc -ge 2 ]]; then
+    echo "validate failed (status $rc):"; cat "$work/val-$i.txt"; exit 1
+  fi
+  echo "run $i: calibrate $((t1 - t0)) s, validate $(($(date +%s) - t1)) s"
+done
+
+python3 - "$work" "$REPEAT" <<'PY'
+import json, sys, statistics
+work, reps = sys.argv[1], int(sys.argv[2])
+rows = [("TTFT", "ttft"), ("TPOT", "tpot"), ("E2E", "e2e")]
+runs = [json.load(open(f"{work}/cmp-{i}.json"))["summary"] for i in range(1, reps + 1)]
+def cell(s, q, c):
+    return s[f"{q}_{c}_mdape_pct"]
+print("median |error| over levels, per run (mean/p50 | p90/p99):")
+for name, q in rows:
+    print(f"  {name:5s} " + "   ".join(f"{cell(s, q, 'central'):5.1f}% | {cell(s, q, 'tail'):5.1f}%"
+                                   for s in runs))
+print("  throughput " + "   ".join(f"{s['mdape_throughput_pct']:5.1f}%" for s in runs))
+print(f"median over {reps} runs:")
+print("| median |error| over levels | mean / p50 | p90 / p99 |")
+print("|---|---|---|")
+for name, q in rows:
+    c = statistics.median(cell(s, q, "central") for s in runs)
+    t = statistics.median(cell(s, q, "tail") for s in runs)
+    print(f"| {name} | {c:.1f}% | {t:.1f}% |")
+print(f"| throughput | {statistics.median(s['mdape_throughput_pct'] for s in runs):.1f}% | |")
+for i, s in enumerate(runs, 1):
+    kn = "; ".join(f"{m}: measured {s[k].get('measured')}, predicted {s[k].get('predicted')}"
+                   for m, k in (("closed", "knee_concurrency"), ("open", "knee_rate")))
+    print(f"run {i} knees: {kn}; forecast {s['forecast_inside']} of {s['forecast_cells']} "
+          "measured values inside the 95% interval")
+PY
+echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
