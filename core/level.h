@@ -4,7 +4,8 @@
  * requests into an sb_levelacc, so every metric (TPOT, goodput, Little's law)
  * has exactly one definition:
  *   TTFT  = first content token received - scheduled send time (open loop)
- *           or send time (closed loop); includes queue wait and overhead.
+ *           or the moment the request was written (closed loop); includes
+ *           queue wait and overhead.
  *   TPOT  = (E2E - TTFT) / (output_tokens - 1), requests with >= 2 tokens.
  *   ITL   = every gap between consecutive content chunks.
  *   wait  = time the request waited before a slot took it (sim: exact;

@@ -99,6 +99,24 @@ static int timer_cb(CURLM *m, long timeout_ms, void *userp)
 	return 0;
 }
 
+/* libcurl calls this when the connection is ready and the request is
+ * about to be written: the send time. In closed loop it is also where the
+ * request's latency starts (the worker's own delay in getting it out, and
+ * a new connection's handshake, are the client's, not the server's); in
+ * open loop latency keeps counting from the scheduled time. */
+static int prereq_cb(void *ud, char *ip, char *local_ip, int port, int local_port)
+{
+	(void)ip;
+	(void)local_ip;
+	(void)port;
+	(void)local_port;
+	req *r = ud;
+	r->t_sent = sb_driver_now();
+	if (r->d->ph && r->d->ph->mode == SB_MODE_CONCURRENCY)
+		r->t_sched = r->t_sent;
+	return CURL_PREREQFUNC_OK;
+}
+
 static int on_token(req *r)
 {
 	if (isnan(r->t_first)) {
@@ -196,6 +214,8 @@ static req *req_new(sb_driver *d)
 	d->all[d->n_all++] = r;
 	sb_stream_reset(&r->st);
 	CURL *c = r->easy;
+	curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, prereq_cb);
+	curl_easy_setopt(c, CURLOPT_PREREQDATA, r);
 	long cto = (long)(d->o.timeout_s * 1000);
 	curl_easy_setopt(c, CURLOPT_URL, d->o.url);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, d->o.headers);
