@@ -130,5 +130,21 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 	if (c->fc_total)
 		fprintf(f, "forecast: %ld of %ld measured values inside the 95%% interval of fresh runs\n",
 			c->fc_inside, c->fc_total);
+	/* One client's TPOT is the server's bare decode speed: a miss there is
+	 * the server running at another speed than during calibration, and
+	 * every other level carries it too. */
+	for (size_t i = 0; i < c->n_levels; i++) {
+		const sb_cmp_level *l = &c->levels[i];
+		double err = l->err_pct[SB_CMP_TPOT_MEAN];
+		if (l->mode != SB_MODE_CONCURRENCY || l->level != 1 || !isfinite(err) ||
+		    fabs(err) <= 5)
+			continue;
+		fprintf(f, "note: with one client the model's TPOT is %.0f%% %s the measured one "
+			   "(%.2f ms predicted, %.2f measured): if the model was calibrated on this "
+			   "server, its speed has changed since (other load on the machine?), and "
+			   "the errors above include that\n",
+			fabs(err), err < 0 ? "below" : "above", l->pred[SB_CMP_TPOT_MEAN],
+			l->meas[SB_CMP_TPOT_MEAN]);
+	}
 	return ferror(f) ? -EIO : 0;
 }

@@ -23,7 +23,8 @@
  *    it (found by solving the quadratic), so joins happen at step
  *    boundaries exactly as if every step were simulated.
  *  - Noise: every step of the model has an independent factor of mean 1 and
- *    coefficient of variation cv. The sum of k nearly equal steps then has
+ *    coefficient of variation cv (noise_prefill_cv for a step with prompt
+ *    tokens, noise_cv for one that only decodes). The sum of k nearly equal steps then has
  *    mean k*step and cv ~ cv/sqrt(k); a run draws ONE factor with mean 1 and
  *    cv/sqrt(k) and scales the whole run by it — same mean, same variance
  *    of the run's length (when a run is later cut to j < k steps its
@@ -31,10 +32,14 @@
  *  - ITL: the k*B gaps of a run are recorded as one weighted value, the
  *    run's mean gap (their spread within a run is b*(k-1), tiny). Per-request
  *    TPOT is exact from TTFT and E2E.
- *  - Overhead: each request reaches the server overhead_ms (drawn from a
- *    normal of sd overhead_sd_ms, clipped at 0) after it is sent; the
- *    response is seen by the client when the server emits it.
- *    TTFT = overhead + wait + prefill steps.
+ *  - Overhead: each request reaches the server overhead_ms +
+ *    overhead_per_token_ms * prompt tokens after it is sent, exactly, so
+ *    requests sent together arrive together; an idle engine starts its
+ *    step after every event of that instant, so they share the step (as
+ *    llama-server does). The overhead's scatter (normal, sd
+ *    overhead_sd_ms) is jitter of the first token's arrival at the client:
+ *    it moves TTFT, not the server's schedule.
+ *    TTFT = overhead + wait + prefill steps (+ jitter).
  *  - wait_ms: from reaching the server until the request's first step starts
  *    (queue wait + admission delay + wait for the current step to end).
  *    In M/G/c mode: queue wait exactly.
