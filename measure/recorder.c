@@ -28,8 +28,9 @@ sb_recorder *sb_recorder_open(const char *path, sb_error *e)
 
 int sb_recorder_append(sb_recorder *r, const json_t *rec)
 {
-	if (json_dumpf(rec, r->f, JSON_COMPACT) < 0 || fputc('\n', r->f) == EOF ||
-	    fflush(r->f) == EOF)
+	/* the precision of the final results file (sb_json_write_file) */
+	if (json_dumpf(rec, r->f, JSON_COMPACT | JSON_REAL_PRECISION(10)) < 0 ||
+	    fputc('\n', r->f) == EOF || fflush(r->f) == EOF)
 		return -EIO;
 	return 0;
 }
