@@ -29,7 +29,13 @@
 #    catch anything. If the model were exact, the prediction's error would
 #    be one run's noise (sd s) and the difference of two runs has sd 1.4 s,
 #    so 2x the difference is a wide margin; the floors keep an unusually
-#    quiet repeat from failing a model that meets the goals. Also asserted:
+#    quiet repeat from failing a model that meets the goals.
+#    The run-to-run difference is the larger of two: the repeat against the
+#    validation (noise), and the calibration sweep's c = 1..3 against the
+#    validation's (the same load two minutes earlier: how far the server's
+#    own speed moved between calibrating and validating, which no model
+#    can know; on this VM one client's TPOT wanders by up to 15% within
+#    minutes). A model error larger than both still fails. Also asserted:
 #    the knee of the closed-loop TTFT p99 is predicted at the level where
 #    it is measured.
 # Exit 0 pass, 1 fail. Run time about 3 minutes on a busy 2-core machine
@@ -114,17 +120,22 @@ fi
 echo "== repeat measurement of the closed-loop levels"
 sbrun --concurrency 1,2,3,4 --input-len 128 --num-requests 10 --seed 21 --out r-closed.json
 
-"$PY" - v1.json r-closed.json cmp1.json <<'PY'
+"$PY" - v1.json r-closed.json cmp1.json cal-sweep.json <<'PY'
 import json, sys
 v1 = json.load(open(sys.argv[1]))
 rep = [json.load(open(sys.argv[2]))]
 cmp = json.load(open(sys.argv[3]))
+cal = [json.load(open(sys.argv[4]))]
 
 def key(l):
     return (l["mode"], round(l["level"], 4))
 
 # run-to-run reference: closed-loop levels only (see the header)
 second = {key(l): l for d in rep for l in d["levels"] if l["mode"] == "concurrency"}
+# and the calibration sweep's levels (the same load, c = 1..3 at 128 tokens,
+# measured about two minutes earlier): how far the server's speed moved
+# between calibration and validation, which the prediction cannot know
+earlier = {key(l): l for d in cal for l in d["levels"] if l["mode"] == "concurrency"}
 quant = ["ttft", "tpot", "e2e"]
 classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
 floor = {"central": 5.0, "tail": 10.0}
@@ -136,24 +147,29 @@ def median(xs):
         return float("nan")
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
+def run_to_run(other, q, stats):
+    rr = []
+    for l in v1["levels"]:
+        o = other.get(key(l))
+        if not o:
+            continue
+        for s in stats:
+            a, b = l[q + "_ms"].get(s), o[q + "_ms"].get(s)
+            if a and b and a > 0:
+                rr.append(abs(b - a) / a * 100)
+    return median(rr)
+
 fail = []
-print("%-5s %-8s %12s %12s %10s" % ("", "", "prediction", "run-to-run", "limit"))
+print("%-5s %-8s %12s %12s %12s %10s" % ("", "", "prediction", "repeat", "calibration", "limit"))
 for q in quant:
     for cls, stats in classes.items():
-        rr = []
-        for l in v1["levels"]:
-            o = second.get(key(l))
-            if not o:
-                continue
-            for s in stats:
-                a, b = l[q + "_ms"].get(s), o[q + "_ms"].get(s)
-                if a and b and a > 0:
-                    rr.append(abs(b - a) / a * 100)
         pred = cmp["summary"]["%s_%s_mdape_pct" % (q, cls)]
-        r = median(rr)
+        r_rep = run_to_run(second, q, stats)
+        r_cal = run_to_run(earlier, q, stats)
+        r = max(x for x in (r_rep, r_cal, 0.0) if x == x)
         limit = 2 * r + floor[cls]
         ok = pred is not None and pred <= limit
-        print("%-5s %-8s %11.1f%% %11.1f%% %9.1f%% %s" % (q.upper(), cls, pred if pred is not None else float("nan"), r, limit, "ok" if ok else "FAIL"))
+        print("%-5s %-8s %11.1f%% %11.1f%% %11.1f%% %9.1f%% %s" % (q.upper(), cls, pred if pred is not None else float("nan"), r_rep, r_cal, limit, "ok" if ok else "FAIL"))
         if not ok:
             fail.append("%s %s: prediction error %.1f%% > limit %.1f%%" % (q, cls, pred if pred is not None else float("nan"), limit))
 knee = cmp["summary"]["knee_concurrency"]
