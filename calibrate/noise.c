@@ -105,6 +105,24 @@ static void set_pcv(cal *k, double b, double b_lo, double b_hi, const char *from
 	k->pcv_from = from;
 }
 
+/* Each ITL gap at concurrency 1 over its predicted step time, into x
+ * (room for every gap); returns how many. */
+static size_t gap_ratios(const cal *k, double *x)
+{
+	size_t n = 0;
+	for (size_t q = 0; q < k->n_rq; q++) {
+		const rqpt *R = &k->rqs[q];
+		if (k->lvs[R->lv].c != 1)
+			continue;
+		for (size_t g = 0; g < R->n_itl; g++) {
+			double pred = k->d1 + k->kv * (R->P + (double)g + 1.0);
+			if (R->itl[g] > 0 && isfinite(R->itl[g]))
+				x[n++] = R->itl[g] / pred;
+		}
+	}
+	return n;
+}
+
 int cal_fit_noise_requests(cal *k, sb_error *e)
 {
 	/* The simulator's noise acts on runs of steps (cv / sqrt(k) for k
@@ -123,17 +141,7 @@ int cal_fit_noise_requests(cal *k, sb_error *e)
 	double *x = malloc((cap > k->n_rq ? cap : k->n_rq + 1) * sizeof(double));
 	if (!x)
 		return -ENOMEM;
-	size_t n = 0;
-	for (size_t q = 0; q < k->n_rq; q++) {
-		const rqpt *R = &k->rqs[q];
-		if (k->lvs[R->lv].c != 1)
-			continue;
-		for (size_t g = 0; g < R->n_itl; g++) {
-			double pred = k->d1 + k->kv * (R->P + (double)g + 1.0);
-			if (R->itl[g] > 0 && isfinite(R->itl[g]))
-				x[n++] = R->itl[g] / pred;
-		}
-	}
+	size_t n = gap_ratios(k, x);
 	sb_noisefit gap;
 	int have_gap = n >= 30 && sb_noisefit_best(x, n, &gap, NULL, NULL) == 0;
 	if (have_gap)
@@ -152,7 +160,7 @@ int cal_fit_noise_requests(cal *k, sb_error *e)
 		const lvpt *L = &k->lvs[l];
 		if (L->c != 1 || !L->use_reqs)
 			continue;
-		double sum = 0;
+		double sum = 0, inv_l = 0;
 		size_t m = 0, n0 = n;
 		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 			const rqpt *R = &k->rqs[q];
@@ -160,18 +168,16 @@ int cal_fit_noise_requests(cal *k, sb_error *e)
 				continue;
 			sum += R->tpot;
 			x[n++] = R->tpot;
-			inv += 1.0 / (R->N - 1.0);
+			inv_l += 1.0 / (R->N - 1.0);
 			m++;
 		}
 		if (m < 3) {
 			n = n0; /* too few to tell scatter from the mean */
-			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++)
-				if (k->rqs[q].N >= 3 && k->rqs[q].tpot > 0)
-					inv -= 1.0 / (k->rqs[q].N - 1.0);
 			continue;
 		}
 		for (size_t i = n0; i < n; i++)
 			x[i] /= sum / (double)m;
+		inv += inv_l;
 		groups++;
 	}
 	if (n >= 20) {
@@ -179,17 +185,7 @@ int cal_fit_noise_requests(cal *k, sb_error *e)
 	} else if (have_gap) {
 		/* too few requests: the gaps are all there is */
 		data = "ITL gaps / predicted step time at concurrency 1 (MLE)";
-		n = 0;
-		for (size_t q = 0; q < k->n_rq; q++) {
-			const rqpt *R = &k->rqs[q];
-			if (k->lvs[R->lv].c != 1)
-				continue;
-			for (size_t g = 0; g < R->n_itl; g++) {
-				double pred = k->d1 + k->kv * (R->P + (double)g + 1.0);
-				if (R->itl[g] > 0 && isfinite(R->itl[g]))
-					x[n++] = R->itl[g] / pred;
-			}
-		}
+		n = gap_ratios(k, x);
 	} else {
 		free(x);
 		json_decref(gapj);
