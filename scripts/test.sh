@@ -52,9 +52,9 @@ if command -v valgrind >/dev/null; then
 fi
 
 # Count every test result of the three runs.
-python3 - "$root" <<'PY'
+python3 - "$root" "$rc" <<'PY'
 import json, sys, os
-root = sys.argv[1]
+root, rc = sys.argv[1], int(sys.argv[2])
 logs = ["build/meson-logs/testlog.json", "build/meson-logs/live.json",
         "build-asan/meson-logs/testlog.json", "build/meson-logs/valgrind-valgrind.json"]
 passed = failed = skipped = 0
@@ -73,7 +73,11 @@ for l in logs:
             skipped += 1
         else:
             failed += 1
-print(f"tests: {passed} passed, {failed} failed, {skipped} skipped")
+if rc and not failed:
+    failed = 1  # a meson run failed without a result in its log (it could not start)
+if skipped:
+    print(f"({skipped} skipped)")
+print(f"tests: {passed} passed, {failed} failed")
 sys.exit(1 if failed or passed == 0 else 0)
 PY
 count_rc=$?
