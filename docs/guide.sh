@@ -504,16 +504,19 @@ def inside($t): if $t.inside == null then "–" elif $t.inside then "yes" else "
     jq -r -n --slurpfile p "$DATA/pred-knee.json" --slurpfile v "$DATA/replay-knee.json" '
         "Knee (first level whose p99 TTFT jumps): measured at c=\($v[0].summary.knee_concurrency.measured // "none"), forecast at c=\($p[0].simulation.knee.level // "none")."'
 } >"$TDIR/exp4.md" || die "table for Experiment 4 (jq)"
-{
-    echo "| c | TTFT p50 ms | replay | error | TTFT p99 ms | replay | error | TPOT p50 ms | replay | error | E2E p99 ms | replay | error |"
+# A replay comparison as a table: replay_table FIRST-COLUMN OVER FILE
+replay_table() {
+    echo "| $1 | TTFT p50 ms | replay | error | TTFT p99 ms | replay | error | TPOT p50 ms | replay | error | E2E p99 ms | replay | error |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    jq -r -n --slurpfile v "$DATA/replay-knee.json" "$JQ_DEFS"'
+    jq -r -n --slurpfile v "$3" "$JQ_DEFS"'
         $v[0].levels[] | .metrics as $M
         | "| \(.level) | \(cell($M.ttft_p50)) | \(cell($M.ttft_p99)) | \(cell($M.tpot_p50)) | \(cell($M.e2e_p99)) |"'
     echo
-    jq -r -n --slurpfile v "$DATA/replay-knee.json" "$JQ_DEFS"'
-        $v[0].summary | "Median |error| over the levels: TTFT mean/p50 \(.ttft_central_mdape_pct | num)%, TTFT p90/p99 \(.ttft_tail_mdape_pct | num)%, TPOT mean/p50 \(.tpot_central_mdape_pct | num)%, E2E mean/p50 \(.e2e_central_mdape_pct | num)%, throughput \(.mdape_throughput_pct | num)%."'
-} >"$TDIR/exp4-replay.md" || die "replay table for Experiment 4 (jq)"
+    jq -r -n --arg over "$2" --slurpfile v "$3" "$JQ_DEFS"'
+        $v[0].summary | "Median |error| over the \($over): TTFT mean/p50 \(.ttft_central_mdape_pct | num)%, TTFT p90/p99 \(.ttft_tail_mdape_pct | num)%, TPOT mean/p50 \(.tpot_central_mdape_pct | num)%, E2E mean/p50 \(.e2e_central_mdape_pct | num)%, throughput \(.mdape_throughput_pct | num)%."'
+}
+replay_table c levels "$DATA/replay-knee.json" >"$TDIR/exp4-replay.md" \
+    || die "replay table for Experiment 4 (jq)"
 {
     echo "| | λ = completed req/s | W = mean E2E (s) | λ·W | clients in flight |"
     echo "|---|---|---|---|---|"
@@ -529,16 +532,8 @@ def inside($t): if $t.inside == null then "–" elif $t.inside then "yes" else "
         | ([$v[0].levels[] | select(.level == $r) | .metrics.ttft_p99] | .[0]) as $t
         | "| \($r) | \($r / $cap * 100 | round)% | \(fc($L.ttft_ms.p50; $P.ttft_ms.p50)) | \(fc($L.ttft_ms.p99; $P.ttft_ms.p99)) | \($t.forecast_lo | num)..\($t.forecast_hi | num) | \(inside($t)) | \(fc($L.e2e_ms.p50; $P.e2e_ms.p50)) | \($L.wait_ms.mean | num) | \($P.wait_ms.mean | num) |"'
 } >"$TDIR/exp6.md" || die "table for Experiment 6 (jq)"
-{
-    echo "| rate req/s | TTFT p50 ms | replay | error | TTFT p99 ms | replay | error | TPOT p50 ms | replay | error | E2E p99 ms | replay | error |"
-    echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|"
-    jq -r -n --slurpfile v "$DATA/replay-rate.json" "$JQ_DEFS"'
-        $v[0].levels[] | .metrics as $M
-        | "| \(.level) | \(cell($M.ttft_p50)) | \(cell($M.ttft_p99)) | \(cell($M.tpot_p50)) | \(cell($M.e2e_p99)) |"'
-    echo
-    jq -r -n --slurpfile v "$DATA/replay-rate.json" "$JQ_DEFS"'
-        $v[0].summary | "Median |error| over the rates: TTFT mean/p50 \(.ttft_central_mdape_pct | num)%, TTFT p90/p99 \(.ttft_tail_mdape_pct | num)%, TPOT mean/p50 \(.tpot_central_mdape_pct | num)%, E2E mean/p50 \(.e2e_central_mdape_pct | num)%, throughput \(.mdape_throughput_pct | num)%."'
-} >"$TDIR/exp6-replay.md" || die "replay table for Experiment 6 (jq)"
+replay_table "rate req/s" rates "$DATA/replay-rate.json" >"$TDIR/exp6-replay.md" \
+    || die "replay table for Experiment 6 (jq)"
 {
     echo "| run | TTFT p50 ms | TTFT min..max ms | prompt tokens reused from cache (server cache_n, median) | server prompt_ms (median) |"
     echo "|---|---|---|---|---|"
