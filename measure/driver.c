@@ -60,7 +60,6 @@ struct sb_driver {
 	double *pending;       /* closed loop: workers thinking, due times */
 	size_t n_pending;
 	int nomem;
-	double wake;           /* when epoll_wait last returned */
 	req *done_head, *done_tail; /* finished, not yet reported (FIFO) */
 };
 
@@ -112,7 +111,8 @@ static int prereq_cb(void *ud, char *ip, char *local_ip, int port, int local_por
 	(void)local_port;
 	req *r = ud;
 	r->t_sent = sb_driver_now();
-	if (r->d->ph && r->d->ph->mode == SB_MODE_CONCURRENCY)
+	/* (a resend after a dead kept-alive connection keeps its first start) */
+	if (!r->retries && r->d->ph && r->d->ph->mode == SB_MODE_CONCURRENCY)
 		r->t_sched = r->t_sent;
 	return CURL_PREREQFUNC_OK;
 }
@@ -535,6 +535,14 @@ static void arm_timer(sb_driver *d, double at)
 	d->timer_armed = at;
 }
 
+/* Lets curl start the transfers just added, now. */
+static void kick(sb_driver *d)
+{
+	int running;
+	d->curl_deadline = -1;
+	curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+}
+
 /* Open loop: starts every arrival due by now and hands them to curl at once
  * (so the request leaves now, not after the rest of this loop turn). */
 static int send_due(sb_driver *d, size_t *next_arr, long *sent, double now, sb_error *e)
@@ -548,11 +556,8 @@ static int send_due(sb_driver *d, size_t *next_arr, long *sent, double now, sb_e
 		(*sent)++;
 		started = 1;
 	}
-	if (started) {
-		int running;
-		d->curl_deadline = -1;
-		curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-	}
+	if (started)
+		kick(d);
 	return 0;
 }
 
@@ -586,7 +591,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 		}
 		/* Sends that are due. */
 		double next_due = -1;
-		int kick = 0;
+		int started = 0;
 		if (closed) {
 			for (size_t i = 0; i < d->n_pending;) {
 				if (d->pending[i] <= now) {
@@ -606,13 +611,10 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 				}
 				d->ready--;
 				sent++;
-				kick = 1;
+				started = 1;
 			}
-			if (kick) {
-				int running;
-				d->curl_deadline = -1;
-				curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-			}
+			if (started)
+				kick(d);
 		} else {
 			if ((ret = send_due(d, &next_arr, &sent, now, e)) < 0)
 				goto out;
@@ -640,9 +642,8 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 			wait = fmin(wait, d->t0 + ph->duration_s - now);
 		int wait_ms = wait <= 0 || d->done_head ? 0 : (int)ceil(wait * 1e3);
 		int n = epoll_wait(d->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), wait_ms);
-		d->wake = sb_driver_now();
 		/* Arrivals first: a send must not wait behind other streams' data. */
-		if (!closed && (ret = send_due(d, &next_arr, &sent, d->wake, e)) < 0)
+		if (!closed && (ret = send_due(d, &next_arr, &sent, sb_driver_now(), e)) < 0)
 			goto out;
 		for (int i = 0; i < n; i++) {
 			int fd = evs[i].data.fd;
@@ -665,11 +666,8 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 			curl_multi_socket_action(d->multi, fd, fl, &running);
 		}
 		now = sb_driver_now();
-		if (d->curl_deadline >= 0 && now >= d->curl_deadline) {
-			int running;
-			d->curl_deadline = -1;
-			curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-		}
+		if (d->curl_deadline >= 0 && now >= d->curl_deadline)
+			kick(d); /* curl's own timer is due */
 		drain(d);
 		/* Stalled streams. */
 		if (now - stall_check >= stall_every) {
