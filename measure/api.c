@@ -49,6 +49,18 @@ const char *sb_api_path(sb_api a)
 	}
 }
 
+/* Endpoint paths a --url may end with, and the API each one means. */
+static const struct {
+	const char *end;
+	sb_api api;
+} endpoints[] = {
+	{ "/chat/completions", SB_API_OPENAI_CHAT },
+	{ "/completions", SB_API_OPENAI_COMPLETIONS },
+	{ "/api/generate", SB_API_OLLAMA_GENERATE },
+	{ "/api/chat", SB_API_OLLAMA_CHAT },
+};
+#define N_ENDPOINTS (sizeof(endpoints) / sizeof(endpoints[0]))
+
 int sb_api_root(const char *url, char *buf, size_t len, int *had_v1, sb_error *e)
 {
 	size_t n = strlen(url);
@@ -68,11 +80,9 @@ int sb_api_root(const char *url, char *buf, size_t len, int *had_v1, sb_error *e
 	while (n > h + 1 && buf[n - 1] == '/')
 		buf[--n] = '\0';
 	/* A full endpoint URL: keep the part above it. */
-	static const char *const ends[] = { "/chat/completions", "/completions",
-					    "/api/generate", "/api/chat" };
-	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
-		size_t k = strlen(ends[i]);
-		if (n >= h + 1 + k && !strcmp(buf + n - k, ends[i])) {
+	for (size_t i = 0; i < N_ENDPOINTS; i++) {
+		size_t k = strlen(endpoints[i].end);
+		if (n >= h + 1 + k && !strcmp(buf + n - k, endpoints[i].end)) {
 			n -= k;
 			buf[n] = '\0';
 			break;
@@ -96,19 +106,10 @@ sb_api sb_api_from_url(const char *url)
 	size_t n = strlen(url);
 	while (n && url[n - 1] == '/')
 		n--;
-	static const struct {
-		const char *end;
-		sb_api api;
-	} ends[] = {
-		{ "/chat/completions", SB_API_OPENAI_CHAT },
-		{ "/completions", SB_API_OPENAI_COMPLETIONS },
-		{ "/api/generate", SB_API_OLLAMA_GENERATE },
-		{ "/api/chat", SB_API_OLLAMA_CHAT },
-	};
-	for (size_t i = 0; i < sizeof(ends) / sizeof(ends[0]); i++) {
-		size_t k = strlen(ends[i].end);
-		if (n > k && !strncmp(url + n - k, ends[i].end, k))
-			return ends[i].api;
+	for (size_t i = 0; i < N_ENDPOINTS; i++) {
+		size_t k = strlen(endpoints[i].end);
+		if (n > k && !strncmp(url + n - k, endpoints[i].end, k))
+			return endpoints[i].api;
 	}
 	return SB_API_AUTO;
 }
