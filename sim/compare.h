@@ -195,5 +195,8 @@ int sb_compare_check(const sb_comparison *c, const sb_compare_goals *g,
  * nothing else is printed). verbose adds per-request errors and replay sd.
  * Returns 0 or -EIO when writing failed. */
 int sb_compare_report(FILE *f, const sb_comparison *c, int verbose);
+/* Writes whether c meets g: "goals met: ..." on one line, or "goals
+ * missed:" and the missed goals one per line. Returns 1 met, 0 missed. */
+int sb_compare_report_goals(FILE *f, const sb_comparison *c, const sb_compare_goals *g);
 
 #endif

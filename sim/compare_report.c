@@ -148,3 +148,16 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 	}
 	return ferror(f) ? -EIO : 0;
 }
+
+int sb_compare_report_goals(FILE *f, const sb_comparison *c, const sb_compare_goals *g)
+{
+	char why[1024];
+	int met = sb_compare_check(c, g, why, sizeof(why));
+	if (met)
+		fprintf(f, "goals met: median |error| <= %g%% (mean/p50) and <= %g%% (p90/p99)%s\n",
+			g->central_pct, g->tail_pct,
+			g->require_knee ? ", knee at the measured level" : "");
+	else
+		fprintf(f, "goals missed:\n%s", why);
+	return met;
+}

@@ -349,12 +349,7 @@ static int run_compare(const sb_model *m, const char **val, sb_error *e)
 	int rc = sb_compare_report(stdout, &c, 0) < 0 ? 1 : 0;
 	sb_compare_goals g;
 	sb_compare_goals_init(&g);
-	char why[1024];
-	if (sb_compare_check(&c, &g, why, sizeof(why)))
-		printf("goals met: median |error| <= %g%% (mean/p50), <= %g%% (p90/p99)\n",
-		       g.central_pct, g.tail_pct);
-	else
-		printf("goals missed:\n%s", why);
+	sb_compare_report_goals(stdout, &c, &g);
 	if (val[O_JSON] && sb_json_write_file(val[O_JSON], c.simulated, e) < 0) {
 		fprintf(stderr, "sbsim: %s\n", e->msg);
 		rc = 1;
