@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
@@ -17,6 +18,11 @@
 #include "sse.h"
 
 #define ERRBODY_MAX 400
+/* The longest one loop turn spends starting closed-loop requests, and
+ * reporting finished ones, before it reads the sockets again: a wave of a
+ * thousand completions must not leave a stream's next token unread past
+ * the one after it (their kernel stamps would merge). */
+#define TURN_BUDGET_S 0.002
 
 typedef struct req {
 	sb_driver *d;
@@ -26,6 +32,9 @@ typedef struct req {
 	sb_stream st;
 	long id;
 	double t_sched, t_sent, t_first, t_last, t_activity, now; /* absolute */
+	/* Kernel arrival time of the bytes curl is reading for it now (NaN
+	 * outside that socket action), and of the last bytes it read. */
+	double rx_at, rx_last;
 	double *itl;
 	size_t n_itl, cap_itl;
 	long http;
@@ -61,6 +70,8 @@ struct sb_driver {
 	size_t n_pending;
 	int nomem;
 	req *done_head, *done_tail; /* finished, not yet reported (FIFO) */
+	req **owner;           /* by socket: the request curl last said uses it */
+	size_t n_owner;
 };
 
 double sb_driver_now(void)
@@ -74,8 +85,21 @@ double sb_driver_now(void)
 
 static int sock_cb(CURL *e, curl_socket_t s, int what, void *userp, void *socketp)
 {
-	(void)e;
 	sb_driver *d = userp;
+	req *r = NULL;
+	if (s >= 0 && (size_t)s >= d->n_owner) {
+		size_t n = (size_t)s + 64;
+		req **q = realloc(d->owner, n * sizeof(*q));
+		if (q) {
+			memset(q + d->n_owner, 0, (n - d->n_owner) * sizeof(*q));
+			d->owner = q;
+			d->n_owner = n;
+		}
+	}
+	if (e)
+		curl_easy_getinfo(e, CURLINFO_PRIVATE, (char **)&r);
+	if (s >= 0 && (size_t)s < d->n_owner)
+		d->owner[s] = what == CURL_POLL_REMOVE ? NULL : r;
 	if (what == CURL_POLL_REMOVE) {
 		epoll_ctl(d->epfd, EPOLL_CTL_DEL, s, NULL);
 		return 0;
@@ -88,6 +112,50 @@ static int sock_cb(CURL *e, curl_socket_t s, int what, void *userp, void *socket
 		epoll_ctl(d->epfd, EPOLL_CTL_ADD, s, &ev);
 	(void)socketp;
 	return 0;
+}
+
+/* Every socket asks the kernel to stamp arriving data (SO_TIMESTAMPNS), so
+ * a token's time is when it reached this machine, not when this one thread
+ * got round to reading it: with a thousand streams a wave of tokens takes
+ * milliseconds to read, and that delay is the client's, not the server's.
+ * Where the option is refused, the read time is used. */
+static int sockopt_cb(void *ud, curl_socket_t s, curlsocktype purpose)
+{
+	(void)ud;
+	(void)purpose;
+	int on = 1;
+	setsockopt(s, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on));
+	return CURL_SOCKOPT_OK;
+}
+
+/* The arrival time of the oldest unread byte on fd (absolute, monotonic),
+ * or NaN when the kernel has none to give (nothing queued, no stamp). A
+ * one-byte MSG_PEEK leaves the data for curl. */
+static double arrival_time(int fd)
+{
+	char byte;
+	union {
+		char buf[CMSG_SPACE(sizeof(struct timespec))];
+		struct cmsghdr align;
+	} ctl;
+	struct iovec iov = { .iov_base = &byte, .iov_len = 1 };
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+			     .msg_controllen = sizeof(ctl.buf) };
+	if (recvmsg(fd, &mh, MSG_PEEK | MSG_DONTWAIT) != 1)
+		return NAN;
+	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		struct timespec ts, real;
+		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+		/* the stamp is wall-clock time: moved onto the monotonic clock */
+		clock_gettime(CLOCK_REALTIME, &real);
+		double now = sb_driver_now();
+		double age = (double)(real.tv_sec - ts.tv_sec) + (double)(real.tv_nsec - ts.tv_nsec) * 1e-9;
+		/* a clock step makes the stamp meaningless: read time then */
+		return age >= 0 && age < 60 ? now - age : NAN;
+	}
+	return NAN;
 }
 
 static int timer_cb(CURLM *m, long timeout_ms, void *userp)
@@ -158,11 +226,15 @@ static size_t write_cb(char *ptr, size_t sz, size_t nm, void *ud)
 {
 	req *r = ud;
 	size_t n = sz * nm;
-	/* Stamped when the bytes are handed over. (Stamping with the instant
-	 * epoll_wait returned was tried: no better against the stub's
-	 * synchronised streams, and worse for inter-token gaps.) */
+	/* Stamped with the kernel's arrival time of the bytes curl is reading
+	 * (see sockopt_cb), else when they are handed over. A stamp is never
+	 * earlier than the request's send or its previous token. */
 	r->now = sb_driver_now();
 	r->t_activity = r->now;
+	if (r->rx_at < r->now) { /* false when NaN */
+		double floor_at = isnan(r->t_first) ? r->t_sent : r->t_last;
+		r->now = r->rx_at > floor_at ? r->rx_at : floor_at;
+	}
 	if (!r->http)
 		curl_easy_getinfo(r->easy, CURLINFO_RESPONSE_CODE, &r->http);
 	if (r->http >= 300) {
@@ -224,6 +296,7 @@ static req *req_new(sb_driver *d)
 	curl_easy_setopt(c, CURLOPT_PRIVATE, r);
 	curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(c, CURLOPT_TCP_NODELAY, 1L);
+	curl_easy_setopt(c, CURLOPT_SOCKOPTFUNCTION, sockopt_cb);
 	curl_easy_setopt(c, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
 	curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, cto < 1 ? 1L : cto);
 	sb_tls_apply(c, d->o.ca_file, d->o.insecure);
@@ -275,6 +348,7 @@ static int start(sb_driver *d, long id, double t_sched)
 		sb_ndjson_reset(r->nd);
 	sb_stream_reset(&r->st);
 	r->id = id;
+	r->rx_at = r->rx_last = r->t_last = NAN;
 	r->retries = 0;
 	curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);
 	r->n_itl = 0;
@@ -343,13 +417,15 @@ static int retry_dead_reuse(sb_driver *d, req *r, CURLcode res)
 /* Ends request r (curl result res). Its slot (closed loop) and the
  * in-flight count are released at once; the report (records, statistics,
  * the partial file: the costly part) is queued and made by report_done()
- * a few at a time, so that a wave of completions does not hold up the
- * timestamps of the streams still running. abandon: not reported at all. */
+ * a slice at a time, so that a wave of completions does not hold up the
+ * reading of the streams still running. abandon: not reported at all. */
 static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 {
 	if (!abandon && retry_dead_reuse(d, r, res))
 		return;
 	double now = sb_driver_now();
+	/* A complete response ended when its last bytes arrived. */
+	double t_end = res == CURLE_OK && r->rx_last < now ? fmax(r->rx_last, r->t_last) : now;
 	curl_multi_remove_handle(d->multi, r->easy);
 	active_remove(d, r);
 	free(r->body);
@@ -388,7 +464,7 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 		}
 	}
 	r->cls = cls;
-	r->t_done = now;
+	r->t_done = t_end;
 	if (ph->inflight)
 		ph->inflight(ph->ud, now - d->t0, -1);
 	r->next_done = NULL;
@@ -407,11 +483,11 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 	}
 }
 
-/* Reports up to max finished requests (oldest first). */
-static void report_done(sb_driver *d, size_t max)
+/* Reports finished requests (oldest first) until the clock passes until. */
+static void report_done(sb_driver *d, double until)
 {
 	const sb_phase *ph = d->ph;
-	for (size_t k = 0; k < max && d->done_head; k++) {
+	while (d->done_head && sb_driver_now() < until) {
 		req *r = d->done_head;
 		d->done_head = r->next_done;
 		if (!d->done_head)
@@ -507,6 +583,7 @@ void sb_driver_free(sb_driver *d)
 		free(r);
 	}
 	free(d->all);
+	free(d->owner);
 	free(d->active);
 	free(d->pending);
 	if (d->multi)
@@ -604,7 +681,8 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 				}
 			}
 			while (d->ready > 0 && (ph->count < 0 || sent < ph->count) &&
-			       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s)) {
+			       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s) &&
+			       sb_driver_now() - now < TURN_BUDGET_S) {
 				if (start(d, sent, -1) < 0) {
 					ret = sb_error_code(e, -ENOMEM, "out of memory starting a request");
 					goto out;
@@ -625,7 +703,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 				     (ph->duration_s <= 0 || now - d->t0 < ph->duration_s))
 				  : next_arr < ph->n_arrivals;
 		if (!more && d->n_active == 0) {
-			report_done(d, (size_t)-1);
+			report_done(d, INFINITY);
 			break;
 		}
 		if (closed && more && d->n_active == 0 && d->ready == 0 && d->n_pending == 0)
@@ -640,7 +718,8 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 			wait = fmin(wait, stall_check + stall_every - now);
 		if (closed && ph->duration_s > 0 && more)
 			wait = fmin(wait, d->t0 + ph->duration_s - now);
-		int wait_ms = wait <= 0 || d->done_head ? 0 : (int)ceil(wait * 1e3);
+		int busy = d->done_head || (closed && more && d->ready > 0);
+		int wait_ms = wait <= 0 || busy ? 0 : (int)ceil(wait * 1e3);
 		int n = epoll_wait(d->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), wait_ms);
 		/* Arrivals first: a send must not wait behind other streams' data. */
 		if (!closed && (ret = send_due(d, &next_arr, &sent, sb_driver_now(), e)) < 0)
@@ -662,8 +741,13 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 				fl |= CURL_CSELECT_OUT;
 			if (evs[i].events & (EPOLLERR | EPOLLHUP))
 				fl |= CURL_CSELECT_ERR;
+			req *r = (fl & CURL_CSELECT_IN) && (size_t)fd < d->n_owner ? d->owner[fd] : NULL;
+			if (r && !isnan(r->rx_at = arrival_time(fd)))
+				r->rx_last = r->rx_at;
 			int running;
 			curl_multi_socket_action(d->multi, fd, fl, &running);
+			if (r)
+				r->rx_at = NAN;
 		}
 		now = sb_driver_now();
 		if (d->curl_deadline >= 0 && now >= d->curl_deadline)
@@ -684,7 +768,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 			}
 		}
 		/* Reports: all of them when the sockets were quiet, else a few. */
-		report_done(d, n == 0 ? (size_t)-1 : 8);
+		report_done(d, sb_driver_now() + TURN_BUDGET_S);
 		if (ph->tick && now - last_tick >= 0.1) {
 			last_tick = now;
 			ph->tick(ph->ud, now - d->t0, sent, d->finished);
@@ -693,7 +777,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 out:
 	while (d->n_active)
 		finish(d, d->active[0], CURLE_OK, 1);
-	report_done(d, (size_t)-1); /* finished before the stop: measured */
+	report_done(d, INFINITY); /* finished before the stop: measured */
 	arm_timer(d, -1);
 	if (ph->tick && ret == 0)
 		ph->tick(ph->ud, sb_driver_now() - d->t0, sent, d->finished);

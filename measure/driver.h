@@ -8,8 +8,11 @@
  * request k at arrivals[k] whatever the server does, so a slow server (or a
  * slow client) shows up as latency and schedule lag, never as fewer sends.
  *
- * Timestamps are CLOCK_MONOTONIC, taken once per curl write callback: every
- * event in one received piece carries the time the piece arrived.
+ * Timestamps are CLOCK_MONOTONIC. A token's is the kernel's arrival time of
+ * the oldest bytes in the read that carried it (SO_TIMESTAMPNS, peeked
+ * before curl reads), so a client busy with other streams does not delay
+ * it; where the kernel gives none, the time the write callback ran. Every
+ * event in one read carries the same time.
  */
 #ifndef SB_DRIVER_H
 #define SB_DRIVER_H
