@@ -5,8 +5,13 @@
 #   streams, requests, tokens,
 #   timestamp error vs the stub's schedule (ms): |TTFT - ttft| and
 #     |gap - itl| at p50 / p99,
-#   the stub's own lateness (how late it wrote tokens; part of the error above)
-#     and its CPU per token,
+#   the stub's own lateness (how late it wrote tokens against the schedule,
+#     counted from the request's arrival; part of the error above) and its
+#     CPU per token,
+#   the client's own error: its TTFT against the stub's actual prompt_ms
+#     (first token written - request arrived, both kernel-stamped) and its
+#     first-to-last token span against the stub's predicted_ms, so the
+#     stub's lateness drops out,
 #   client CPU per token (µs, (user+sys)/tokens of the client process),
 #   client peak RSS (MiB),
 #   the load average before and after (figures from a busy machine mislead).
@@ -97,6 +102,14 @@ tokens = sum(r.get("output_tokens") or 0 for r in reqs)
 te = sorted(abs(r["ttft_ms"] - ttft) for r in ok)
 ge = sorted(abs(g - itl) for r in ok for g in (r.get("itl_ms") or []))
 both = sorted(te + ge)
+own_t, own_s = [], []
+for r in ok:
+    t = (r.get("server") or {}).get("timings") or {}
+    if "prompt_ms" in t and "predicted_ms" in t:
+        own_t.append(abs(r["ttft_ms"] - t["prompt_ms"]))
+        own_s.append(abs(sum(r.get("itl_ms") or []) - t["predicted_ms"]))
+own_t.sort()
+own_s.sort()
 
 def q(xs, p):
     if not xs:
@@ -123,6 +136,10 @@ print(f"inter-token error (ms):    p50 {q(ge, .5):.3f}  p99 {q(ge, .99):.3f}")
 print(f"timestamp error, all (ms): p50 {q(both, .5):.3f}  p99 {q(both, .99):.3f}")
 if stub:
     print(stub)
+print(f"client's own TTFT error:   p50 {q(own_t, .5):.3f}  p99 {q(own_t, .99):.3f}  "
+      f"(vs the stub's actual prompt_ms, {len(own_t)} requests)")
+print(f"client's own span error:   p50 {q(own_s, .5):.3f}  p99 {q(own_s, .99):.3f}  "
+      f"(first-to-last token vs the stub's predicted_ms)")
 print(f"client CPU per token (us): {cpu_s * 1e6 / tokens:.2f}  "
       f"(user {float(user):.2f} s + sys {float(sys_s):.2f} s)" if tokens else
       "client CPU per token: no tokens")

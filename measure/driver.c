@@ -19,9 +19,11 @@
 
 #define ERRBODY_MAX 400
 /* The longest one loop turn spends starting closed-loop requests, and
- * reporting finished ones, before it reads the sockets again: a wave of a
- * thousand completions must not leave a stream's next token unread past
- * the one after it (their kernel stamps would merge). */
+ * reporting finished ones, before it reads the sockets again; and while
+ * the data it read last turn had waited longer than this, it starts none:
+ * reading comes first. A stream's token left unread past the next one
+ * would take the next one's time (the kernel merges queued segments and
+ * keeps the later stamp). */
 #define TURN_BUDGET_S 0.002
 
 typedef struct req {
@@ -659,6 +661,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 	struct epoll_event evs[512];
 	d->t0 = sb_driver_now();
 	int ret = 0;
+	double read_lag = 0; /* how long the data read last turn had waited (s) */
 
 	for (;;) {
 		double now = sb_driver_now();
@@ -680,7 +683,8 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 					i++;
 				}
 			}
-			while (d->ready > 0 && (ph->count < 0 || sent < ph->count) &&
+			while (d->ready > 0 && read_lag < TURN_BUDGET_S &&
+			       (ph->count < 0 || sent < ph->count) &&
 			       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s) &&
 			       sb_driver_now() - now < TURN_BUDGET_S) {
 				if (start(d, sent, -1) < 0) {
@@ -721,6 +725,8 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 		int busy = d->done_head || (closed && more && d->ready > 0);
 		int wait_ms = wait <= 0 || busy ? 0 : (int)ceil(wait * 1e3);
 		int n = epoll_wait(d->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), wait_ms);
+		double woke = sb_driver_now();
+		read_lag = 0;
 		/* Arrivals first: a send must not wait behind other streams' data. */
 		if (!closed && (ret = send_due(d, &next_arr, &sent, sb_driver_now(), e)) < 0)
 			goto out;
@@ -742,8 +748,10 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 			if (evs[i].events & (EPOLLERR | EPOLLHUP))
 				fl |= CURL_CSELECT_ERR;
 			req *r = (fl & CURL_CSELECT_IN) && (size_t)fd < d->n_owner ? d->owner[fd] : NULL;
-			if (r && !isnan(r->rx_at = arrival_time(fd)))
+			if (r && !isnan(r->rx_at = arrival_time(fd))) {
 				r->rx_last = r->rx_at;
+				read_lag = fmax(read_lag, woke - r->rx_at);
+			}
 			int running;
 			curl_multi_socket_action(d->multi, fd, fl, &running);
 			if (r)

@@ -2,8 +2,9 @@
  *
  * One thread, one epoll loop, one timerfd driven by a min-heap of per-connection
  * wake-up times: thousands of concurrent streams, each token written at its
- * scheduled instant (absolute times from the moment the request got a slot, so
- * errors never accumulate along a stream).
+ * scheduled instant (absolute times from the kernel's arrival time of the
+ * request, or from when a queued one got its slot, so errors never accumulate
+ * along a stream and the stub's own delays show up as lateness).
  *
  * Speaks enough HTTP/1.1 for LLM clients (keep-alive, Content-Length bodies,
  * Expect: 100-continue, chunked or connection-close streaming) and these APIs:
@@ -122,7 +123,9 @@ struct conn {
 	enum fault fault;
 	unsigned fault_at;
 	char model[128];
-	uint64_t t_arrive, t0;
+	uint64_t rx_first;	/* kernel arrival of the oldest unparsed byte (0: unknown) */
+	uint64_t t_arrive, t0;	/* this request's arrival (0: unknown); its schedule's origin */
+	uint64_t t_first_tok;	/* when its first token was written (0: not yet) */
 	unsigned k;		/* next step to write */
 	uint64_t next_ka;	/* next keep-alive comment (0: none) */
 	struct buf carry;	/* tail of step k, when its head went out early (--split) */
@@ -507,9 +510,17 @@ static void add_token(const struct srv *s, const struct conn *c, struct buf *b, 
 	buf_free(&j);
 }
 
-/* Server-side timings the way llama.cpp / Ollama report them. */
+/* Server-side timings the way llama.cpp / Ollama report them: what the
+ * stub actually did (first token written after prompt_ms, the last one,
+ * being written now, pred_ms later); the schedule's values for a
+ * non-streamed answer. */
 static void timings(const struct srv *s, const struct conn *c, double *prompt_ms, double *pred_ms)
 {
+	if (c->t_first_tok) {
+		*prompt_ms = (double)(c->t_first_tok - c->t0) / 1e6;
+		*pred_ms = (double)(mono_ns() - c->t_first_tok) / 1e6;
+		return;
+	}
 	*prompt_ms = (double)sched_offset(s, 0) / 1e6;
 	*pred_ms = (double)(sched_offset(s, c->n_tokens ? c->n_tokens - 1 : 0) - sched_offset(s, 0)) / 1e6;
 }
@@ -689,6 +700,7 @@ static void slot_release(struct srv *s, struct conn *c)
 	while (s->qhead && (s->slots == 0 || s->active < s->slots)) {
 		struct conn *n = s->qhead;
 		queue_remove(s, n);
+		n->t_arrive = 0; /* its schedule starts now, with its slot */
 		stream_start(s, n);
 	}
 }
@@ -736,7 +748,11 @@ static void stream_start(struct srv *s, struct conn *c)
 	c->has_slot = true;
 	s->active++;
 	c->state = C_STREAM;
-	c->t0 = mono_ns();
+	/* The schedule counts from the request's arrival, so the stub's own
+	 * delay in reading and parsing it is lateness, not hidden. */
+	uint64_t now = mono_ns();
+	c->t0 = c->t_arrive && c->t_arrive <= now ? c->t_arrive : now;
+	c->t_first_tok = 0;
 	c->k = 0;
 	c->next_ka = 0;
 	c->tok.len = 0;
@@ -837,6 +853,8 @@ static void stream_on_timer(struct srv *s, struct conn *c, uint64_t at)
 			nonstream_finish(s, c);
 			return;
 		}
+		if (c->k == 0)
+			c->t_first_tok = now;
 		struct buf b = { 0 };
 		enum action act = step_bytes(s, c, c->k, &b);
 		if (s->split) {
@@ -1241,6 +1259,8 @@ static void conn_after_response(struct srv *s, struct conn *c)
 		memcpy(body, c->in.p + hlen, clen);
 		body[clen] = '\0';
 		buf_consume(&c->in, hlen + clen);
+		c->t_arrive = c->rx_first;
+		c->rx_first = 0; /* bytes left over (pipelining): time unknown */
 		int fd = c->fd;
 		handle_request(s, c, method, path, body, clen);
 		free(body);
@@ -1255,11 +1275,39 @@ static void conn_after_response(struct srv *s, struct conn *c)
 	}
 }
 
+/* The kernel's arrival time (SO_TIMESTAMPNS, wall clock) of the last
+ * segment read into mh, on the monotonic clock; now when there is none. */
+static uint64_t arrival_ns(struct msghdr *mh)
+{
+	uint64_t now = mono_ns();
+	for (struct cmsghdr *cm = CMSG_FIRSTHDR(mh); cm; cm = CMSG_NXTHDR(mh, cm)) {
+		if (cm->cmsg_level != SOL_SOCKET || cm->cmsg_type != SCM_TIMESTAMPNS)
+			continue;
+		struct timespec ts, real;
+		memcpy(&ts, CMSG_DATA(cm), sizeof ts);
+		clock_gettime(CLOCK_REALTIME, &real);
+		int64_t age = ((int64_t)real.tv_sec - ts.tv_sec) * 1000000000 + (real.tv_nsec - ts.tv_nsec);
+		if (age >= 0 && (uint64_t)age < now)
+			return now - (uint64_t)age;
+	}
+	return now;
+}
+
 static void conn_on_readable(struct srv *s, struct conn *c)
 {
 	for (;;) {
 		buf_reserve(&c->in, 65536);
-		ssize_t n = recv(c->fd, c->in.p + c->in.len, c->in.cap - c->in.len - 1, 0);
+		bool first = c->in.len == 0;
+		union {
+			char buf[CMSG_SPACE(sizeof(struct timespec))];
+			struct cmsghdr align;
+		} ctl;
+		struct iovec iov = { c->in.p + c->in.len, c->in.cap - c->in.len - 1 };
+		struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = ctl.buf,
+				     .msg_controllen = sizeof ctl.buf };
+		ssize_t n = recvmsg(c->fd, &mh, 0);
+		if (n > 0 && first)
+			c->rx_first = arrival_ns(&mh);
 		if (n > 0) {
 			c->in.len += (size_t)n;
 			c->in.p[c->in.len] = '\0';
@@ -1295,6 +1343,7 @@ static void accept_all(struct srv *s)
 		}
 		int one = 1;
 		setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+		setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &one, sizeof one);
 		struct conn *c = calloc(1, sizeof *c);
 		if (!c)
 			die("out of memory");
@@ -1370,7 +1419,8 @@ static void usage(FILE *f)
 	fputs("usage: stub_server [OPTIONS]\n"
 	      "  --port N            listen on 127.0.0.1:N (default 0: any; prints PORT=N)\n"
 	      "  --model NAME        model name reported (default stub-model)\n"
-	      "  --ttft-ms X         time to first token after a slot is free (default 50)\n"
+	      "  --ttft-ms X         time to first token from the request's arrival, or from\n"
+	      "                      when a slot freed if it queued (default 50)\n"
 	      "  --itl-ms Y          gap between tokens (default 10)\n"
 	      "  --schedule FILE     numbers in ms: time to first token, then the gap before\n"
 	      "                      each later token; the last gap repeats ('#' comments)\n"

@@ -165,8 +165,8 @@ def check_endpoints(stub):
         last = lines[-1]
         if len(lines) != 6 or not last["done"] or last["eval_count"] != 5 \
                 or last["prompt_eval_count"] != 3 \
-                or abs(last["prompt_eval_duration"] - 5e6) > 1 \
-                or abs(last["eval_duration"] - 8e6) > 1:
+                or abs(last["prompt_eval_duration"] - 5e6) > 2e6 \
+                or abs(last["eval_duration"] - 8e6) > 2e6:
             st.fail(f"{path}: unexpected NDJSON {lines[-1]}")
 
     # non-streamed chat
@@ -189,7 +189,8 @@ def check_endpoints(stub):
 
 
 def norm(b):
-    return re.sub(rb'"created":\d+|stub-\d+', b"", b)
+    """Drops what differs between two runs: ids, clocks, measured timings."""
+    return re.sub(rb'"created":\d+|stub-\d+|"timings":\{[^}]*\}', b"", b)
 
 
 def check_framing(stub):
