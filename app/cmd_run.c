@@ -71,6 +71,11 @@ static void usage(FILE *f)
 		"  --verbose            print the endpoint and request headers (keys redacted)\n"
 		"  --quiet              no progress line and no table\n"
 		"\n"
+		"Timing: closed-loop latency counts from the moment the request is written,\n"
+		"open-loop latency from its scheduled send time; a token's time is the\n"
+		"kernel's arrival time of its bytes, so a client busy with other streams\n"
+		"does not delay it.\n"
+		"\n"
 		"Exit status: 0 all ok, 1 some requests failed, 2 bad usage, 3 server unreachable,\n"
 		"130/143 interrupted (results still written).\n");
 }
