@@ -725,6 +725,12 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 		int busy = d->done_head || (closed && more && d->ready > 0);
 		int wait_ms = wait <= 0 || busy ? 0 : (int)ceil(wait * 1e3);
 		int n = epoll_wait(d->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), wait_ms);
+		/* Woken by a signal (also by SIGSTOP and SIGCONT, without a
+		 * handler): wait again before anything else, so the sockets are
+		 * read through their events (with the kernel's stamps), not by
+		 * curl's timer below. */
+		if (n < 0 && errno == EINTR)
+			continue;
 		double woke = sb_driver_now();
 		read_lag = 0;
 		/* Arrivals first: a send must not wait behind other streams' data. */

@@ -26,9 +26,19 @@ to 3 attempts; a real bug fails every attempt):
     that stamps tokens late in a systematic way (at the end of a read that
     holds several events, on a 10 ms poll tick) is off by about half a gap
     or more for most tokens.
+  - a paused client: servebench is stopped (SIGSTOP) for 90 ms of every
+    130 ms while one stream runs at TTFT 100 ms, one token per 100 ms, so
+    most tokens arrive while it cannot read. Its times are the kernel's
+    arrival times, so the median |gap - 100 ms| stays <= 3 ms, and its TTFT
+    and first-to-last span stay within 3 ms of what the stub reports it did
+    (prompt_ms, predicted_ms). A client that stamped tokens when it read
+    them would be off by tens of ms.
 """
 import os
+import signal
+import subprocess
 import sys
+import threading
 
 import stubtest as st
 
@@ -125,6 +135,57 @@ def attempt(stub, sb, d, port, n):
     return soft
 
 
+def paused_attempt(sb, d, port, n):
+    """One run of the paused-client check; returns the soft problems."""
+    out = os.path.join(d, f"paused{n}.json")
+    cmd = [sb, "run", "--url", f"http://127.0.0.1:{port}", "--model",
+           "stub-model", "--out", out, "--quiet", "--warmup", "0", "--api",
+           "openai-chat", "--concurrency", "1", "--num-requests", "2",
+           "--input-len", "4", "--output-len", "8", "--seed", str(40 + n)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True)
+    st._procs.append(p)
+    done = threading.Event()
+
+    def pause():
+        while not done.wait(0.04):
+            try:
+                p.send_signal(signal.SIGSTOP)
+                done.wait(0.09)
+            finally:
+                p.send_signal(signal.SIGCONT)
+
+    t = threading.Thread(target=pause)
+    t.start()
+    try:
+        _, err = p.communicate(timeout=60)
+    finally:
+        done.set()
+        t.join()
+    if p.returncode != 0:
+        st.fail(f"paused client: exit {p.returncode}: {err[-1500:]}")
+    res = st.load_results(out)
+    soft, gaps = [], []
+    for r in st.all_requests(res):
+        if r.get("error") is not None or r.get("output_tokens") != 8:
+            st.fail(f"paused client: request {r.get('id')}: {r.get('error')}, "
+                    f"{r.get('output_tokens')} tokens")
+        tm = (r.get("server") or {}).get("timings") or {}
+        ttft_err = abs(r["ttft_ms"] - tm["prompt_ms"])
+        span_err = abs(sum(r["itl_ms"]) - tm["predicted_ms"])
+        gaps.extend(abs(g - 100.0) for g in r["itl_ms"])
+        print(f"paused client: request {r['id']}: TTFT {r['ttft_ms']:.3f} ms "
+              f"(stub {tm['prompt_ms']:.3f}), span error {span_err:.3f} ms, "
+              f"gaps {[round(g, 2) for g in r['itl_ms']]}")
+        if ttft_err > SOFT_MS or span_err > SOFT_MS:
+            soft.append(f"paused client: TTFT off the stub's by {ttft_err:.3f} ms, "
+                        f"span by {span_err:.3f} ms")
+    if st.quantile(gaps, .5) > SOFT_MS:
+        soft.append(f"paused client: median |gap - 100 ms| "
+                    f"{st.quantile(gaps, .5):.3f} ms > {SOFT_MS} ms")
+    return soft
+
+
 def main(argv):
     stub, sb = argv[1], argv[2]
     if not st.client_available(sb):
@@ -139,6 +200,15 @@ def main(argv):
         print(f"attempt {n}: " + "; ".join(soft))
     else:
         st.fail(f"timing off in all {ATTEMPTS} attempts: " + "; ".join(soft))
+    st.stop(p)
+    p, port = st.start_stub(stub, "--ttft-ms", 100, "--itl-ms", 100)
+    for n in range(1, ATTEMPTS + 1):
+        soft = paused_attempt(sb, d, port, n)
+        if not soft:
+            break
+        print(f"attempt {n}: " + "; ".join(soft))
+    else:
+        st.fail(f"paused client off in all {ATTEMPTS} attempts: " + "; ".join(soft))
     st.stop(p)
     print("timing: ok")
     return 0
