@@ -32,42 +32,9 @@ ITL_MS=${ITL_MS:-20}
 
 STUB=$BUILD/tests/stub/stub_server
 SB=$BUILD/app/servebench
-for f in "$STUB" "$SB"; do
-	if [ ! -x "$f" ]; then
-		echo "measure.sh: $f not found; build first (meson compile -C $BUILD)" >&2
-		exit 2
-	fi
-done
-
-TMP=$(mktemp -d)
-STUB_PID=
-cleanup() {
-	if [ -n "$STUB_PID" ]; then
-		kill "$STUB_PID" 2>/dev/null || true
-		wait "$STUB_PID" 2>/dev/null || true
-	fi
-	rm -rf "$TMP"
-}
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-# Both processes hold one socket per stream.
-ulimit -n "$(ulimit -Hn)" 2>/dev/null || true
-
-"$STUB" --ttft-ms "$TTFT_MS" --itl-ms "$ITL_MS" >"$TMP/stub.out" 2>"$TMP/stub.err" &
-STUB_PID=$!
-i=0
-until grep -q '^PORT=' "$TMP/stub.out" 2>/dev/null; do
-	i=$((i + 1))
-	if [ $i -gt 100 ]; then
-		echo "measure.sh: the stub did not start" >&2
-		cat "$TMP/stub.err" >&2
-		exit 1
-	fi
-	sleep 0.05
-done
-PORT=$(sed -n 's/^PORT=//p' "$TMP/stub.out")
+. "$(dirname "$0")/stub.sh"
+bench_tools measure.sh "$STUB" "$SB"
+bench_start_stub measure.sh --ttft-ms "$TTFT_MS" --itl-ms "$ITL_MS"
 LOAD_BEFORE=$(cut -d' ' -f1 /proc/loadavg)
 
 set +e

@@ -99,7 +99,7 @@ def check_level(lv, label, soft):
                     f" ms > {SOFT_MS} ms")
 
 
-def attempt(stub, sb, d, port, n):
+def attempt(sb, d, port, n):
     """One measurement of all three loops; returns the soft problems."""
     soft = []
     common = ["--api", "openai-chat", "--input-len", INP, "--output-len", OUT,
@@ -192,24 +192,17 @@ def main(argv):
         print("servebench run is not built yet: skipping")
         return st.SKIP
     d = st.tmpdir()
-    p, port = st.start_stub(stub, "--ttft-ms", TTFT, "--itl-ms", ITL)
-    for n in range(1, ATTEMPTS + 1):
-        soft = attempt(stub, sb, d, port, n)
-        if not soft:
-            break
-        print(f"attempt {n}: " + "; ".join(soft))
-    else:
-        st.fail(f"timing off in all {ATTEMPTS} attempts: " + "; ".join(soft))
-    st.stop(p)
-    p, port = st.start_stub(stub, "--ttft-ms", 100, "--itl-ms", 100)
-    for n in range(1, ATTEMPTS + 1):
-        soft = paused_attempt(sb, d, port, n)
-        if not soft:
-            break
-        print(f"attempt {n}: " + "; ".join(soft))
-    else:
-        st.fail(f"paused client off in all {ATTEMPTS} attempts: " + "; ".join(soft))
-    st.stop(p)
+    for what, sched, run in (("timing", (TTFT, ITL), attempt),
+                             ("paused client", (100, 100), paused_attempt)):
+        p, port = st.start_stub(stub, "--ttft-ms", sched[0], "--itl-ms", sched[1])
+        for n in range(1, ATTEMPTS + 1):
+            soft = run(sb, d, port, n)
+            if not soft:
+                break
+            print(f"attempt {n}: " + "; ".join(soft))
+        else:
+            st.fail(f"{what} off in all {ATTEMPTS} attempts: " + "; ".join(soft))
+        st.stop(p)
     print("timing: ok")
     return 0
 
