@@ -64,6 +64,8 @@ static void usage(FILE *f)
 		"  --seed N             seed of prompts, arrivals and simulator noise\n"
 		"  --replications K     replays per level (simulator noise; default 20)\n"
 		"  --no-forecast        skip the fresh-traffic forecast intervals\n"
+		"  --no-drift-check     skip the closing one-client re-measure that tells how\n"
+		"                       far the server's own speed moved during the run\n"
 		"  --goal-central PCT   goal for mean/p50 median |error| (default 5)\n"
 		"  --goal-tail PCT      goal for p90/p99 median |error| (default 10)\n"
 		"  --no-knee            do not require the knee to match\n"
@@ -125,6 +127,31 @@ static int parse_len(const char *s, sb_dist *d, const char *what, sb_error *e)
 	return 0;
 }
 
+static double mono_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* One client's mean TTFT and TPOT (ms) in the first closed-loop level at
+ * concurrency 1 of a results document; 0 when there is none. */
+static int one_client(const json_t *doc, double *ttft, double *tpot)
+{
+	size_t i;
+	json_t *lv;
+	json_array_foreach(json_object_get(doc, "levels"), i, lv) {
+		const char *mode = json_string_value(json_object_get(lv, "mode"));
+		if (!mode || strcmp(mode, "concurrency") ||
+		    json_number_value(json_object_get(lv, "level")) != 1)
+			continue;
+		*ttft = json_number_value(json_object_get(json_object_get(lv, "ttft_ms"), "mean"));
+		*tpot = json_number_value(json_object_get(json_object_get(lv, "tpot_ms"), "mean"));
+		return *ttft > 0 && *tpot > 0;
+	}
+	return 0;
+}
+
 /* Runs one measurement (closed or open loop). Returns the run's status
  * code (0, or a negative errno) and the document in *out. */
 static int measure(const sb_run_config *base, const sb_workload *w, int quiet, json_t **out,
@@ -145,7 +172,7 @@ int sb_cmd_validate(int argc, char **argv)
 	const char *model_file = NULL, *measured = NULL, *conc = NULL, *rates = NULL;
 	const char *json_out = NULL, *meas_out = NULL, *sim_out = NULL;
 	long slots = 0, seed = -1, reps = 20;
-	int quiet = 0, verbose = 0, forecast = 1, have_nreq = 0;
+	int quiet = 0, verbose = 0, forecast = 1, drift_check = 1, have_nreq = 0;
 	sb_compare_goals goals;
 	sb_compare_goals_init(&goals);
 	sb_run_config rc0;
@@ -166,6 +193,7 @@ int sb_cmd_validate(int argc, char **argv)
 		if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
 		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
 		if (!strcmp(a, "--no-forecast")) { forecast = 0; continue; }
+		if (!strcmp(a, "--no-drift-check")) { drift_check = 0; continue; }
 		if (!strcmp(a, "--no-knee")) { goals.require_knee = 0; continue; }
 		if (!strcmp(a, "--no-cache-prompt")) { rc0.cache_prompt = 0; continue; }
 #define FLAG(name) (v = sb_flag_value(argc, argv, &i, name, &m), m)
@@ -241,6 +269,7 @@ int sb_cmd_validate(int argc, char **argv)
 	memset(&meas, 0, sizeof(meas));
 	sb_comparison cmp;
 	memset(&cmp, 0, sizeof(cmp));
+	json_t *drift = NULL; /* how far one client's speed moved; NULL: not known */
 
 	if (measured) {
 		if (sb_results_load(measured, &meas, &e) < 0) {
@@ -309,6 +338,7 @@ int sb_cmd_validate(int argc, char **argv)
 		rc0.stop = &stop_signal;
 
 		const sb_workload *runs[2] = { wc.n_levels ? &wc : NULL, wo.n_levels ? &wo : NULL };
+		double t_start = mono_s();
 		for (int k = 0; k < 2; k++) {
 			if (!runs[k])
 				continue;
@@ -332,6 +362,32 @@ int sb_cmd_validate(int argc, char **argv)
 				status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
 				break;
 			}
+		}
+		/* The server's own speed can move while it is measured (a shared
+		 * machine, clocks, heat): one client again, briefly, with fresh
+		 * prompts, against the first level. */
+		double t0c, p0c;
+		if (drift_check && !stop_signal && one_client(doc, &t0c, &p0c)) {
+			sb_workload wd = wc;
+			wd.levels[0] = 1;
+			wd.n_levels = 1;
+			wd.requests = w.requests < 5 ? w.requests : 5;
+			wd.warmup = 0;
+			wd.seed = w.seed + 2000;
+			json_t *dd = NULL;
+			double t1c, p1c;
+			int r = measure(&rc0, &wd, quiet, &dd, &e);
+			if (r == 0 && one_client(dd, &t1c, &p1c))
+				drift = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "seconds",
+						  mono_s() - t_start, "ttft_ms_first", t0c,
+						  "ttft_ms_last", t1c, "ttft_pct", (t1c / t0c - 1) * 100,
+						  "tpot_ms_first", p0c, "tpot_ms_last", p1c, "tpot_pct",
+						  (p1c / p0c - 1) * 100);
+			else
+				fprintf(stderr, PROG ": note: the closing one-client re-measure "
+						"failed (%s); no drift figure\n",
+					r < 0 ? e.msg : "no successful request");
+			json_decref(dd);
 		}
 		long failed = sb_run_failed_count(doc);
 		if (failed > 0)
@@ -366,6 +422,20 @@ int sb_cmd_validate(int argc, char **argv)
 		printf("median |error|: mean/p50 %.1f%%, p90/p99 %.1f%%, throughput %.1f%%\n",
 		       cmp.mdape_central, cmp.mdape_tail, cmp.mdape_throughput);
 	}
+	if (drift) {
+		double dt = json_number_value(json_object_get(drift, "ttft_pct"));
+		double dp = json_number_value(json_object_get(drift, "tpot_pct"));
+		printf("server drift over %.0f s: one client's TTFT %.1f -> %.1f ms (%+.1f%%), "
+		       "TPOT %.2f -> %.2f ms (%+.1f%%)%s\n",
+		       json_number_value(json_object_get(drift, "seconds")),
+		       json_number_value(json_object_get(drift, "ttft_ms_first")),
+		       json_number_value(json_object_get(drift, "ttft_ms_last")), dt,
+		       json_number_value(json_object_get(drift, "tpot_ms_first")),
+		       json_number_value(json_object_get(drift, "tpot_ms_last")), dp,
+		       fabs(dt) > 5 || fabs(dp) > 5
+			       ? ": the server's own speed moved; errors of that size are not the model's"
+			       : "");
+	}
 	if (json_out) {
 		json_t *j = sb_comparison_to_json(&cmp);
 		json_object_set_new(j, "model_file", json_string(model_file));
@@ -374,6 +444,8 @@ int sb_cmd_validate(int argc, char **argv)
 							  "require_knee", goals.require_knee));
 		int met = sb_compare_check(&cmp, &goals, NULL, 0);
 		json_object_set_new(j, "goals_met", json_boolean(met));
+		if (drift)
+			json_object_set(j, "server_drift", drift);
 		if (!j || sb_json_write_file(json_out, j, &e) < 0) {
 			fprintf(stderr, PROG ": %s\n", j ? e.msg : "out of memory");
 			status = status ? status : 1;
@@ -394,6 +466,7 @@ out:
 	sb_comparison_fini(&cmp);
 	sb_results_fini(&meas);
 	json_decref(doc);
+	json_decref(drift);
 	sb_model_fini(&model);
 	return status;
 }

@@ -8,6 +8,12 @@
 # tokens on a timer, and a loaded 2-core machine delays some writes by a
 # few ms; TPOT averages 31-63 gaps, so 1 ms of lateness per gap is needed to
 # move it by 20%.
+# Then `servebench validate --url` with that model against the same stub:
+# the stub is the model's own kind of server (fixed steps, FIFO slots), so
+# the product's goals (median |error| <= 5% mean/p50, <= 10% p90/p99, the
+# knee at the measured level) must be met, and the closing one-client
+# re-measure must find the stub's speed unchanged (TPOT within 10%, TTFT
+# within 25%: 20 ms, where a few ms of timer lateness weigh more).
 # usage: stub-url.sh SERVEBENCH STUB_SERVER
 set -eu
 sb=$1
@@ -55,4 +61,18 @@ if fails:
     print("FAIL: " + "; ".join(fails), file=sys.stderr)
     sys.exit(1)
 print("stub calibrate --url: OK", json.dumps(s))
+PY
+rc=0
+"$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port" --model stub \
+	--num-requests 6 --input-len 64 --output-len 32 --json "$dir/v.json" >"$dir/v.txt" || rc=$?
+tail -12 "$dir/v.txt"
+[ "$rc" -eq 0 ] || { echo "FAIL: validate against the stub exited $rc (goals missed?)" >&2; exit 1; }
+python3 - "$dir/v.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+d = v.get("server_drift")
+if not d or abs(d["tpot_pct"]) > 10 or abs(d["ttft_pct"]) > 25:
+    print("FAIL: server_drift %r" % d, file=sys.stderr)
+    sys.exit(1)
+print("stub validate --url: OK, drift", json.dumps(d))
 PY
