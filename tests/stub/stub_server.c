@@ -2,10 +2,11 @@
  *
  * One thread, one epoll loop whose nanosecond timeout (epoll_pwait2) is the
  * earliest of a min-heap of per-connection wake-up times (no timer to re-arm
- * per token, which costs a VM exit): thousands of concurrent streams, each token written at its
- * scheduled instant (absolute times from the kernel's arrival time of the
- * request, or from when a queued one got its slot, so errors never accumulate
- * along a stream and the stub's own delays show up as lateness).
+ * per token, which costs a VM exit): thousands of concurrent streams, each
+ * token written at its scheduled instant (absolute times from the kernel's
+ * arrival time of the request, or from when a queued one got its slot, so
+ * errors never accumulate along a stream and the stub's own delays show up
+ * as lateness).
  *
  * Speaks enough HTTP/1.1 for LLM clients (keep-alive, Content-Length bodies,
  * Expect: 100-continue, chunked or connection-close streaming) and these APIs:
