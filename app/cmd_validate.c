@@ -127,6 +127,18 @@ static int parse_len(const char *s, sb_dist *d, const char *what, sb_error *e)
 	return 0;
 }
 
+/* The seed of part k of a run with seed `seed` (splitmix64): unrelated to
+ * every small seed, so two validations with seeds 1000 and 2000 never send
+ * each other's prompts (llama.cpp keeps prompts in a RAM cache and answers
+ * a repeated one in milliseconds). */
+static unsigned long sub_seed(unsigned long seed, unsigned long k)
+{
+	unsigned long long z = (unsigned long long)seed + k * 0x9E3779B97F4A7C15ULL;
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+	return (unsigned long)((z ^ (z >> 31)) & 0xffffffffUL);
+}
+
 static double mono_s(void)
 {
 	struct timespec ts;
@@ -288,7 +300,7 @@ int sb_cmd_validate(int argc, char **argv)
 		/* fresh prompts for the open-loop part: with the closed loop's
 		 * seed it would resend the same prompts, which llama.cpp then
 		 * finds in its prompt cache (a different workload) */
-		wo.seed = w.seed + 1000;
+		wo.seed = sub_seed(w.seed, 1);
 		if (conc) {
 			if (parse_levels(conc, 0, &wc, "--concurrency", &e) < 0)
 				goto usage_fail;
@@ -373,7 +385,7 @@ int sb_cmd_validate(int argc, char **argv)
 			wd.n_levels = 1;
 			wd.requests = w.requests < 5 ? w.requests : 5;
 			wd.warmup = 0;
-			wd.seed = w.seed + 2000;
+			wd.seed = sub_seed(w.seed, 2);
 			json_t *dd = NULL;
 			double t1c, p1c;
 			int r = measure(&rc0, &wd, quiet, &dd, &e);
@@ -388,6 +400,8 @@ int sb_cmd_validate(int argc, char **argv)
 						"failed (%s); no drift figure\n",
 					r < 0 ? e.msg : "no successful request");
 			json_decref(dd);
+			if (stop_signal && !status)
+				status = 128 + (int)stop_signal;
 		}
 		long failed = sb_run_failed_count(doc);
 		if (failed > 0)

@@ -8,7 +8,8 @@
 #       loop at 30/50/70/90% of the predicted capacity, N requests per level,
 #       fresh prompts, each level's measured arrivals and lengths replayed)
 # and prints each run's median |error| table and, over the runs, the median
-# of each cell. Figures depend on the machine and its load: run it on an
+# of each cell, and how far the server's own speed moved during each
+# validation (validate's closing one-client re-measure). Figures depend on the machine and its load: run it on an
 # idle machine (the load average is printed).
 #
 # usage: bench/accuracy.sh [BUILD_DIR]     (default: build)
@@ -49,7 +50,7 @@ pidfile=$PIDFILE
 echo "llama-server at $URL; load average before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 for i in $(seq 1 "$REPEAT"); do
-  seed=$((1000 * i))
+  seed=$((1000 * i))  # validate derives its other parts' seeds by hashing
   t0=$(date +%s)
   "$SB" calibrate --url "$URL" --model live --slots 2 -o "$work/model-$i.json" --quiet \
     >"$work/cal-$i.txt" 2>&1 || { echo "calibrate failed:"; cat "$work/cal-$i.txt"; exit 1; }
@@ -68,7 +69,8 @@ python3 - "$work" "$REPEAT" <<'PY'
 import json, sys, statistics
 work, reps = sys.argv[1], int(sys.argv[2])
 rows = [("TTFT", "ttft"), ("TPOT", "tpot"), ("E2E", "e2e")]
-runs = [json.load(open(f"{work}/cmp-{i}.json"))["summary"] for i in range(1, reps + 1)]
+docs = [json.load(open(f"{work}/cmp-{i}.json")) for i in range(1, reps + 1)]
+runs = [d["summary"] for d in docs]
 def cell(s, q, c):
     return s[f"{q}_{c}_mdape_pct"]
 print("median |error| over levels, per run (mean/p50 | p90/p99):")
@@ -89,5 +91,10 @@ for i, s in enumerate(runs, 1):
                    for m, k in (("closed", "knee_concurrency"), ("open", "knee_rate")))
     print(f"run {i} knees: {kn}; forecast {s['forecast_inside']} of {s['forecast_cells']} "
           "measured values inside the 95% interval")
+for i, d in enumerate(docs, 1):
+    dr = d.get("server_drift")
+    if dr:
+        print(f"run {i} server drift over {dr['seconds']:.0f} s (one client, first level vs "
+              f"the closing re-measure): TTFT {dr['ttft_pct']:+.1f}%, TPOT {dr['tpot_pct']:+.1f}%")
 PY
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"
