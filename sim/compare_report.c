@@ -132,19 +132,28 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 			c->fc_inside, c->fc_total);
 	/* One client's TPOT is the server's bare decode speed: a miss there is
 	 * the server running at another speed than during calibration, and
-	 * every other level carries it too. */
+	 * every other level carries it too. One client's TTFT is its bare
+	 * prefill: a miss there is the same, or the model's prefill line off
+	 * at a prompt length it was not calibrated at. */
 	for (size_t i = 0; i < c->n_levels; i++) {
 		const sb_cmp_level *l = &c->levels[i];
-		double err = l->err_pct[SB_CMP_TPOT_MEAN];
-		if (l->mode != SB_MODE_CONCURRENCY || l->level != 1 || !isfinite(err) ||
-		    fabs(err) <= 5)
+		if (l->mode != SB_MODE_CONCURRENCY || l->level != 1)
 			continue;
-		fprintf(f, "note: with one client the model's TPOT is %.0f%% %s the measured one "
-			   "(%.2f ms predicted, %.2f measured): if the model was calibrated on this "
-			   "server, its speed has changed since (other load on the machine?), and "
-			   "the errors above include that\n",
-			fabs(err), err < 0 ? "below" : "above", l->pred[SB_CMP_TPOT_MEAN],
-			l->meas[SB_CMP_TPOT_MEAN]);
+		double et = l->err_pct[SB_CMP_TPOT_MEAN], ef = l->err_pct[SB_CMP_TTFT_MEAN];
+		if (isfinite(et) && fabs(et) > 5)
+			fprintf(f, "note: with one client the model's TPOT is %.0f%% %s the measured "
+				   "one (%.2f ms predicted, %.2f measured): if the model was calibrated "
+				   "on this server, its speed has changed since (other load on the "
+				   "machine?), and the errors above include that\n",
+				fabs(et), et < 0 ? "below" : "above", l->pred[SB_CMP_TPOT_MEAN],
+				l->meas[SB_CMP_TPOT_MEAN]);
+		if (isfinite(ef) && fabs(ef) > 5)
+			fprintf(f, "note: with one client the model's TTFT is %.0f%% %s the measured "
+				   "one (%.1f ms predicted, %.1f measured): the server's prefill speed "
+				   "has changed since calibration, or the model's prefill line is off at "
+				   "this prompt length; every level's TTFT carries it\n",
+				fabs(ef), ef < 0 ? "below" : "above", l->pred[SB_CMP_TTFT_MEAN],
+				l->meas[SB_CMP_TTFT_MEAN]);
 	}
 	return ferror(f) ? -EIO : 0;
 }
