@@ -21,6 +21,7 @@
  */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/results.h"
@@ -40,8 +41,22 @@ static void workload(sb_workload *w, sb_mode mode)
 	w->seed = 7;
 }
 
+/* The report's text for c (malloc'd). */
+static char *report_text(const sb_comparison *c)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f)
+		return NULL;
+	sb_compare_report(f, c, 0);
+	fclose(f);
+	return buf;
+}
+
 /* Counts cells with |meas - pred| > 5 sd (see above); returns the number of
  * finite cells in *n. */
+
 static int count_outliers(const sb_comparison *c, int metric_lo, int metric_hi, int *n,
 			  int verbose)
 {
@@ -146,6 +161,10 @@ int main(void)
 		CHECK_NEAR(sim.levels[3].sum.ttft_ms.p50, c.levels[3].pred[SB_CMP_TTFT_P50], 1e-9);
 		sb_results_fini(&sim);
 	}
+	/* the right model: no note that the server's speed moved */
+	char *txt = report_text(&c);
+	CHECK(txt && !strstr(txt, "note: with one client"));
+	free(txt);
 	sb_comparison_fini(&c);
 
 	/* 2x slower decode */
@@ -166,6 +185,27 @@ int main(void)
 		CHECK(out_t >= nt * 9 / 10);
 		CHECK(sb_compare_check(&c, NULL, NULL, 0) == 0);
 		CHECK(c.fc_inside < 0.60 * (double)c.fc_total);
+		/* one client's TPOT twice the measured: the note says so */
+		txt = report_text(&c);
+		const char *note = txt ? strstr(txt, "note: with one client the model's TPOT is ") : NULL;
+		CHECK(note && strstr(note, "% above the measured one"));
+		CHECK(txt && !strstr(txt, "model's TTFT is"));
+		free(txt);
+		sb_comparison_fini(&c);
+	}
+	sb_model_fini(&bad);
+
+	/* prefill 20% slower: the one-client TTFT note, and not the TPOT one */
+	sb_model_copy(&bad, &m);
+	bad.per_prefill_token_ms *= 1.2;
+	bad.prefill_base_ms *= 1.2;
+	r = sb_compare_run(&bad, &meas, &o, &c, &e);
+	CHECK(r == 0);
+	if (r == 0) {
+		txt = report_text(&c);
+		CHECK(txt && strstr(txt, "note: with one client the model's TTFT is "));
+		CHECK(txt && !strstr(txt, "model's TPOT is"));
+		free(txt);
 		sb_comparison_fini(&c);
 	}
 	sb_model_fini(&bad);
