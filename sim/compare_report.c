@@ -135,25 +135,29 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 	 * every other level carries it too. One client's TTFT is its bare
 	 * prefill: a miss there is the same, or the model's prefill line off
 	 * at a prompt length it was not calibrated at. */
+	static const struct {
+		int cell;
+		const char *name, *why;
+	} notes[] = {
+		{ SB_CMP_TPOT_MEAN, "TPOT",
+		  "if the model was calibrated on this server, its speed has changed since "
+		  "(other load on the machine?), and the errors above include that" },
+		{ SB_CMP_TTFT_MEAN, "TTFT",
+		  "the server's prefill speed has changed since calibration, or the model's "
+		  "prefill line is off at this prompt length; every level's TTFT carries it" },
+	};
 	for (size_t i = 0; i < c->n_levels; i++) {
 		const sb_cmp_level *l = &c->levels[i];
 		if (l->mode != SB_MODE_CONCURRENCY || l->level != 1)
 			continue;
-		double et = l->err_pct[SB_CMP_TPOT_MEAN], ef = l->err_pct[SB_CMP_TTFT_MEAN];
-		if (isfinite(et) && fabs(et) > 5)
-			fprintf(f, "note: with one client the model's TPOT is %.0f%% %s the measured "
-				   "one (%.2f ms predicted, %.2f measured): if the model was calibrated "
-				   "on this server, its speed has changed since (other load on the "
-				   "machine?), and the errors above include that\n",
-				fabs(et), et < 0 ? "below" : "above", l->pred[SB_CMP_TPOT_MEAN],
-				l->meas[SB_CMP_TPOT_MEAN]);
-		if (isfinite(ef) && fabs(ef) > 5)
-			fprintf(f, "note: with one client the model's TTFT is %.0f%% %s the measured "
-				   "one (%.1f ms predicted, %.1f measured): the server's prefill speed "
-				   "has changed since calibration, or the model's prefill line is off at "
-				   "this prompt length; every level's TTFT carries it\n",
-				fabs(ef), ef < 0 ? "below" : "above", l->pred[SB_CMP_TTFT_MEAN],
-				l->meas[SB_CMP_TTFT_MEAN]);
+		for (size_t k = 0; k < sizeof(notes) / sizeof(notes[0]); k++) {
+			double err = l->err_pct[notes[k].cell];
+			if (isfinite(err) && fabs(err) > 5)
+				fprintf(f, "note: with one client the model's %s is %.0f%% %s the "
+					   "measured one (%.4g ms predicted, %.4g measured): %s\n",
+					notes[k].name, fabs(err), err < 0 ? "below" : "above",
+					l->pred[notes[k].cell], l->meas[notes[k].cell], notes[k].why);
+		}
 	}
 	return ferror(f) ? -EIO : 0;
 }
