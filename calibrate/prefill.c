@@ -70,39 +70,20 @@ int cal_fit_prefill(cal *k, sb_error *e)
 	double *X = malloc(3 * cap * sizeof(double)), *y = malloc(cap * sizeof(double));
 	double *w = malloc(cap * sizeof(double)), *P = malloc(cap * sizeof(double));
 	double *ov = malloc(cap * sizeof(double)), *ovP = malloc(cap * sizeof(double));
+	double *yt = malloc(cap * sizeof(double));
 	size_t *li = malloc(cap * sizeof(size_t));
 	sb_linfit lin, quad;
 	memset(&lin, 0, sizeof(lin));
 	memset(&quad, 0, sizeof(quad));
 	int r = 0;
-	if (!X || !y || !w || !P || !ov || !ovP || !li) {
+	if (!X || !y || !yt || !w || !P || !ov || !ovP || !li) {
 		r = -ENOMEM;
 		goto out;
 	}
-	/* Server timings only when every concurrency-1 point has them. */
-	size_t n = 0, n_t = 0;
-	for (size_t l = 0; l < k->n_lv; l++) {
-		const lvpt *L = &k->lvs[l];
-		if (L->c != 1)
-			continue;
-		if (L->use_reqs) {
-			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
-				n++;
-				n_t += isfinite(k->rqs[q].prompt_ms);
-			}
-		} else {
-			n++;
-		}
-	}
-	if (n == 0) {
-		r = sb_error_set(e, "no TTFT at concurrency 1: the prefill fit needs single-client "
-				    "runs at two or more prompt lengths (servebench run "
-				    "--concurrency 1 --input-len 16, then 2048)");
-		goto out;
-	}
-	k->timings = n_t == n;
-	n = 0;
-	size_t n_ov = 0;
+	/* One pass over the concurrency-1 points: y from the client's TTFT
+	 * (less the decode steps), yt from the server's prompt_ms; the
+	 * server timings are used only when every point has them. */
+	size_t n = 0, n_t = 0, n_ov = 0;
 	for (size_t l = 0; l < k->n_lv; l++) {
 		const lvpt *L = &k->lvs[l];
 		if (L->c != 1)
@@ -111,9 +92,10 @@ int cal_fit_prefill(cal *k, sb_error *e)
 			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
 				const rqpt *R = &k->rqs[q];
 				P[n] = R->P;
-				y[n] = k->timings ? R->prompt_ms
-						  : R->ttft - k->d1 * (double)cal_nsteps(k, R->P);
-				if (k->timings) {
+				y[n] = R->ttft - k->d1 * (double)cal_nsteps(k, R->P);
+				yt[n] = R->prompt_ms;
+				if (isfinite(R->prompt_ms)) {
+					n_t++;
 					ovP[n_ov] = R->Pin;
 					ov[n_ov++] = R->ttft - R->prompt_ms;
 				}
@@ -123,10 +105,20 @@ int cal_fit_prefill(cal *k, sb_error *e)
 		} else {
 			P[n] = L->P;
 			y[n] = L->ttft - k->d1 * (double)cal_nsteps(k, L->P);
+			yt[n] = NAN;
 			w[n] = MEDIAN_WEIGHT(L->n_ok);
 			li[n++] = l;
 		}
 	}
+	if (n == 0) {
+		r = sb_error_set(e, "no TTFT at concurrency 1: the prefill fit needs single-client "
+				    "runs at two or more prompt lengths (servebench run "
+				    "--concurrency 1 --input-len 16, then 2048)");
+		goto out;
+	}
+	k->timings = n_t == n;
+	if (k->timings)
+		memcpy(y, yt, n * sizeof(double));
 	double pmin = INFINITY;
 	/* distinct prompt lengths: groups more than 10% apart (a measured
 	 * length jitters by a few tokens around what was asked for) */
@@ -320,6 +312,7 @@ out:
 	sb_linfit_fini(&quad);
 	free(X);
 	free(y);
+	free(yt);
 	free(w);
 	free(P);
 	free(ov);
