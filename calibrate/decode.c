@@ -453,16 +453,14 @@ int cal_fit_decode_batches(cal *k, sb_error *e)
 			   "server with slots");
 	} else {
 		/* decode_ms(B) = base + per_seq * B over the table, for the report */
-		double X[2 * SB_MODEL_MAX_DECODE], y[SB_MODEL_MAX_DECODE], xb[SB_MODEL_MAX_DECODE];
+		double y[SB_MODEL_MAX_DECODE], xb[SB_MODEL_MAX_DECODE];
 		for (int i = 0; i < k->n_dec; i++) {
-			X[2 * i] = 1.0;
-			X[2 * i + 1] = k->dec[i].batch;
 			xb[i] = k->dec[i].batch;
 			y[i] = k->dec[i].ms;
 		}
 		sb_linfit lf;
 		sb_error e2;
-		if (sb_linfit_run(X, y, NULL, (size_t)k->n_dec, 2, &lf, &e2) == 0) {
+		if (sb_linfit_line(xb, y, NULL, (size_t)k->n_dec, &lf, &e2) == 0) {
 			static const char *const names[] = { "base", "per_seq" };
 			json_t *lj = sb_linfit_to_json(&lf, names);
 			json_object_set_new(lj, "note",

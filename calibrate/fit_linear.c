@@ -17,6 +17,21 @@ double sb_linfit_t95(double dof)
 	return gsl_cdf_tdist_Pinv(0.975, dof);
 }
 
+int sb_linfit_line(const double *x, const double *y, const double *w, size_t n,
+		   sb_linfit *out, sb_error *e)
+{
+	double *X = malloc((2 * n + 1) * sizeof(double));
+	if (!X)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		X[2 * i] = 1;
+		X[2 * i + 1] = x[i];
+	}
+	int r = sb_linfit_run(X, y, w, n, 2, out, e);
+	free(X);
+	return r;
+}
+
 void sb_linfit_fini(sb_linfit *f)
 {
 	if (!f)

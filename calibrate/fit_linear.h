@@ -36,6 +36,10 @@ typedef struct sb_linfit {
  * input or a rank-deficient design, -ENOMEM. Cost O(n·p²). */
 int sb_linfit_run(const double *X, const double *y, const double *w, size_t n,
 		  size_t p, sb_linfit *out, sb_error *e);
+/* The straight line y ≈ coef[0] + coef[1]·x (x: n values, borrowed);
+ * otherwise as sb_linfit_run with p = 2. */
+int sb_linfit_line(const double *x, const double *y, const double *w, size_t n,
+		   sb_linfit *out, sb_error *e);
 /* Releases the arrays; f may be NULL. */
 void sb_linfit_fini(sb_linfit *f);
 /* Prediction at a design row x (p values) and its standard error (NaN

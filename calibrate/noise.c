@@ -40,20 +40,13 @@ static int spread_fit(const double *T2, const double *S2, const double *w, size_
 	*b_lo = *b_hi = NAN;
 	if (n == 0)
 		return 0;
-	double *X = malloc(2 * n * sizeof(double));
-	if (!X)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		X[2 * i] = 1;
-		X[2 * i + 1] = T2[i];
-	}
 	sb_linfit f;
 	int r = 0, fitted = 0;
 	int distinct = 0;
 	for (size_t i = 1; i < n; i++)
 		distinct |= T2[i] != T2[0];
 	if (n >= 2 && distinct) {
-		r = sb_linfit_run(X, S2, w, n, 2, &f, e);
+		r = sb_linfit_line(T2, S2, w, n, &f, e);
 		if (r < 0)
 			goto out;
 		*a = f.coef[0];
@@ -79,9 +72,7 @@ static int spread_fit(const double *T2, const double *S2, const double *w, size_
 		goto out;
 	}
 	if (*a < 0) {
-		for (size_t i = 0; i < n; i++)
-			X[i] = T2[i];
-		r = sb_linfit_run(X, S2, w, n, 1, &f, e);
+		r = sb_linfit_run(T2, S2, w, n, 1, &f, e); /* through the origin */
 		if (r < 0)
 			goto out;
 		*a = 0;
@@ -92,7 +83,6 @@ static int spread_fit(const double *T2, const double *S2, const double *w, size_
 	}
 	r = isfinite(*b_lo) ? 1 : 0;
 out:
-	free(X);
 	return r;
 }
 

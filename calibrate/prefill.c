@@ -30,18 +30,11 @@ static int fit_overhead(cal *k, const double *ov, const double *Pin, size_t n, s
 	double to = n > 1 ? sb_linfit_t95((double)(n - 1)) : NAN;
 	double lo = m - to * k->overhead_se, hi = m + to * k->overhead_se;
 	const char *how = "mean of TTFT - server prompt_ms at concurrency 1";
-	double *X = malloc((2 * n + 1) * sizeof(double));
-	if (!X)
-		return -ENOMEM;
-	for (size_t i = 0; i < n; i++) {
-		X[2 * i] = 1;
-		X[2 * i + 1] = Pin[i];
-	}
 	sb_linfit f;
 	int distinct = 0;
 	for (size_t i = 1; i < n; i++)
 		distinct |= Pin[i] > 1.1 * Pin[0] + 1 || Pin[0] > 1.1 * Pin[i] + 1;
-	if (n >= 4 && distinct && sb_linfit_run(X, ov, NULL, n, 2, &f, e) == 0) {
+	if (n >= 4 && distinct && sb_linfit_line(Pin, ov, NULL, n, &f, e) == 0) {
 		if (f.has_ci && f.ci_lo[1] > 0 && f.coef[0] >= 0) {
 			k->overhead = f.coef[0];
 			k->overhead_se = f.se[0];
@@ -59,7 +52,6 @@ static int fit_overhead(cal *k, const double *ov, const double *Pin, size_t n, s
 		}
 		sb_linfit_fini(&f);
 	}
-	free(X);
 	cal_coef(k, "overhead_ms", k->overhead, lo, hi, "ms", how);
 	return 0;
 }
