@@ -14,6 +14,7 @@
 #include "core/jsonfile.h"
 #include "core/parse.h"
 #include "core/results.h"
+#include "measure/driver.h"
 #include "measure/run.h"
 
 static void usage(FILE *f)
@@ -171,13 +172,6 @@ typedef struct plan_opts {
 	int quiet;
 } plan_opts;
 
-static double now_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* One `servebench run` through the library: closed loop at `levels`,
  * prompts of `in` tokens, `out` output tokens, `n` requests per level.
  * Returns a new results document or NULL (message in e). */
@@ -202,9 +196,9 @@ static json_t *plan_run(const plan_opts *po, const double *levels, int nl, long 
 	w->warmup = 1;
 	w->seed = po->seed + (unsigned long)in * 7919UL + (unsigned long)nl;
 	json_t *res = NULL;
-	double t0 = now_s();
+	double t0 = sb_driver_now();
 	int r = sb_run_execute(&c, &res, e);
-	*secs += now_s() - t0;
+	*secs += sb_driver_now() - t0;
 	if (r < 0) {
 		json_decref(res);
 		return NULL;
@@ -217,7 +211,7 @@ static json_t *plan_run(const plan_opts *po, const double *levels, int nl, long 
 			pos += (size_t)snprintf(lv + pos, sizeof(lv) - pos, "%s%g", i ? "," : "",
 						levels[i]);
 		fprintf(stderr, "  measured prompt %ld, output %ld, concurrency %s: %.1f s%s\n", in,
-			out, lv, now_s() - t0, failed ? " (some requests failed)" : "");
+			out, lv, sb_driver_now() - t0, failed ? " (some requests failed)" : "");
 	}
 	return res;
 }

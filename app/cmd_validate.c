@@ -26,6 +26,7 @@
 #include "core/results.h"
 #include "core/workload.h"
 #include "measure/progress.h"
+#include "measure/driver.h"
 #include "measure/run.h"
 #include "sim/compare.h"
 #include "sim/sim.h"
@@ -137,13 +138,6 @@ static unsigned long sub_seed(unsigned long seed, unsigned long k)
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
 	return (unsigned long)((z ^ (z >> 31)) & 0xffffffffUL);
-}
-
-static double mono_s(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 /* One client's mean TTFT and TPOT (ms) in the first closed-loop level at
@@ -350,7 +344,7 @@ int sb_cmd_validate(int argc, char **argv)
 		rc0.stop = &stop_signal;
 
 		const sb_workload *runs[2] = { wc.n_levels ? &wc : NULL, wo.n_levels ? &wo : NULL };
-		double t_start = mono_s();
+		double t_start = sb_driver_now();
 		for (int k = 0; k < 2; k++) {
 			if (!runs[k])
 				continue;
@@ -391,7 +385,7 @@ int sb_cmd_validate(int argc, char **argv)
 			int r = measure(&rc0, &wd, quiet, &dd, &e);
 			if (r == 0 && one_client(dd, &t1c, &p1c))
 				drift = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "seconds",
-						  mono_s() - t_start, "ttft_ms_first", t0c,
+						  sb_driver_now() - t_start, "ttft_ms_first", t0c,
 						  "ttft_ms_last", t1c, "ttft_pct", (t1c / t0c - 1) * 100,
 						  "tpot_ms_first", p0c, "tpot_ms_last", p1c, "tpot_pct",
 						  (p1c / p0c - 1) * 100);
