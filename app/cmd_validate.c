@@ -128,16 +128,13 @@ static int parse_len(const char *s, sb_dist *d, const char *what, sb_error *e)
 	return 0;
 }
 
-/* The seed of part k of a run with seed `seed` (splitmix64): unrelated to
- * every small seed, so two validations with seeds 1000 and 2000 never send
- * each other's prompts (llama.cpp keeps prompts in a RAM cache and answers
- * a repeated one in milliseconds). */
+/* The seed of part k of a run with seed `seed`, hashed: unrelated to every
+ * small seed, so two validations with seeds 1000 and 2000 never send each
+ * other's prompts (llama.cpp keeps prompts in a RAM cache and answers a
+ * repeated one in milliseconds). */
 static unsigned long sub_seed(unsigned long seed, unsigned long k)
 {
-	unsigned long long z = (unsigned long long)seed + k * 0x9E3779B97F4A7C15ULL;
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-	return (unsigned long)((z ^ (z >> 31)) & 0xffffffffUL);
+	return (unsigned long)(sb_seed_mix((uint64_t)seed ^ ((uint64_t)k << 32)) & 0xffffffffUL);
 }
 
 /* One client's mean TTFT and TPOT (ms) in the first closed-loop level at

@@ -194,6 +194,14 @@ double sb_dist_scv(const sb_dist *d)
 	return NAN;
 }
 
+uint64_t sb_seed_mix(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ULL;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
+	return x ^ (x >> 31);
+}
+
 gsl_rng *sb_rng_new(unsigned long seed)
 {
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);

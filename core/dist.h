@@ -16,6 +16,7 @@
 #include <gsl/gsl_rng.h>
 #include <jansson.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "error.h"
 
@@ -53,5 +54,8 @@ static inline int sb_dist_is_det(const sb_dist *d) { return d->kind == SB_DIST_D
 /* New generator (mt19937) seeded with seed; NULL on allocation failure.
  * Free with gsl_rng_free(). */
 gsl_rng *sb_rng_new(unsigned long seed);
+/* splitmix64's mixing step: seeds derived from one seed (x, x ^ part, ...)
+ * come out unrelated to each other and to every small seed. */
+uint64_t sb_seed_mix(uint64_t x);
 
 #endif

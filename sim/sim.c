@@ -111,18 +111,10 @@ typedef struct sim {
 
 /* ---- helpers -------------------------------------------------------- */
 
-static uint64_t splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
 unsigned long sb_sim_seed(unsigned long seed, int lvl, int rep)
 {
-	uint64_t x = splitmix64((uint64_t)seed);
-	x = splitmix64(x ^ ((uint64_t)(unsigned)lvl << 32) ^ (uint64_t)(unsigned)rep);
+	uint64_t x = sb_seed_mix((uint64_t)seed);
+	x = sb_seed_mix(x ^ ((uint64_t)(unsigned)lvl << 32) ^ (uint64_t)(unsigned)rep);
 	return (unsigned long)(x & 0xffffffffUL);
 }
 
@@ -709,8 +701,8 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	s->slots = calloc((size_t)s->S, sizeof *s->slots);
 	s->freeslot = calloc((size_t)s->S, sizeof *s->freeslot);
 	s->itl = sb_whist_new();
-	s->rl = sb_rng_new((unsigned long)splitmix64((uint64_t)seed ^ 0x1111));
-	s->rs = sb_rng_new((unsigned long)splitmix64((uint64_t)seed ^ 0x2222));
+	s->rl = sb_rng_new((unsigned long)sb_seed_mix((uint64_t)seed ^ 0x1111));
+	s->rs = sb_rng_new((unsigned long)sb_seed_mix((uint64_t)seed ^ 0x2222));
 	if (!s->heap || !s->slots || !s->freeslot || !s->itl || !s->rl || !s->rs)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	if (sb_levelacc_init(&s->acc, slo) < 0)
