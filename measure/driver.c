@@ -130,10 +130,21 @@ static int sockopt_cb(void *ud, curl_socket_t s, curlsocktype purpose)
 	return CURL_SOCKOPT_OK;
 }
 
-/* The arrival time of the oldest unread byte on fd (absolute, monotonic),
- * or NaN when the kernel has none to give (nothing queued, no stamp). A
- * one-byte MSG_PEEK leaves the data for curl. */
-static double arrival_time(int fd)
+/* Seconds to add to a wall-clock time to put it on the monotonic clock,
+ * now (the kernel stamps arrivals with wall-clock time). */
+static double real_to_mono(void)
+{
+	struct timespec real;
+	clock_gettime(CLOCK_REALTIME, &real);
+	return sb_driver_now() - ((double)real.tv_sec + (double)real.tv_nsec * 1e-9);
+}
+
+/* The arrival time of the oldest unread byte on fd (absolute, monotonic:
+ * the kernel's wall-clock stamp + shift), or NaN when the kernel has none
+ * to give (nothing queued, no stamp) or it is far from `woke` (a clock
+ * step; the write callback clamps it to its own time). A one-byte MSG_PEEK
+ * leaves the data for curl. */
+static double arrival_time(int fd, double shift, double woke)
 {
 	char byte;
 	union {
@@ -148,14 +159,10 @@ static double arrival_time(int fd)
 	for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
 		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_TIMESTAMPNS)
 			continue;
-		struct timespec ts, real;
+		struct timespec ts;
 		memcpy(&ts, CMSG_DATA(c), sizeof(ts));
-		/* the stamp is wall-clock time: moved onto the monotonic clock */
-		clock_gettime(CLOCK_REALTIME, &real);
-		double now = sb_driver_now();
-		double age = (double)(real.tv_sec - ts.tv_sec) + (double)(real.tv_nsec - ts.tv_nsec) * 1e-9;
-		/* a clock step makes the stamp meaningless: read time then */
-		return age >= 0 && age < 60 ? now - age : NAN;
+		double at = (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9 + shift;
+		return at - woke < 1 && woke - at < 60 ? at : NAN;
 	}
 	return NAN;
 }
@@ -731,7 +738,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 		 * curl's timer below. */
 		if (n < 0 && errno == EINTR)
 			continue;
-		double woke = sb_driver_now();
+		double woke = sb_driver_now(), shift = n > 0 ? real_to_mono() : 0;
 		read_lag = 0;
 		/* Arrivals first: a send must not wait behind other streams' data. */
 		if (!closed && (ret = send_due(d, &next_arr, &sent, sb_driver_now(), e)) < 0)
@@ -754,7 +761,7 @@ int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
 			if (evs[i].events & (EPOLLERR | EPOLLHUP))
 				fl |= CURL_CSELECT_ERR;
 			req *r = (fl & CURL_CSELECT_IN) && (size_t)fd < d->n_owner ? d->owner[fd] : NULL;
-			if (r && !isnan(r->rx_at = arrival_time(fd))) {
+			if (r && !isnan(r->rx_at = arrival_time(fd, shift, woke))) {
 				r->rx_last = r->rx_at;
 				read_lag = fmax(read_lag, woke - r->rx_at);
 			}
