@@ -24,9 +24,10 @@
  *    boundaries exactly as if every step were simulated.
  *  - Noise: every step of the model has an independent factor of mean 1 and
  *    coefficient of variation cv (noise_prefill_cv for a step with prompt
- *    tokens, noise_cv for one that only decodes). The sum of k nearly equal steps then has
- *    mean k*step and cv ~ cv/sqrt(k); a run draws ONE factor with mean 1 and
- *    cv/sqrt(k) and scales the whole run by it — same mean, same variance
+ *    tokens, noise_cv for one that only decodes). The sum of k nearly equal
+ *    steps then has mean k*step and cv ~ cv/sqrt(k); a run draws ONE factor
+ *    with mean 1 and cv/sqrt(k) and scales the whole run by it — same
+ *    mean, same variance
  *    of the run's length (when a run is later cut to j < k steps its
  *    factor keeps the cv of k steps: a slight under-dispersion).
  *  - ITL: the k*B gaps of a run are recorded as one weighted value, the
