@@ -27,9 +27,9 @@
  *    tokens, noise_cv for one that only decodes). The sum of k nearly equal
  *    steps then has mean k*step and cv ~ cv/sqrt(k); a run draws ONE factor
  *    with mean 1 and cv/sqrt(k) and scales the whole run by it — same
- *    mean, same variance
- *    of the run's length (when a run is later cut to j < k steps its
- *    factor keeps the cv of k steps: a slight under-dispersion).
+ *    mean, same variance of the run's length (when a run is later cut to
+ *    j < k steps its factor keeps the cv of k steps: a slight
+ *    under-dispersion).
  *  - ITL: the k*B gaps of a run are recorded as one weighted value, the
  *    run's mean gap (their spread within a run is b*(k-1), tiny). Per-request
  *    TPOT is exact from TTFT and E2E.
