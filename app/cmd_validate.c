@@ -30,6 +30,7 @@
 #include "measure/run.h"
 #include "sim/compare.h"
 #include "sim/sim.h"
+#include "speed.h"
 
 #define PROG "servebench validate"
 
@@ -65,8 +66,9 @@ static void usage(FILE *f)
 		"  --seed N             seed of prompts, arrivals and simulator noise\n"
 		"  --replications K     replays per level (simulator noise; default 20)\n"
 		"  --no-forecast        skip the fresh-traffic forecast intervals\n"
-		"  --no-drift-check     skip the closing one-client re-measure that tells how\n"
-		"                       far the server's own speed moved during the run\n"
+		"  --probe N            requests of the one-client speed probe taken before each\n"
+		"                       level and after the last (default 3; 0: none)\n"
+		"  --no-drift-check     the same as --probe 0\n"
 		"  --goal-central PCT   goal for mean/p50 median |error| (default 5)\n"
 		"  --goal-tail PCT      goal for p90/p99 median |error| (default 10)\n"
 		"  --no-knee            do not require the knee to match\n"
@@ -137,22 +139,26 @@ static unsigned long sub_seed(unsigned long seed, unsigned long k)
 	return (unsigned long)(sb_seed_mix((uint64_t)seed ^ ((uint64_t)k << 32)) & 0xffffffffUL);
 }
 
-/* One client's mean TTFT and TPOT (ms) in the first closed-loop level at
- * concurrency 1 of a results document; 0 when there is none. */
-static int one_client(const json_t *doc, double *ttft, double *tpot)
+/* A probe of the server's speed (speed.h); a failed one is noted and
+ * skipped: it only tells which levels ran at the calibrated speed. */
+static void take_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, long n,
+		       unsigned long seed, double t_s, size_t before)
 {
-	size_t i;
-	json_t *lv;
-	json_array_foreach(json_object_get(doc, "levels"), i, lv) {
-		const char *mode = json_string_value(json_object_get(lv, "mode"));
-		if (!mode || strcmp(mode, "concurrency") ||
-		    json_number_value(json_object_get(lv, "level")) != 1)
-			continue;
-		*ttft = json_number_value(json_object_get(json_object_get(lv, "ttft_ms"), "mean"));
-		*tpot = json_number_value(json_object_get(json_object_get(lv, "tpot_ms"), "mean"));
-		return *ttft > 0 && *tpot > 0;
-	}
-	return 0;
+	sb_error e = { { 0 } };
+	if (sb_speed_probe(sp, rc, w, n, seed, t_s, before, &e) < 0)
+		fprintf(stderr, PROG ": note: a one-client speed probe failed (%s)\n", e.msg);
+}
+
+/* Makes a one-level run's workload object describe its part: all of w's
+ * levels, and the validation's seed (each level's prompts are hashed from
+ * it). */
+static void set_levels(json_t *wj, const sb_workload *w, unsigned long seed)
+{
+	json_t *a = json_array();
+	for (int k = 0; k < w->n_levels; k++)
+		json_array_append_new(a, json_real(w->levels[k]));
+	json_object_set_new(wj, "levels", a);
+	json_object_set_new(wj, "seed", json_integer((json_int_t)seed));
 }
 
 /* Runs one measurement (closed or open loop). Returns the run's status
@@ -175,7 +181,8 @@ int sb_cmd_validate(int argc, char **argv)
 	const char *model_file = NULL, *measured = NULL, *conc = NULL, *rates = NULL;
 	const char *json_out = NULL, *meas_out = NULL, *sim_out = NULL;
 	long slots = 0, seed = -1, reps = 20;
-	int quiet = 0, verbose = 0, forecast = 1, drift_check = 1, have_nreq = 0;
+	int quiet = 0, verbose = 0, forecast = 1, have_nreq = 0;
+	long probe_n = 3;
 	sb_compare_goals goals;
 	sb_compare_goals_init(&goals);
 	sb_run_config rc0;
@@ -196,7 +203,7 @@ int sb_cmd_validate(int argc, char **argv)
 		if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
 		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
 		if (!strcmp(a, "--no-forecast")) { forecast = 0; continue; }
-		if (!strcmp(a, "--no-drift-check")) { drift_check = 0; continue; }
+		if (!strcmp(a, "--no-drift-check")) { probe_n = 0; continue; }
 		if (!strcmp(a, "--no-knee")) { goals.require_knee = 0; continue; }
 		if (!strcmp(a, "--no-cache-prompt")) { rc0.cache_prompt = 0; continue; }
 #define FLAG(name) (v = sb_flag_value(argc, argv, &i, name, &m), m)
@@ -216,6 +223,7 @@ int sb_cmd_validate(int argc, char **argv)
 		else if (FLAG("--output-len")) { NEED("--output-len"); r = parse_len(v, &w.output_len, "--output-len", &e); }
 		else if (FLAG("--warmup")) { NEED("--warmup"); r = sb_parse_long(v, 0, 1000000, &w.warmup, "--warmup", &e); }
 		else if (FLAG("--seed")) { NEED("--seed"); r = sb_parse_long(v, 0, 4294967295L, &seed, "--seed", &e); }
+		else if (FLAG("--probe")) { NEED("--probe"); r = sb_parse_long(v, 0, 1000, &probe_n, "--probe", &e); }
 		else if (FLAG("--replications")) { NEED("--replications"); r = sb_parse_long(v, 1, 100000, &reps, "--replications", &e); }
 		else if (FLAG("--goal-central")) { NEED("--goal-central"); r = sb_parse_double(v, 0, 1e6, &goals.central_pct, "--goal-central", &e); }
 		else if (FLAG("--goal-tail")) { NEED("--goal-tail"); r = sb_parse_double(v, 0, 1e6, &goals.tail_pct, "--goal-tail", &e); }
@@ -273,6 +281,8 @@ int sb_cmd_validate(int argc, char **argv)
 	sb_comparison cmp;
 	memset(&cmp, 0, sizeof(cmp));
 	json_t *drift = NULL; /* how far one client's speed moved; NULL: not known */
+	sb_speed speed;
+	sb_speed_init(&speed);
 
 	if (measured) {
 		if (sb_results_load(measured, &meas, &e) < 0) {
@@ -340,64 +350,66 @@ int sb_cmd_validate(int argc, char **argv)
 		signal(SIGPIPE, SIG_IGN);
 		rc0.stop = &stop_signal;
 
+		/* Level by level, each with its own prompts, and a one-client
+		 * probe of the server's speed before each level and after the
+		 * last (speed.h). */
 		const sb_workload *runs[2] = { wc.n_levels ? &wc : NULL, wo.n_levels ? &wo : NULL };
 		double t_start = sb_driver_now();
-		for (int k = 0; k < 2; k++) {
+		size_t li = 0;
+		int cut = 0;
+		for (int k = 0; k < 2 && !cut; k++) {
 			if (!runs[k])
 				continue;
-			json_t *part = NULL;
-			int r = measure(&rc0, runs[k], quiet, &part, &e);
-			if (!part) {
-				fprintf(stderr, PROG ": %s\n", e.msg);
-				status = r == -ECONNREFUSED ? 3 : (r == -EINVAL || r == -EIO) ? 2 : 1;
-				goto out;
+			json_t *wjson = NULL; /* the part's workload, all its levels */
+			for (int l = 0; l < runs[k]->n_levels && !cut; l++, li++) {
+				if (probe_n > 0 && !stop_signal)
+					take_probe(&speed, &rc0, &w, probe_n, sub_seed(w.seed, 1000 + li),
+						   sb_driver_now() - t_start, li);
+				sb_workload one = *runs[k];
+				one.levels[0] = runs[k]->levels[l];
+				one.n_levels = 1;
+				one.seed = sub_seed(w.seed, 16 + li);
+				json_t *part = NULL;
+				int r = measure(&rc0, &one, quiet, &part, &e);
+				if (!part) {
+					fprintf(stderr, PROG ": %s\n", e.msg);
+					status = r == -ECONNREFUSED ? 3 : (r == -EINVAL || r == -EIO) ? 2 : 1;
+					json_decref(wjson);
+					goto out;
+				}
+				if (!wjson) {
+					wjson = json_deep_copy(json_object_get(part, "workload"));
+					set_levels(wjson, runs[k], w.seed);
+				}
+				if (!doc) {
+					doc = part;
+					json_object_set(doc, "workload", wjson);
+				} else {
+					json_array_extend(json_object_get(doc, "levels"),
+							  json_object_get(part, "levels"));
+					json_decref(part);
+					if (k == 1)
+						json_object_set(doc, "workload_rate", wjson);
+				}
+				if (r == -EINTR || stop_signal) {
+					fprintf(stderr, PROG ": interrupted; comparing what finished\n");
+					status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+					cut = 1;
+				}
 			}
-			if (!doc) {
-				doc = part;
-			} else {
-				json_array_extend(json_object_get(doc, "levels"),
-						  json_object_get(part, "levels"));
-				json_object_set(doc, "workload_rate", json_object_get(part, "workload"));
-				json_decref(part);
-			}
-			if (r == -EINTR) {
-				fprintf(stderr, PROG ": interrupted; comparing what finished\n");
-				status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
-				break;
-			}
+			json_decref(wjson);
 		}
-		/* The server's own speed can move while it is measured (a shared
-		 * machine, clocks, heat): one client again, briefly, with fresh
-		 * prompts, against the first level. */
-		double t0c, p0c;
-		if (drift_check && !stop_signal && one_client(doc, &t0c, &p0c)) {
-			sb_workload wd = wc;
-			wd.levels[0] = 1;
-			wd.n_levels = 1;
-			wd.requests = w.requests < 5 ? w.requests : 5;
-			wd.warmup = 0;
-			wd.seed = sub_seed(w.seed, 2);
-			json_t *dd = NULL;
-			double t1c, p1c;
-			int r = measure(&rc0, &wd, quiet, &dd, &e);
-			if (r == 0 && one_client(dd, &t1c, &p1c))
-				drift = json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "seconds",
-						  sb_driver_now() - t_start, "ttft_ms_first", t0c,
-						  "ttft_ms_last", t1c, "ttft_pct", (t1c / t0c - 1) * 100,
-						  "tpot_ms_first", p0c, "tpot_ms_last", p1c, "tpot_pct",
-						  (p1c / p0c - 1) * 100);
-			else
-				fprintf(stderr, PROG ": note: the closing one-client re-measure "
-						"failed (%s); no drift figure\n",
-					r < 0 ? e.msg : "no successful request");
-			json_decref(dd);
-			if (stop_signal && !status)
-				status = 128 + (int)stop_signal;
-		}
+		if (probe_n > 0 && !stop_signal)
+			take_probe(&speed, &rc0, &w, probe_n, sub_seed(w.seed, 1000 + li),
+				   sb_driver_now() - t_start, li);
+		if (stop_signal && !status)
+			status = 128 + (int)stop_signal;
 		long failed = sb_run_failed_count(doc);
 		if (failed > 0)
 			fprintf(stderr, PROG ": %ld request(s) failed during the measurement; "
 					"they are left out of the comparison\n", failed);
+		if (speed.n_probes > 0)
+			json_object_set(doc, "speed_probes", speed.probes);
 		if (meas_out && sb_json_write_file(meas_out, doc, &e) < 0) {
 			fprintf(stderr, PROG ": %s\n", e.msg);
 			status = 1;
@@ -419,13 +431,20 @@ int sb_cmd_validate(int argc, char **argv)
 		status = status ? status : 2;
 		goto out;
 	}
+	if (sb_speed_analyse(&speed, &model, &meas, &cmp, &o, &e) < 0)
+		fprintf(stderr, PROG ": note: the speed probes could not be predicted (%s)\n", e.msg);
+	drift = sb_speed_drift(&speed);
 	if (!quiet) {
 		printf("model %s (%d slots) against %s\n", model.name, model.slots,
 		       measured ? measured : rc0.url);
 		sb_compare_report(stdout, &cmp, verbose);
+		sb_speed_report(stdout, &speed, &cmp, probe_n);
 	} else {
 		printf("median |error|: mean/p50 %.1f%%, p90/p99 %.1f%%, throughput %.1f%%\n",
 		       cmp.mdape_central, cmp.mdape_tail, cmp.mdape_throughput);
+		if (speed.analysed && speed.adj.n_levels > 0)
+			printf("speed-adjusted (%zu levels): mean/p50 %.1f%%, p90/p99 %.1f%%\n",
+			       speed.adj.n_levels, speed.adj.mdape_central, speed.adj.mdape_tail);
 	}
 	if (drift) {
 		double dt = json_number_value(json_object_get(drift, "ttft_pct"));
@@ -451,6 +470,9 @@ int sb_cmd_validate(int argc, char **argv)
 		json_object_set_new(j, "goals_met", json_boolean(met));
 		if (drift)
 			json_object_set(j, "server_drift", drift);
+		json_t *sj = sb_speed_to_json(&speed, &cmp, probe_n);
+		if (sj)
+			json_object_set_new(j, "server_speed", sj);
 		if (!j || sb_json_write_file(json_out, j, &e) < 0) {
 			fprintf(stderr, PROG ": %s\n", j ? e.msg : "out of memory");
 			status = status ? status : 1;
@@ -472,6 +494,7 @@ out:
 	sb_results_fini(&meas);
 	json_decref(doc);
 	json_decref(drift);
+	sb_speed_fini(&speed);
 	sb_model_fini(&model);
 	return status;
 }

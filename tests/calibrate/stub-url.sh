@@ -17,14 +17,22 @@
 # takes 20 ms, while the model charges an arrival that joins running
 # decodes one decode step (5 ms), so the open-loop levels miss TTFT by
 # 30-60%; the eight closed-loop levels are within 1%.
+# Last, validate against a second stub that turns 30% slower after its 60th
+# request, in the middle of the sixth level (a server whose speed moves
+# mid-run): the one-client probes must read the model's speed (within 5%)
+# up to the change and +30% (20-40%) after it, the speed-adjusted
+# prediction must scale the levels after the change by about 1.3 and meet
+# the goals, and the plain prediction must miss them (validate exits 1).
 # usage: stub-url.sh SERVEBENCH STUB_SERVER
 set -eu
 sb=$1
 stub=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sb-cal-stub.XXXXXX")
 spid=""
+spid2=""
 cleanup() {
 	if [ -n "$spid" ]; then kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; fi
+	if [ -n "$spid2" ]; then kill "$spid2" 2>/dev/null || true; wait "$spid2" 2>/dev/null || true; fi
 	rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM HUP
@@ -78,4 +86,52 @@ if not d or abs(d["tpot_pct"]) > 10 or abs(d["ttft_pct"]) > 25:
     print("FAIL: server_drift %r" % d, file=sys.stderr)
     sys.exit(1)
 print("stub validate --url: OK, drift", json.dumps(d))
+PY
+
+"$stub" --slots 4 --ttft-ms 20 --itl-ms 5 --slow-after 60 --slow-factor 1.3 \
+	>"$dir/port2" 2>"$dir/stub2.log" &
+spid2=$!
+i=0
+while ! grep -q '^PORT=' "$dir/port2" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$i" -lt 100 ] || { echo "second stub did not start" >&2; cat "$dir/stub2.log" >&2; exit 1; }
+	sleep 0.1
+done
+port2=$(sed -n 's/^PORT=//p' "$dir/port2")
+rc=0
+"$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port2" --model stub \
+	--num-requests 6 --input-len 64 --output-len 32 --json "$dir/v2.json" >"$dir/v2.txt" || rc=$?
+sed -n '/^server speed/,$p' "$dir/v2.txt"
+[ "$rc" -eq 1 ] || { echo "FAIL: validate against a server that slowed by 30% exited $rc, want 1" >&2; exit 1; }
+python3 - "$dir/v2.json" <<'PY'
+import json, sys
+v = json.load(open(sys.argv[1]))
+sp = v["server_speed"]
+probes, adj = sp["probes"], sp["adjusted"]
+fails = []
+# the first probe that reads the change; every later one must read it too
+k = next((i for i, p in enumerate(probes) if p["tpot_pct"] > 15), None)
+if k is None or k < 2:
+    fails.append("no change found after a steady start: %r" % [p["tpot_pct"] for p in probes])
+else:
+    for i, p in enumerate(probes):
+        for q in ("ttft_pct", "tpot_pct"):
+            if i < k and abs(p[q]) > 5:
+                fails.append("probe %d %s %+.1f%% before the change" % (i, q, p[q]))
+            if i >= k and not 20 <= p[q] <= 40:
+                fails.append("probe %d %s %+.1f%% after the change, want about +30%%" % (i, q, p[q]))
+    for l in adj["levels"]:
+        want = 1.0 if l["index"] < k - 1 else 1.3 if l["index"] >= k else None
+        for f in ("prefill_factor", "decode_factor"):
+            if want is not None and abs(l[f] - want) > 0.05:
+                fails.append("level %d %s %.3f, want %.1f" % (l["index"], f, l[f], want))
+s = adj["summary"]
+if not (s["central_pct"] <= 5 and s["tail_pct"] <= 10):
+    fails.append("speed-adjusted summary %r misses the goals" % s)
+if v["goals_met"]:
+    fails.append("goals met over every level despite the change")
+if fails:
+    print("FAIL: " + "; ".join(fails), file=sys.stderr)
+    sys.exit(1)
+print("stub validate, server slowed mid-run: OK, adjusted", json.dumps(s))
 PY

@@ -121,6 +121,7 @@ struct conn {
 	unsigned n_tokens;
 	unsigned prompt_tokens;
 	unsigned long req_index;
+	double slow;		/* its schedule's times are multiplied by this */
 	enum fault fault;
 	unsigned fault_at;
 	char model[128];
@@ -154,6 +155,8 @@ struct srv {
 	bool fault_body_json;
 	const char *require_key; /* non-NULL: POSTs need "Authorization: Bearer KEY" */
 	unsigned long die_after;
+	unsigned long slow_after; /* requests after this many run slow_factor slower */
+	double slow_factor;
 	unsigned default_tokens;
 	size_t huge_bytes;
 	const char *model;
@@ -339,6 +342,14 @@ static uint64_t sched_offset(const struct srv *s, unsigned k)
 	return s->cum[s->nsched - 1] + (uint64_t)(k - (s->nsched - 1)) * last_gap;
 }
 
+/* Offset of token k of stream c: its schedule, slowed when the server has
+ * been told to change speed. */
+static uint64_t conn_offset(const struct srv *s, const struct conn *c, unsigned k)
+{
+	uint64_t o = sched_offset(s, k);
+	return c->slow == 1.0 ? o : (uint64_t)((double)o * c->slow + 0.5);
+}
+
 static void sched_set(struct srv *s, uint64_t *v, size_t n)
 {
 	s->sched = v;
@@ -522,8 +533,8 @@ static void timings(const struct srv *s, const struct conn *c, double *prompt_ms
 		*pred_ms = (double)(mono_ns() - c->t_first_tok) / 1e6;
 		return;
 	}
-	*prompt_ms = (double)sched_offset(s, 0) / 1e6;
-	*pred_ms = (double)(sched_offset(s, c->n_tokens ? c->n_tokens - 1 : 0) - sched_offset(s, 0)) / 1e6;
+	*prompt_ms = (double)conn_offset(s, c, 0) / 1e6;
+	*pred_ms = (double)(conn_offset(s, c, c->n_tokens ? c->n_tokens - 1 : 0) - conn_offset(s, c, 0)) / 1e6;
 }
 
 /* The end of a successful stream: finish chunk (+usage) and [DONE], or
@@ -738,7 +749,7 @@ static void stream_end(struct srv *s, struct conn *c, bool force_close)
 
 static void stream_schedule_next(struct srv *s, struct conn *c)
 {
-	uint64_t at = c->t0 + sched_offset(s, c->k);
+	uint64_t at = c->t0 + conn_offset(s, c, c->k);
 	if (c->next_ka && c->next_ka < at)
 		at = c->next_ka;
 	conn_timer(s, c, at);
@@ -840,7 +851,7 @@ static void nonstream_finish(struct srv *s, struct conn *c)
 static void stream_on_timer(struct srv *s, struct conn *c, uint64_t at)
 {
 	uint64_t now = mono_ns();
-	uint64_t tok_at = c->t0 + sched_offset(s, c->k);
+	uint64_t tok_at = c->t0 + conn_offset(s, c, c->k);
 	if (c->next_ka && c->next_ka <= now && c->next_ka <= tok_at) {
 		const char *e = eol(s, c);
 		char line[32];
@@ -990,6 +1001,7 @@ static void handle_generate(struct srv *s, struct conn *c, enum api api, json_t 
 			 : s->model);
 
 	c->req_index = ++s->gen_requests;
+	c->slow = s->slow_factor > 0 && c->req_index > s->slow_after ? s->slow_factor : 1.0;
 	c->fault = fault_applies(s, c->req_index) ? s->fault : F_NONE;
 	c->fault_at = s->fault_tokens < c->n_tokens ? s->fault_tokens : c->n_tokens - 1;
 
@@ -1440,6 +1452,8 @@ static void usage(FILE *f)
 	      "  --require-key KEY   answer POSTs 401 unless 'Authorization: Bearer KEY'\n"
 	      "  --error-style openai|llama   stream-error as data: {\"error\"} or error: {...}\n"
 	      "  --huge-bytes N      size of the huge-line token (default 1048576)\n"
+	      "  --slow-after N --slow-factor F   generation requests after the first N take\n"
+	      "                      F times the schedule's times (a server changing speed)\n"
 	      "  --die-after N       exit once N generation requests are complete\n"
 	      "  --log               one line per request on stderr\n",
 	      f);
@@ -1538,7 +1552,14 @@ static void parse_args(struct srv *s, int argc, char **argv)
 			s->fault_tokens = (unsigned)parse_ulong(a, v, 10000000);
 		else if (!strcmp(a, "--huge-bytes"))
 			s->huge_bytes = parse_ulong(a, v, 1u << 30);
-		else if (!strcmp(a, "--die-after"))
+		else if (!strcmp(a, "--slow-after"))
+			s->slow_after = parse_ulong(a, v, ULONG_MAX / 2);
+		else if (!strcmp(a, "--slow-factor")) {
+			char *end;
+			s->slow_factor = strtod(v ? v : "", &end);
+			if (!v || !*v || *end || !(s->slow_factor > 0) || s->slow_factor > 1000)
+				die("--slow-factor: '%s' is not a factor in (0, 1000]", v ? v : "");
+		} else if (!strcmp(a, "--die-after"))
 			s->die_after = parse_ulong(a, v, ULONG_MAX / 2);
 		else if (!strcmp(a, "--fault-body")) {
 			if (v && !strcmp(v, "json"))

@@ -38,6 +38,11 @@
 #    minutes). A model error larger than both still fails. Also asserted:
 #    the knee of the closed-loop TTFT p99 is predicted at the level where
 #    it is measured.
+# 6. The speed-adjusted prediction (each level's prefill and decode times
+#    scaled by validate's one-client probes beside it; c = 1 left out) is
+#    held to the same bound without the calibration term: with the
+#    server's current speed given, what remains is the model's error about
+#    load.
 # Exit 0 pass, 1 fail. Run time about 3 minutes on a busy 2-core machine
 # (3m47s measured with the open-loop repeat this no longer makes).
 set -euo pipefail
@@ -172,6 +177,26 @@ for q in quant:
         print("%-5s %-8s %11.1f%% %11.1f%% %11.1f%% %9.1f%% %s" % (q.upper(), cls, pred if pred is not None else float("nan"), r_rep, r_cal, limit, "ok" if ok else "FAIL"))
         if not ok:
             fail.append("%s %s: prediction error %.1f%% > limit %.1f%%" % (q, cls, pred if pred is not None else float("nan"), limit))
+# The speed-adjusted prediction: each level predicted with the model's
+# prefill and decode times scaled by what validate's one-client probes
+# beside it measured (c = 1 left out). The server's drift since calibration
+# is then out of the way, so the bound is the repeat's noise alone (plus
+# the floors): what is left is the model's error about load.
+sp = cmp.get("server_speed")
+if not sp:
+    fail.append("validate wrote no server_speed (speed probes)")
+else:
+    st = sp["adjusted"]["summary"]
+    print("probes (TTFT/TPOT vs the model): %s" % " ".join("%+.0f/%+.0f%%" % (p["ttft_pct"] or 0, p["tpot_pct"] or 0) for p in sp["probes"]))
+    print("speed-adjusted, %d levels:" % st["levels"])
+    for q in quant:
+        for cls, stats in classes.items():
+            e = st[q][cls + "_pct"]
+            limit = 2 * run_to_run(second, q, stats) + floor[cls]
+            ok = e is not None and e <= limit
+            print("  %-5s %-8s %5.1f%% (limit %.1f%%) %s" % (q.upper(), cls, e if e is not None else float("nan"), limit, "ok" if ok else "FAIL"))
+            if not ok:
+                fail.append("%s %s speed-adjusted: %.1f%% > limit %.1f%%" % (q, cls, e if e is not None else float("nan"), limit))
 knee = cmp["summary"]["knee_concurrency"]
 print("knee (closed loop): measured %s, predicted %s" % (knee["measured"], knee["predicted"]))
 if knee["match"] is not True:

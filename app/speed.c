@@ -1,0 +1,300 @@
+/* speed.c — one-client probes of the server's speed during a validation
+ * and the levels measured at the calibrated speed (see speed.h). */
+#include "speed.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/results.h"
+
+void sb_speed_init(sb_speed *sp)
+{
+	memset(sp, 0, sizeof(*sp));
+	sp->probes = json_array();
+}
+
+void sb_speed_fini(sb_speed *sp)
+{
+	if (!sp)
+		return;
+	json_decref(sp->probes);
+	json_decref(sp->doc0);
+	free(sp->ttft_ms);
+	sb_comparison_fini(&sp->adj);
+	memset(sp, 0, sizeof(*sp));
+}
+
+int sb_speed_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, long n,
+		   unsigned long seed, double t_s, size_t before, sb_error *e)
+{
+	sb_run_config c = *rc;
+	c.workload = *w;
+	c.workload.mode = SB_MODE_CONCURRENCY;
+	c.workload.levels[0] = 1;
+	c.workload.n_levels = 1;
+	c.workload.requests = n;
+	c.workload.duration_s = 0;
+	c.workload.warmup = 0;
+	c.workload.seed = seed;
+	c.progress = NULL;
+	json_t *d = NULL;
+	int r = sb_run_execute(&c, &d, e);
+	json_t *lv = json_array_get(json_object_get(d, "levels"), 0);
+	if (r == 0 && !lv)
+		r = sb_error_set(e, "the probe measured no level");
+	json_t *p = r == 0 ? json_pack("{s:f,s:I,s:O}", "t_s", t_s, "before_level",
+				       (json_int_t)before, "level", lv)
+			   : NULL;
+	if (r == 0 && (!p || json_array_append_new(sp->probes, p) < 0))
+		r = sb_error_set(e, "out of memory");
+	if (r == 0 && !sp->doc0) {
+		sp->doc0 = d;
+		d = NULL;
+	}
+	json_decref(d);
+	if (r == 0)
+		sp->n_probes++;
+	return r < 0 ? r : 0;
+}
+
+/* m with its prefill-side times scaled by fp and its decode-side times by fd. */
+static void scale_model(sb_model *m, double fp, double fd)
+{
+	m->overhead_ms *= fp;
+	m->overhead_sd_ms *= fp;
+	m->overhead_per_token_ms *= fp;
+	m->prefill_base_ms *= fp;
+	m->per_prefill_token_ms *= fp;
+	m->per_prefill_attn_ms *= fp;
+	for (int i = 0; i < m->n_decode; i++)
+		m->decode[i].ms *= fd;
+	m->per_kv_token_ms *= fd;
+}
+
+/* Predicts level li of meas with m scaled by the probes beside it into
+ * *out (its measured side copied from cmp). Returns 1 done, 0 no probe
+ * beside it, or a negative errno. */
+static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
+			const sb_comparison *cmp, const sb_compare_opts *o, size_t li,
+			sb_cmp_level *out, sb_error *e)
+{
+	double fp = 0, fd = 0;
+	int n = 0;
+	size_t i;
+	json_t *p;
+	json_array_foreach(sp->probes, i, p) {
+		json_int_t b = json_integer_value(json_object_get(p, "before_level"));
+		double rp = sp->ttft_ms[i] / sp->ttft_model[i], rd = sp->tpot_ms[i] / sp->tpot_model[i];
+		if ((b != (json_int_t)li && b != (json_int_t)li + 1) || !isfinite(rp) ||
+		    !isfinite(rd) || !(rp > 0) || !(rd > 0))
+			continue;
+		fp += rp;
+		fd += rd;
+		n++;
+	}
+	if (n == 0)
+		return 0;
+	sp->f_prefill[li] = fp / n;
+	sp->f_decode[li] = fd / n;
+	sb_model ms;
+	sb_model_copy(&ms, m);
+	scale_model(&ms, sp->f_prefill[li], sp->f_decode[li]);
+	sb_results one = *meas; /* a view of level li alone */
+	one.levels = &meas->levels[li];
+	one.n_levels = 1;
+	sb_comparison c1;
+	int r = sb_compare_run(&ms, &one, o, &c1, e);
+	sb_model_fini(&ms);
+	if (r < 0)
+		return r;
+	*out = cmp->levels[li];
+	out->reqs = NULL;
+	out->n_reqs = 0;
+	memcpy(out->pred, c1.levels[0].pred, sizeof(out->pred));
+	memcpy(out->pred_sd, c1.levels[0].pred_sd, sizeof(out->pred_sd));
+	memcpy(out->err_pct, c1.levels[0].err_pct, sizeof(out->err_pct));
+	sb_comparison_fini(&c1);
+	return 1;
+}
+
+int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
+		     const sb_comparison *cmp, const sb_compare_opts *o, sb_error *e)
+{
+	size_t np = sp->n_probes, nl = cmp->n_levels;
+	if (np == 0 || !sp->doc0)
+		return 0;
+	if (meas->n_levels != nl)
+		return sb_error_set(e, "%zu measured levels but %zu compared", meas->n_levels, nl);
+	/* the probes as one results document, predicted like any other */
+	json_t *pd = json_copy(sp->doc0), *lvs = json_array();
+	size_t i;
+	json_t *p;
+	if (!pd || !lvs) {
+		json_decref(pd);
+		json_decref(lvs);
+		return sb_error_set(e, "out of memory");
+	}
+	json_array_foreach(sp->probes, i, p)
+		json_array_append(lvs, json_object_get(p, "level"));
+	json_object_set_new(pd, "levels", lvs);
+	sb_results pr;
+	memset(&pr, 0, sizeof(pr));
+	sb_comparison pc;
+	memset(&pc, 0, sizeof(pc));
+	sb_compare_opts po = *o;
+	po.forecast = 0;
+	int r = sb_results_from_json(pd, &pr, "speed probes", e);
+	if (r == 0)
+		r = sb_compare_run(m, &pr, &po, &pc, e);
+	json_decref(pd);
+	sb_results_fini(&pr);
+	if (r < 0)
+		return r;
+
+	sp->ttft_ms = malloc((4 * np + 2 * (nl ? nl : 1)) * sizeof(double));
+	sp->adj.levels = calloc(nl ? nl : 1, sizeof(*sp->adj.levels));
+	if (!sp->ttft_ms || !sp->adj.levels) {
+		sb_comparison_fini(&pc);
+		return sb_error_set(e, "out of memory");
+	}
+	sp->tpot_ms = sp->ttft_ms + np;
+	sp->ttft_model = sp->ttft_ms + 2 * np;
+	sp->tpot_model = sp->ttft_ms + 3 * np;
+	sp->f_prefill = sp->ttft_ms + 4 * np;
+	sp->f_decode = sp->f_prefill + nl;
+	for (i = 0; i < np; i++) {
+		const sb_cmp_level *l = &pc.levels[i];
+		sp->ttft_ms[i] = l->meas[SB_CMP_TTFT_MEAN];
+		sp->tpot_ms[i] = l->meas[SB_CMP_TPOT_MEAN];
+		sp->ttft_model[i] = l->pred[SB_CMP_TTFT_MEAN];
+		sp->tpot_model[i] = l->pred[SB_CMP_TPOT_MEAN];
+	}
+	sb_comparison_fini(&pc);
+
+	/* each level again, with the server's speed of its time */
+	sp->n_levels = nl;
+	for (size_t L = 0; L < nl; L++) {
+		sp->f_prefill[L] = sp->f_decode[L] = NAN;
+		if (cmp->levels[L].mode == SB_MODE_CONCURRENCY && cmp->levels[L].level == 1)
+			continue; /* what the probes measure */
+		r = adjust_level(sp, m, meas, cmp, &po, L, &sp->adj.levels[sp->adj.n_levels], e);
+		if (r < 0)
+			return r;
+		sp->adj.n_levels += (size_t)r;
+	}
+	sb_compare_summarize(&sp->adj, o->knee_min_ratio);
+	sp->analysed = 1;
+	return 0;
+}
+
+static double pct(double meas, double model)
+{
+	return (meas / model - 1) * 100;
+}
+
+static void level_name(char *buf, size_t len, const sb_comparison *cmp, size_t L)
+{
+	if (L >= cmp->n_levels)
+		snprintf(buf, len, "after the last level");
+	else if (cmp->levels[L].mode == SB_MODE_RATE)
+		snprintf(buf, len, "before rate %g", cmp->levels[L].level);
+	else
+		snprintf(buf, len, "before c=%g", cmp->levels[L].level);
+}
+
+void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp, long n)
+{
+	if (!sp->analysed)
+		return;
+	fprintf(f, "\nserver speed: one client, %ld request%s with fresh prompts before each level "
+		   "and after the last, against the model\n",
+		n, n == 1 ? "" : "s");
+	size_t i;
+	json_t *p;
+	json_array_foreach(sp->probes, i, p) {
+		char name[64];
+		level_name(name, sizeof(name), cmp,
+			   (size_t)json_integer_value(json_object_get(p, "before_level")));
+		fprintf(f, "  %-22s %5.0f s: TTFT %7.1f ms (%+5.1f%%), TPOT %6.2f ms (%+5.1f%%)\n",
+			name, json_number_value(json_object_get(p, "t_s")), sp->ttft_ms[i],
+			pct(sp->ttft_ms[i], sp->ttft_model[i]), sp->tpot_ms[i],
+			pct(sp->tpot_ms[i], sp->tpot_model[i]));
+	}
+	const sb_comparison *s = &sp->adj;
+	if (s->n_levels == 0)
+		return;
+	fprintf(f, "speed-adjusted prediction (prefill times scaled by the TTFT ratio, decode "
+		   "times by the TPOT ratio of the probes beside each level), %zu level%s (c=1 "
+		   "left out: the probes measure it): median |error| mean-p50 / p90-p99: "
+		   "TTFT %.1f%% / %.1f%%, TPOT %.1f%% / %.1f%%, E2E %.1f%% / %.1f%%\n",
+		s->n_levels, s->n_levels == 1 ? "" : "s", s->mdape_quant[SB_CMP_Q_TTFT][0],
+		s->mdape_quant[SB_CMP_Q_TTFT][1], s->mdape_quant[SB_CMP_Q_TPOT][0],
+		s->mdape_quant[SB_CMP_Q_TPOT][1], s->mdape_quant[SB_CMP_Q_E2E][0],
+		s->mdape_quant[SB_CMP_Q_E2E][1]);
+}
+
+static json_t *num(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp, long probe_requests)
+{
+	if (!sp->analysed)
+		return NULL;
+	json_t *pa = json_array(), *la = json_array();
+	size_t i;
+	json_t *p;
+	json_array_foreach(sp->probes, i, p)
+		json_array_append_new(
+			pa, json_pack("{s:O,s:O,s:o,s:o,s:o,s:o,s:o,s:o}", "t_s",
+				      json_object_get(p, "t_s"), "before_level",
+				      json_object_get(p, "before_level"), "ttft_ms",
+				      num(sp->ttft_ms[i]), "ttft_ms_model", num(sp->ttft_model[i]),
+				      "ttft_pct", num(pct(sp->ttft_ms[i], sp->ttft_model[i])),
+				      "tpot_ms", num(sp->tpot_ms[i]), "tpot_ms_model",
+				      num(sp->tpot_model[i]), "tpot_pct",
+				      num(pct(sp->tpot_ms[i], sp->tpot_model[i]))));
+	const sb_comparison *s = &sp->adj;
+	for (size_t k = 0, L = 0; L < sp->n_levels; L++) {
+		if (!isfinite(sp->f_prefill[L]) || k >= s->n_levels)
+			continue;
+		const sb_cmp_level *l = &s->levels[k++];
+		json_t *err = json_object();
+		for (int q = 0; q < SB_CMP_N_METRICS; q++)
+			json_object_set_new(err, sb_compare_metric_name(q), num(l->err_pct[q]));
+		json_array_append_new(la, json_pack("{s:I,s:s,s:f,s:f,s:f,s:o}", "index",
+						    (json_int_t)L, "mode",
+						    cmp->levels[L].mode == SB_MODE_RATE ? "rate"
+											: "concurrency",
+						    "level", cmp->levels[L].level, "prefill_factor",
+						    sp->f_prefill[L], "decode_factor", sp->f_decode[L],
+						    "error_pct", err));
+	}
+	static const char *qn[SB_CMP_N_QUANT] = { "ttft", "tpot", "e2e" };
+	json_t *sum = json_pack("{s:I,s:o,s:o}", "levels", (json_int_t)s->n_levels, "central_pct",
+				num(s->mdape_central), "tail_pct", num(s->mdape_tail));
+	for (int q = 0; sum && q < SB_CMP_N_QUANT; q++)
+		json_object_set_new(sum, qn[q],
+				    json_pack("{s:o,s:o}", "central_pct", num(s->mdape_quant[q][0]),
+					      "tail_pct", num(s->mdape_quant[q][1])));
+	return json_pack("{s:I,s:o,s:{s:o,s:o}}", "probe_requests", (json_int_t)probe_requests,
+			 "probes", pa, "adjusted", "levels", la, "summary", sum);
+}
+
+json_t *sb_speed_drift(const sb_speed *sp)
+{
+	if (!sp->analysed || sp->n_probes < 2)
+		return NULL;
+	size_t a = 0, z = sp->n_probes - 1;
+	double t0 = sp->ttft_ms[a], t1 = sp->ttft_ms[z], p0 = sp->tpot_ms[a], p1 = sp->tpot_ms[z];
+	if (!(t0 > 0 && t1 > 0 && p0 > 0 && p1 > 0))
+		return NULL;
+	double secs = json_number_value(json_object_get(json_array_get(sp->probes, z), "t_s")) -
+		      json_number_value(json_object_get(json_array_get(sp->probes, a), "t_s"));
+	return json_pack("{s:f,s:f,s:f,s:f,s:f,s:f,s:f}", "seconds", secs, "ttft_ms_first", t0,
+			 "ttft_ms_last", t1, "ttft_pct", (t1 / t0 - 1) * 100, "tpot_ms_first", p0,
+			 "tpot_ms_last", p1, "tpot_pct", (p1 / p0 - 1) * 100);
+}

@@ -1,0 +1,80 @@
+/* speed.h — the server's own speed during a validation.
+ *
+ * A server's speed can move while it is measured (a shared machine, clocks,
+ * heat): on this project's 2-core VM one client's TPOT moved by 5-48% within
+ * a four-minute validation, and by 10% within ten seconds. validate
+ * therefore takes a short probe — one client, a few requests with fresh
+ * prompts, no warm-up — before every level and after the last, and the
+ * simulator predicts each probe with the model: a probe reading the model's
+ * speed says the server ran as it did at calibration; one reading 30% slower
+ * says the levels beside it measure the machine as much as the model.
+ *
+ * The speed-adjusted prediction of a level is the model's with its prefill
+ * times (overheads, prefill coefficients) scaled by the TTFT ratio and its
+ * decode times (decode table, per-KV cost) by the TPOT ratio that the probes
+ * beside the level (before and after; one when the run was cut short) read,
+ * measured over predicted. On this target prefill is compute-bound and
+ * decode memory-bound, and the two ratios move apart. The adjusted errors
+ * are the model's error about load (batching, queueing, slots) with the
+ * server's own speed taken from the probes; validate reports them beside
+ * the errors of the plain prediction, which alone decide the goals.
+ * Closed-loop levels at concurrency 1 are what the probes measure and are
+ * left out of the adjusted summary.
+ */
+#ifndef SB_SPEED_H
+#define SB_SPEED_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "core/workload.h"
+#include "measure/run.h"
+#include "sim/compare.h"
+
+typedef struct sb_speed {
+	json_t *probes;      /* owned array: {"t_s", "before_level", "level": {...}} */
+	json_t *doc0;        /* owned: the first probe's results document */
+	size_t n_probes;
+	double *ttft_ms, *tpot_ms;           /* per probe, measured means */
+	double *ttft_model, *tpot_model;     /* per probe, the model's */
+	double *f_prefill, *f_decode;        /* per level: the scale factors (NaN: none) */
+	size_t n_levels;
+	sb_comparison adj;   /* the adjusted prediction of the levels it covers */
+	int analysed;
+} sb_speed;
+
+void sb_speed_init(sb_speed *sp);
+void sb_speed_fini(sb_speed *sp);
+
+/* Measures one probe: n requests at concurrency 1 with w's lengths, prompts
+ * from `seed`, no warm-up, against rc's server; appends it to sp->probes as
+ * taken `t_s` seconds into the validation, before level `before` (the
+ * number of levels for the closing probe). Returns 0, or the run's negative
+ * status with e set (nothing appended). */
+int sb_speed_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, long n,
+		   unsigned long seed, double t_s, size_t before, sb_error *e);
+
+/* Predicts the probes with model m (replayed as any measured level, with
+ * o's replications), then each level of meas (the validation's measured
+ * results, compared in cmp) with the model scaled by the probes beside it.
+ * Nothing to do without probes. Returns 0, or a negative errno with e set. */
+int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
+		     const sb_comparison *cmp, const sb_compare_opts *o, sb_error *e);
+
+/* The probes' speed against the model, one line each, and the errors of the
+ * adjusted prediction (cmp: the one analysed; n: requests per probe). */
+void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp, long n);
+
+/* {"probe_requests", "probes": [...], "adjusted": {"levels": [...],
+ *  "summary": {...}}} (new reference; NULL when not analysed). */
+json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp, long probe_requests);
+
+/* First and last probe as the validation's drift: {"seconds",
+ * "ttft_ms_first", "ttft_ms_last", "ttft_pct", "tpot_ms_first", ...}; NULL
+ * with fewer than two probes. */
+json_t *sb_speed_drift(const sb_speed *sp);
+
+#endif
