@@ -287,9 +287,11 @@ int sb_cmd_validate(int argc, char **argv)
 	if (measured) {
 		if (sb_results_load(measured, &meas, &e) < 0) {
 			fprintf(stderr, PROG ": %s\n", e.msg);
-			sb_model_fini(&model);
-			return 2;
+			status = 2;
+			goto out;
 		}
+		if (sb_speed_from_results(&speed, meas.root, &e) < 0)
+			fprintf(stderr, PROG ": note: %s: %s; no speed figures\n", measured, e.msg);
 	} else {
 		int S = slots > 0 ? (int)slots : model.slots;
 		if (slots > 0 && slots != model.slots)
@@ -438,7 +440,7 @@ int sb_cmd_validate(int argc, char **argv)
 		printf("model %s (%d slots) against %s\n", model.name, model.slots,
 		       measured ? measured : rc0.url);
 		sb_compare_report(stdout, &cmp, verbose);
-		sb_speed_report(stdout, &speed, &cmp, probe_n);
+		sb_speed_report(stdout, &speed, &cmp);
 	} else {
 		printf("median |error|: mean/p50 %.1f%%, p90/p99 %.1f%%, throughput %.1f%%\n",
 		       cmp.mdape_central, cmp.mdape_tail, cmp.mdape_throughput);
@@ -470,7 +472,7 @@ int sb_cmd_validate(int argc, char **argv)
 		json_object_set_new(j, "goals_met", json_boolean(met));
 		if (drift)
 			json_object_set(j, "server_drift", drift);
-		json_t *sj = sb_speed_to_json(&speed, &cmp, probe_n);
+		json_t *sj = sb_speed_to_json(&speed, &cmp);
 		if (sj)
 			json_object_set_new(j, "server_speed", sj);
 		if (!j || sb_json_write_file(json_out, j, &e) < 0) {

@@ -54,9 +54,38 @@ int sb_speed_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, 
 		d = NULL;
 	}
 	json_decref(d);
-	if (r == 0)
+	if (r == 0) {
 		sp->n_probes++;
+		sp->probe_requests = n;
+	}
 	return r < 0 ? r : 0;
+}
+
+int sb_speed_from_results(sb_speed *sp, json_t *root, sb_error *e)
+{
+	json_t *a = json_object_get(root, "speed_probes"), *p;
+	size_t i;
+	if (!a)
+		return 0;
+	if (!json_is_array(a))
+		return sb_error_set(e, "speed_probes: not an array");
+	json_array_foreach(a, i, p) {
+		json_t *lv = json_object_get(p, "level");
+		if (!json_is_number(json_object_get(p, "t_s")) ||
+		    !json_is_integer(json_object_get(p, "before_level")) ||
+		    json_integer_value(json_object_get(p, "before_level")) < 0 || !json_is_object(lv))
+			return sb_error_set(e, "speed_probes[%zu]: want {\"t_s\": seconds, "
+					       "\"before_level\": index, \"level\": {...}}", i);
+	}
+	if (json_array_size(a) == 0)
+		return 0;
+	json_decref(sp->probes);
+	sp->probes = json_incref(a);
+	sp->doc0 = json_incref(root);
+	sp->n_probes = json_array_size(a);
+	sp->probe_requests = (long)json_array_size(
+		json_object_get(json_object_get(json_array_get(a, 0), "level"), "requests"));
+	return 1;
 }
 
 /* m with its prefill-side times scaled by fp and its decode-side times by fd. */
@@ -204,8 +233,9 @@ static void level_name(char *buf, size_t len, const sb_comparison *cmp, size_t L
 		snprintf(buf, len, "before c=%g", cmp->levels[L].level);
 }
 
-void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp, long n)
+void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp)
 {
+	long n = sp->probe_requests;
 	if (!sp->analysed)
 		return;
 	fprintf(f, "\nserver speed: one client, %ld request%s with fresh prompts before each level "
@@ -240,7 +270,7 @@ static json_t *num(double v)
 	return isfinite(v) ? json_real(v) : json_null();
 }
 
-json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp, long probe_requests)
+json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 {
 	if (!sp->analysed)
 		return NULL;
@@ -280,7 +310,7 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp, long prob
 		json_object_set_new(sum, qn[q],
 				    json_pack("{s:o,s:o}", "central_pct", num(s->mdape_quant[q][0]),
 					      "tail_pct", num(s->mdape_quant[q][1])));
-	return json_pack("{s:I,s:o,s:{s:o,s:o}}", "probe_requests", (json_int_t)probe_requests,
+	return json_pack("{s:I,s:o,s:{s:o,s:o}}", "probe_requests", (json_int_t)sp->probe_requests,
 			 "probes", pa, "adjusted", "levels", la, "summary", sum);
 }
 

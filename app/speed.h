@@ -38,6 +38,7 @@ typedef struct sb_speed {
 	json_t *probes;      /* owned array: {"t_s", "before_level", "level": {...}} */
 	json_t *doc0;        /* owned: the first probe's results document */
 	size_t n_probes;
+	long probe_requests; /* requests per probe */
 	double *ttft_ms, *tpot_ms;           /* per probe, measured means */
 	double *ttft_model, *tpot_model;     /* per probe, the model's */
 	double *f_prefill, *f_decode;        /* per level: the scale factors (NaN: none) */
@@ -57,6 +58,11 @@ void sb_speed_fini(sb_speed *sp);
 int sb_speed_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, long n,
 		   unsigned long seed, double t_s, size_t before, sb_error *e);
 
+/* Takes the probes a validation saved in its measured results (root's
+ * "speed_probes", written by validate --out-measured). Returns 1 taken, 0
+ * none there, -EINVAL (e names the bad entry). */
+int sb_speed_from_results(sb_speed *sp, json_t *root, sb_error *e);
+
 /* Predicts the probes with model m (replayed as any measured level, with
  * o's replications), then each level of meas (the validation's measured
  * results, compared in cmp) with the model scaled by the probes beside it.
@@ -65,12 +71,12 @@ int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 		     const sb_comparison *cmp, const sb_compare_opts *o, sb_error *e);
 
 /* The probes' speed against the model, one line each, and the errors of the
- * adjusted prediction (cmp: the one analysed; n: requests per probe). */
-void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp, long n);
+ * adjusted prediction (cmp: the one analysed). */
+void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp);
 
 /* {"probe_requests", "probes": [...], "adjusted": {"levels": [...],
  *  "summary": {...}}} (new reference; NULL when not analysed). */
-json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp, long probe_requests);
+json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp);
 
 /* First and last probe as the validation's drift: {"seconds",
  * "ttft_ms_first", "ttft_ms_last", "ttft_pct", "tpot_ms_first", ...}; NULL

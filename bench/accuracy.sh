@@ -8,9 +8,11 @@
 #       loop at 30/50/70/90% of the predicted capacity, N requests per level,
 #       fresh prompts, each level's measured arrivals and lengths replayed)
 # and prints each run's median |error| table and, over the runs, the median
-# of each cell, and how far the server's own speed moved during each
-# validation (validate's closing one-client re-measure). Figures depend on the machine and its load: run it on an
-# idle machine (the load average is printed).
+# of each cell, how far the server's own speed moved during each
+# validation (validate's one-client probes before each level and after the
+# last), and the same table for the speed-adjusted prediction. Figures
+# depend on the machine and its load: run it on an idle machine (the load
+# average is printed).
 #
 # usage: bench/accuracy.sh [BUILD_DIR]     (default: build)
 # knobs (environment): N=30 REPEAT=3 INPUT_LEN=128 OUTPUT_LEN=32
@@ -92,9 +94,25 @@ for i, s in enumerate(runs, 1):
     print(f"run {i} knees: {kn}; forecast {s['forecast_inside']} of {s['forecast_cells']} "
           "measured values inside the 95% interval")
 for i, d in enumerate(docs, 1):
-    dr = d.get("server_drift")
-    if dr:
-        print(f"run {i} server drift over {dr['seconds']:.0f} s (one client, first level vs "
-              f"the closing re-measure): TTFT {dr['ttft_pct']:+.1f}%, TPOT {dr['tpot_pct']:+.1f}%")
+    sp = d.get("server_speed")
+    if not sp:
+        continue
+    pr = sp["probes"]
+    lo = lambda k: min(p[k] for p in pr if p[k] is not None)
+    hi = lambda k: max(p[k] for p in pr if p[k] is not None)
+    print(f"run {i} one-client probes vs the model over {pr[-1]['t_s']:.0f} s: "
+          f"TTFT {lo('ttft_pct'):+.1f}%..{hi('ttft_pct'):+.1f}%, "
+          f"TPOT {lo('tpot_pct'):+.1f}%..{hi('tpot_pct'):+.1f}%")
+adj = [d["server_speed"]["adjusted"]["summary"] for d in docs if d.get("server_speed")]
+if adj:
+    print(f"speed-adjusted prediction (step times scaled by the probes beside each level, "
+          f"c = 1 left out), median |error| per run and the median over {len(adj)} runs:")
+    print("| speed-adjusted | mean / p50 | p90 / p99 |")
+    print("|---|---|---|")
+    for name, q in rows:
+        cs = [a[q]["central_pct"] for a in adj]
+        ts = [a[q]["tail_pct"] for a in adj]
+        print(f"| {name} | {statistics.median(cs):.1f}% ({', '.join(f'{x:.1f}' for x in cs)}) "
+              f"| {statistics.median(ts):.1f}% ({', '.join(f'{x:.1f}' for x in ts)}) |")
 PY
 echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -589,29 +589,6 @@ static size_t mode_levels(const sb_comparison *c, sb_mode mode, size_t *idx)
 	return n;
 }
 
-int sb_compare_subset(const sb_comparison *c, const int *keep, double knee_min_ratio,
-		      sb_comparison *out)
-{
-	memset(out, 0, sizeof(*out));
-	out->seed = c->seed;
-	out->replications = c->replications;
-	out->measured_slots = c->measured_slots;
-	out->model_slots = c->model_slots;
-	out->levels = calloc(c->n_levels ? c->n_levels : 1, sizeof(*out->levels));
-	if (!out->levels)
-		return -ENOMEM;
-	for (size_t i = 0; i < c->n_levels; i++) {
-		if (!keep[i])
-			continue;
-		sb_cmp_level *l = &out->levels[out->n_levels++];
-		*l = c->levels[i];
-		l->reqs = NULL;
-		l->n_reqs = 0;
-	}
-	sb_compare_summarize(out, knee_min_ratio);
-	return 0;
-}
-
 void sb_compare_summarize(sb_comparison *c, double knee_min_ratio)
 {
 	size_t nl = c->n_levels;

@@ -164,13 +164,6 @@ void sb_compare_summarize(sb_comparison *c, double knee_min_ratio);
 
 void sb_comparison_fini(sb_comparison *c);
 
-/* The summaries of c over only the levels i with keep[i] != 0: *out gets
- * copies of those levels (without their per-request records and with no
- * simulated document) and sb_compare_summarize's figures over them. Release
- * with sb_comparison_fini. Returns 0 or -ENOMEM. */
-int sb_compare_subset(const sb_comparison *c, const int *keep, double knee_min_ratio,
-		      sb_comparison *out);
-
 /* New JSON object: per level every metric's measured / predicted / error /
  * replication sd (/ forecast interval), per-request errors, the summaries
  * and knees. Does not include the simulated document. */

@@ -23,6 +23,8 @@
 # up to the change and +30% (20-40%) after it, the speed-adjusted
 # prediction must scale the levels after the change by about 1.3 and meet
 # the goals, and the plain prediction must miss them (validate exits 1).
+# The probes are saved with the measured results: validate --measured on
+# that file must give the same speed figures offline.
 # usage: stub-url.sh SERVEBENCH STUB_SERVER
 set -eu
 sb=$1
@@ -100,7 +102,8 @@ done
 port2=$(sed -n 's/^PORT=//p' "$dir/port2")
 rc=0
 "$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port2" --model stub \
-	--num-requests 6 --input-len 64 --output-len 32 --json "$dir/v2.json" >"$dir/v2.txt" || rc=$?
+	--num-requests 6 --input-len 64 --output-len 32 --seed 7 --json "$dir/v2.json" \
+	--out-measured "$dir/m2.json" >"$dir/v2.txt" || rc=$?
 sed -n '/^server speed/,$p' "$dir/v2.txt"
 [ "$rc" -eq 1 ] || { echo "FAIL: validate against a server that slowed by 30% exited $rc, want 1" >&2; exit 1; }
 python3 - "$dir/v2.json" <<'PY'
@@ -134,4 +137,24 @@ if fails:
     print("FAIL: " + "; ".join(fails), file=sys.stderr)
     sys.exit(1)
 print("stub validate, server slowed mid-run: OK, adjusted", json.dumps(s))
+PY
+rc=0
+"$sb" validate --model-file "$dir/model.json" --measured "$dir/m2.json" --seed 7 \
+	--json "$dir/v2off.json" >/dev/null || rc=$?
+[ "$rc" -eq 1 ] || { echo "FAIL: offline validate of the slowed run exited $rc, want 1" >&2; exit 1; }
+python3 - "$dir/v2.json" "$dir/v2off.json" <<'PY'
+import json, sys
+a, b = (json.load(open(f))["server_speed"] for f in sys.argv[1:3])
+def same(x, y):  # the file holds numbers to about 10 digits
+    if isinstance(x, dict):
+        return isinstance(y, dict) and x.keys() == y.keys() and all(same(x[k], y[k]) for k in x)
+    if isinstance(x, list):
+        return isinstance(y, list) and len(x) == len(y) and all(map(same, x, y))
+    if isinstance(x, float) or isinstance(y, float):
+        return abs(x - y) <= 1e-6 * max(1.0, abs(x))
+    return x == y
+if not same(a, b):
+    print("FAIL: offline speed figures differ from the live run's", file=sys.stderr)
+    sys.exit(1)
+print("stub validate --measured: the same speed figures offline")
 PY
