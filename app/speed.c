@@ -1,5 +1,5 @@
 /* speed.c — one-client probes of the server's speed during a validation
- * and the levels measured at the calibrated speed (see speed.h). */
+ * and the speed-adjusted prediction (see speed.h). */
 #include "speed.h"
 
 #include <errno.h>
@@ -42,8 +42,8 @@ int sb_speed_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, 
 	json_t *d = NULL;
 	int r = sb_run_execute(&c, &d, e);
 	json_t *lv = json_array_get(json_object_get(d, "levels"), 0);
-	if (r == 0 && !lv)
-		r = sb_error_set(e, "the probe measured no level");
+	if (r == 0 && json_integer_value(json_object_get(lv, "requests_ok")) < 1)
+		r = sb_error_set(e, "no probe request succeeded");
 	json_t *p = r == 0 ? json_pack("{s:f,s:I,s:O}", "t_s", t_s, "before_level",
 				       (json_int_t)before, "level", lv)
 			   : NULL;
@@ -195,10 +195,10 @@ int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 	sp->f_decode = sp->f_prefill + nl;
 	for (i = 0; i < np; i++) {
 		const sb_cmp_level *l = &pc.levels[i];
-		sp->ttft_ms[i] = l->meas[SB_CMP_TTFT_MEAN];
-		sp->tpot_ms[i] = l->meas[SB_CMP_TPOT_MEAN];
-		sp->ttft_model[i] = l->pred[SB_CMP_TTFT_MEAN];
-		sp->tpot_model[i] = l->pred[SB_CMP_TPOT_MEAN];
+		sp->ttft_ms[i] = l->meas[SB_CMP_TTFT_P50];
+		sp->tpot_ms[i] = l->meas[SB_CMP_TPOT_P50];
+		sp->ttft_model[i] = l->pred[SB_CMP_TTFT_P50];
+		sp->tpot_model[i] = l->pred[SB_CMP_TPOT_P50];
 	}
 	sb_comparison_fini(&pc);
 
@@ -239,7 +239,7 @@ void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp)
 	if (!sp->analysed)
 		return;
 	fprintf(f, "\nserver speed: one client, %ld request%s with fresh prompts before each level "
-		   "and after the last, against the model\n",
+		   "and after the last, median TTFT and TPOT against the model's\n",
 		n, n == 1 ? "" : "s");
 	size_t i;
 	json_t *p;
