@@ -68,6 +68,7 @@ typedef struct cal {
 	double dec_se[SB_MODEL_MAX_DECODE];
 	int n_dec;
 	double admit, admit_lo, admit_hi;
+	double split, split_lo, split_hi; /* scheduler.split_prob */
 	sb_noise_kind noise_kind;
 	double noise_cv, noise_cv_lo, noise_cv_hi, overhead_sd;
 	double pcv, pcv_lo, pcv_hi; /* noise of steps with prompt work */
@@ -116,6 +117,7 @@ int cal_fit_decode_batches(cal *k, sb_error *e);    /* decode.c */
 int cal_fit_noise_requests(cal *k, sb_error *e);
 void cal_fit_noise_summaries(cal *k);               /* noise.c */
 int cal_fit_admit(cal *k);                          /* admit.c */
+int cal_fit_split(cal *k);                          /* split.c */
 
 /* TTFT with no queueing when c prompts of P tokens start in one wave
  * (prefill.c). */

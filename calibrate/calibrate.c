@@ -339,6 +339,11 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	r = cal_fit_admit(&k);
 	if (r < 0)
 		goto fail;
+	r = cal_fit_split(&k);
+	if (r < 0) {
+		sb_error_code(e, r, "out of memory");
+		goto fail;
+	}
 	cal_coef(&k, "noise_cv", k.noise_cv, k.noise_cv_lo, k.noise_cv_hi, "",
 		 sb_noise_name(k.noise_kind));
 	if (k.noise_cv > 0.5)
@@ -389,6 +394,7 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	out->per_prefill_attn_ms = k.attn;
 	out->prefill_base_ms = k.pb;
 	out->admit_delay_ms = k.admit;
+	out->split_prob = k.split;
 	out->noise_kind = k.noise_kind;
 	out->noise_cv = k.noise_kind == SB_NOISE_NONE ? 0 : k.noise_cv;
 	out->noise_prefill_cv = k.noise_kind == SB_NOISE_NONE ? 0 : k.pcv;

@@ -163,12 +163,15 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 
 	const json_t *sched = json_object_get(j, "scheduler");
 	if (sched) {
-		static const char *const sched_keys[] = { "admit_delay_ms", NULL };
+		static const char *const sched_keys[] = { "admit_delay_ms", "split_prob", NULL };
 		if (!json_is_object(sched))
 			return sb_error_set(e, "model.scheduler: expected an object");
 		if (sb_json_check_keys(sched, sched_keys, "model.scheduler", e) < 0 ||
 		    sb_json_get_double(sched, "admit_delay_ms", 0, 1e7, &m->admit_delay_ms,
-				       "model.scheduler", e) < 0)
+				       "model.scheduler", e) < 0 ||
+		    (json_object_get(sched, "split_prob") &&
+		     sb_json_get_double(sched, "split_prob", 0, 1, &m->split_prob, "model.scheduler",
+					e) < 0))
 			return -EINVAL;
 	}
 	const json_t *noise = json_object_get(j, "noise");
@@ -239,6 +242,9 @@ json_t *sb_model_to_json(const sb_model *m)
 	if (j && m->overhead_per_token_ms > 0)
 		json_object_set_new(j, "overhead_per_prompt_token_ms",
 				    json_real(m->overhead_per_token_ms));
+	if (j && m->split_prob > 0)
+		json_object_set_new(json_object_get(j, "scheduler"), "split_prob",
+				    json_real(m->split_prob));
 	if (j && m->fit)
 		json_object_set(j, "fit", m->fit);
 	return j;
@@ -305,5 +311,7 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 		if (!isfinite(c[i]) || c[i] < 0)
 			return sb_error_set(e, "model: coefficients must be finite and >= 0");
 	}
+	if (!(m->split_prob >= 0 && m->split_prob <= 1))
+		return sb_error_set(e, "model: scheduler.split_prob must be a probability in [0, 1]");
 	return 0;
 }

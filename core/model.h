@@ -28,6 +28,10 @@
  * overhead_sd_ms.
  * admit_delay_ms: how long after a slot frees the server launches the next
  * queued request (llama.cpp launches in waves, tens of ms later).
+ * split_prob: the chance that a request reaching an idle engine in the same
+ * instant as others misses their first step and is prefilled in the next
+ * (llama.cpp sometimes takes up one of two requests sent together before
+ * the other's task is queued; the pair then stays a step apart).
  *
  * JSON:
  *  { "schema": "servebench.model/1", "name": "...",
@@ -37,7 +41,8 @@
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
  *                 "per_prefill_attn": 0.0, "prefill_base": 0.0 },
- *    "scheduler": { "admit_delay_ms": 0.0 },
+ *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0 },
+ *                                             (split_prob optional, default 0)
  *    "noise": { "kind": "none" | "lognormal" | "gamma", "cv": 0.0,
  *               "prefill_cv": 0.0 },      (prefill_cv: default cv)
  *    "fit": { ...provenance, R^2, residuals, confidence intervals... } }
@@ -77,6 +82,7 @@ typedef struct sb_model {
 	double per_prefill_attn_ms;
 	double prefill_base_ms;
 	double admit_delay_ms;
+	double split_prob; /* 0..1 */
 	sb_noise_kind noise_kind;
 	double noise_cv;         /* decode-only steps */
 	double noise_prefill_cv; /* steps with prompt tokens */

@@ -53,6 +53,8 @@ typedef struct sim {
 	double noise_cv, prefill_cv;
 	sb_noise_kind noise_kind;
 	double ovh_ms, ovh_tok_ms, ovh_sd_ms, admit_s;
+	double split_prob;  /* model.scheduler.split_prob (0 without noise) */
+	double idle_join_t; /* when the idle engine last took a request */
 	int no_noise;
 	long queue_cap;
 	int src;
@@ -435,7 +437,10 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 	req_release(s, ri);
 }
 
-static void assign(sim *s, int si, long ri, double t, double ready)
+/* Gives slot si to request ri at t; it enters the batch at `ready`. from_net:
+ * it just arrived (so it may miss an idle engine's first step, see
+ * split_prob), rather than being launched from the queue. */
+static void assign(sim *s, int si, long ri, double t, double ready, int from_net)
 {
 	slot *sl = &s->slots[si];
 	req *r = &s->reqs[ri];
@@ -457,13 +462,20 @@ static void assign(sim *s, int si, long ri, double t, double ready)
 	r->gen = 0;
 	if (s->in_run_end)
 		return; /* the next run is planned right after */
-	if (s->running)
+	if (s->running) {
 		run_cut(s, ready);
-	else
+	} else {
 		/* an idle engine starts after every event of this instant, so
 		 * requests that arrive together are prefilled together (as
-		 * llama.cpp batches them) */
+		 * llama.cpp batches them) — but each one after the first misses
+		 * that step with probability split_prob: ready a nanosecond
+		 * late, it waits for the step to end */
+		if (from_net && s->idle_join_t == t && s->split_prob > 0 &&
+		    gsl_rng_uniform(s->rs) < s->split_prob)
+			sl->ready = ready = (ready > t ? ready : t) + 1e-9;
+		s->idle_join_t = t;
 		push(s, ready > t ? ready : t, EV_READY, 0, 0);
+	}
 }
 
 static void free_slot(sim *s, int si, double t)
@@ -474,7 +486,7 @@ static void free_slot(sim *s, int si, double t)
 	busy_change(s, t, -1);
 	if (s->qlen > 0) {
 		long ri = q_pop(s);
-		assign(s, si, ri, t, t + s->admit_s);
+		assign(s, si, ri, t, t + s->admit_s, 0);
 	} else {
 		s->freeslot[s->nfreeslot++] = si;
 	}
@@ -487,7 +499,7 @@ static void arrive(sim *s, long ri, double t)
 	if (s->nfreeslot > 0) {
 		/* lowest-numbered free slot last pushed: take from the top */
 		int si = s->freeslot[--s->nfreeslot];
-		assign(s, si, ri, t, t);
+		assign(s, si, ri, t, t, 1);
 		return;
 	}
 	if (s->max_queue >= 0 && (long)s->qlen >= s->max_queue) {
@@ -694,6 +706,8 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	s->ovh_tok_ms = m->overhead_per_token_ms;
 	s->admit_s = m->admit_delay_ms / 1000.0;
 	s->no_noise = no_noise;
+	s->split_prob = no_noise ? 0 : m->split_prob;
+	s->idle_join_t = -INFINITY;
 	s->queue_cap = LONG_MAX;
 	s->next_gen_t = INFINITY;
 	s->pct = (slo && slo->percentile > 0 && slo->percentile < 100) ? slo->percentile : 99;

@@ -20,7 +20,12 @@
  * limits them: the admission delay within one decode step (launches are
  * quantised to step boundaries) and inside the range the queued launches
  * bracket, overhead_sd within 4 standard errors of a
- * sample standard deviation from 100 single-client requests (0.3 ms). */
+ * sample standard deviation from 100 single-client requests (0.3 ms).
+ * The truth splits no group of requests sent together (split_prob 0): the
+ * fitted share must be 0 with an interval from 0. Then the same truth with
+ * split_prob 0.3 simulates 20 short levels at concurrency 2 and 10 at 4
+ * (each starts with requests sent together to an idle engine): the exact
+ * binomial 95% interval must hold 0.3 and be narrower than +-0.12. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +84,73 @@ static int simulate(const char *sbsim, const char *truth, const char *dir, char 
 	return 0;
 }
 
+/* The fitted split_prob's interval holds `truth` and is at most 0.24 wide. */
+static void split_within(const json_t *coefs, double truth)
+{
+	const json_t *c = json_object_get(coefs, "split_prob");
+	const json_t *ci = json_object_get(c, "ci95");
+	double v = json_number_value(json_object_get(c, "value"));
+	double lo = json_number_value(json_array_get(ci, 0));
+	double hi = json_number_value(json_array_get(ci, 1));
+	int ok = json_is_number(json_array_get(ci, 0)) && lo <= truth && truth <= hi &&
+		 hi - lo <= 0.24;
+	fprintf(stderr, "%-18s truth %-12.6g fitted %-12.6g 95%% CI [%.4g, %.4g]%s\n",
+		"split_prob", truth, v, lo, hi, ok ? "" : "  <-- truth outside or too wide");
+	if (!ok)
+		check_failures++;
+}
+
+/* Short closed-loop levels from a truth that splits 30% of the requests
+ * sent together, calibrated with the single-client files. */
+static void split_recovery(const char *sbsim, sb_model *t, const char *dir, char **files)
+{
+	char truth[4096], sweep[4096], levels[128] = "";
+	snprintf(truth, sizeof(truth), "%s/truth-split.json", dir);
+	snprintf(sweep, sizeof(sweep), "%s/split.json", dir);
+	for (int i = 0; i < 30; i++)
+		strcat(levels, i ? (i < 20 ? ",2" : ",4") : "2");
+	t->split_prob = 0.3;
+	json_t *tj = sb_model_to_json(t);
+	CHECK(tj && json_dump_file(tj, truth, 0) == 0);
+	json_decref(tj);
+	char *sp[] = { (char *)sbsim, "--model-file", truth, "--concurrency", levels,
+		       "--input-len", "256", "--output-len", "64", "--requests", "12",
+		       "--warmup", "0", "--seed", "11", "--json", sweep, "--json-requests", NULL };
+	int rc = run_cmd(sp, NULL);
+	CHECK(rc == 0);
+	sb_results res[5];
+	sb_calib_input in[5];
+	size_t n = 0;
+	sb_error e;
+	for (size_t i = 0; rc == 0 && i < 5; i++) {
+		if (sb_results_load(i < 4 ? files[i] : sweep, &res[n], &e) < 0) {
+			fprintf(stderr, "%s\n", e.msg);
+			check_failures++;
+			break;
+		}
+		in[n].name = i < 4 ? files[i] : sweep;
+		in[n].res = &res[n];
+		n++;
+	}
+	if (n == 5) {
+		sb_calib_opts o;
+		sb_calib_opts_init(&o);
+		o.slots = t->slots;
+		sb_model m;
+		if (sb_calibrate_fit(in, n, &o, &m, &e) < 0) {
+			fprintf(stderr, "calibration with splits failed: %s\n", e.msg);
+			check_failures++;
+		} else {
+			split_within(json_object_get(m.fit, "coefficients"), 0.3);
+			sb_model_fini(&m);
+		}
+	}
+	for (size_t i = 0; i < n; i++)
+		sb_results_fini(&res[i]);
+	unlink(truth);
+	unlink(sweep);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -111,9 +183,6 @@ int main(int argc, char **argv)
 		in[i].name = files[i];
 		in[i].res = &res[i];
 	}
-	for (size_t i = 0; i < n; i++)
-		unlink(files[i]);
-	rmdir(dir);
 	if (!loaded)
 		return 1;
 	sb_calib_opts o;
@@ -155,7 +224,13 @@ int main(int argc, char **argv)
 		t.overhead_sd_ms, m.overhead_sd_ms);
 	CHECK(fabs(m.overhead_sd_ms - t.overhead_sd_ms) <= 0.3);
 	CHECK(m.n_decode == 3 && m.batch_tokens == t.batch_tokens);
+	split_within(coefs, 0);
+	CHECK(m.split_prob == 0);
 	sb_model_fini(&m);
+	split_recovery(argv[1], &t, dir, files);
+	for (size_t i = 0; i < n; i++)
+		unlink(files[i]);
+	rmdir(dir);
 	sb_model_fini(&t);
 	for (size_t i = 0; i < n; i++)
 		sb_results_fini(&res[i]);

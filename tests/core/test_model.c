@@ -62,6 +62,18 @@ int main(void)
 		   "\"noise\":{\"kind\":\"cauchy\"}}", &m, &e) < 0 && strstr(e.msg, "cauchy"));
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
 		   "\"extra\":1}", &m, &e) < 0 && strstr(e.msg, "extra"));
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
+		   "\"scheduler\":{\"split_prob\":1.5}}", &m, &e) < 0 && strstr(e.msg, "split_prob"));
+	/* split_prob round-trips */
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
+		   "\"scheduler\":{\"split_prob\":0.25}}", &m, &e) == 0);
+	json_t *sj = sb_model_to_json(&m);
+	sb_model m3;
+	CHECK(sj && sb_model_from_json(sj, &m3, &e) == 0);
+	CHECK_NEAR(m3.split_prob, 0.25, 1e-15);
+	json_decref(sj);
+	sb_model_fini(&m3);
+	sb_model_fini(&m);
 	CHECK(sb_model_load("/nonexistent/m.json", &m, &e) < 0 && strstr(e.msg, "/nonexistent"));
 	sb_model_fini(NULL);
 	CHECK_DONE();

@@ -236,6 +236,20 @@ static void test_replay(void)
 	CHECK(NEAR(p[1].wait_ms, p[0].e2e_ms - 15 + 30, 1e-9), "admit delay: wait %.9g want %.9g",
 	      p[1].wait_ms, p[0].e2e_ms - 15 + 30);
 	m.admit_delay_ms = 0;
+	/* split_prob: of two requests reaching an idle engine in the same
+	 * instant, the second misses the first step always (1: its first
+	 * token a whole mixed step later) or never (0: the same step) */
+	sb_replay_opts rn = { .mode = SB_MODE_RATE, .seed = 1 };
+	sb_replay_req pair[2] = { { 0.0, 256, 10 }, { 0.0, 256, 10 } };
+	m2.split_prob = 1;
+	CHECK(sb_sim_replay(&m2, &rn, pair, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	double mixed = sb_model_decode_ms(&m2, 1) + 0.1 * 256;
+	CHECK(p[1].ttft_ms - p[0].ttft_ms >= mixed - 0.01, "split: TTFTs %.6g and %.6g",
+	      p[0].ttft_ms, p[1].ttft_ms);
+	m2.split_prob = 0;
+	CHECK(sb_sim_replay(&m2, &rn, pair, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[1].ttft_ms, p[0].ttft_ms, 1e-9), "together: TTFTs %.6g and %.6g",
+	      p[0].ttft_ms, p[1].ttft_ms);
 	/* bad input is refused with a message */
 	sb_replay_req bad = { 0.0, 0, 5 };
 	CHECK(sb_sim_replay(&m, &ro, &bad, 1, p, NULL, &e) < 0 && strstr(e.msg, "prompt"),

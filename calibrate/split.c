@@ -1,0 +1,120 @@
+/* split.c — how often the server prefills requests that reach it together
+ * in separate steps (model.scheduler.split_prob).
+ *
+ * A group is the requests of one closed-loop level sent within TOGETHER_S of
+ * each other to an idle server (every earlier request of the level done):
+ * a level's start, or clients whose requests ended in the same step. The
+ * server has a free slot for each of the first `slots` of them; the one
+ * whose first token comes first was prefilled in the first step, and each
+ * other admitted one either shares that step (its first token within a few
+ * ms) or was prefilled in the next one (a step holding at most the m - 1
+ * others' prompts later). With T the first one's time to first token (a
+ * step holding at most m prompts), those between T / 2m (half a prompt's
+ * share of it) and m T later count as split; later ones waited for a slot
+ * (busy with a request the records do not hold) and are left out. Each other admitted
+ * request is one trial; the estimate is splits / trials with an exact
+ * (Clopper-Pearson) 95% interval. */
+#include "calibrate/cal.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+
+#include <gsl/gsl_cdf.h>
+
+#define TOGETHER_S 0.001 /* sends this close are one group */
+#define IDLE_SLACK_S 0.001
+
+static const rqpt *g_rqs; /* qsort context: the requests being sorted */
+
+static int by_sent(const void *a, const void *b)
+{
+	double x = g_rqs[*(const size_t *)a].t_sent, y = g_rqs[*(const size_t *)b].t_sent;
+	return x < y ? -1 : x > y;
+}
+
+static int by_first(const void *a, const void *b)
+{
+	double x = g_rqs[*(const size_t *)a].t_first, y = g_rqs[*(const size_t *)b].t_first;
+	return x < y ? -1 : x > y;
+}
+
+/* Counts the trials and splits of one level's requests. */
+static int level_splits(const cal *k, const lvpt *L, long *trials, long *splits)
+{
+	size_t n = L->nrq;
+	size_t *ord = malloc((n ? n : 1) * sizeof(*ord));
+	if (!ord)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		ord[i] = L->rq0 + i;
+	g_rqs = k->rqs;
+	qsort(ord, n, sizeof(*ord), by_sent);
+	double busy_until = -INFINITY; /* latest completion of the requests sent so far */
+	for (size_t g = 0; g < n;) {
+		double t0 = k->rqs[ord[g]].t_sent;
+		size_t end = g + 1;
+		while (end < n && k->rqs[ord[end]].t_sent - t0 <= TOGETHER_S)
+			end++;
+		size_t m = end - g;
+		if (m >= 2 && busy_until <= t0 + IDLE_SLACK_S) {
+			qsort(ord + g, m, sizeof(*ord), by_first);
+			size_t adm = m < (size_t)k->slots ? m : (size_t)k->slots;
+			const rqpt *lead = &k->rqs[ord[g]];
+			double ttft0 = lead->t_first - lead->t_sent;
+			for (size_t j = 1; j < adm; j++) {
+				double d = k->rqs[ord[g + j]].t_first - lead->t_first;
+				if (d > (double)m * ttft0)
+					continue; /* waited for a slot */
+				(*trials)++;
+				*splits += d > 0.5 * ttft0 / (double)m;
+			}
+		}
+		for (size_t j = g; j < end; j++)
+			if (k->rqs[ord[j]].t_done > busy_until)
+				busy_until = k->rqs[ord[j]].t_done;
+		g = end;
+	}
+	free(ord);
+	return 0;
+}
+
+int cal_fit_split(cal *k)
+{
+	long trials = 0, splits = 0;
+	k->split = 0;
+	k->split_lo = k->split_hi = NAN;
+	for (size_t l = 0; l < k->n_lv; l++) {
+		const lvpt *L = &k->lvs[l];
+		if (!L->use_reqs || L->c < 2 || k->slots < 2)
+			continue;
+		if (level_splits(k, L, &trials, &splits) < 0)
+			return -ENOMEM;
+	}
+	if (trials == 0) {
+		cal_coef(k, "split_prob", 0, NAN, NAN, "", "not identified (set to 0)");
+		cal_missing(k, "split_prob: needs per-request records of a closed-loop level at "
+			       "concurrency 2 or more with requests sent together to an idle server");
+		return 0;
+	}
+	k->split = (double)splits / (double)trials;
+	k->split_lo = splits > 0 ? gsl_cdf_beta_Pinv(0.025, (double)splits,
+						     (double)(trials - splits + 1))
+				 : 0;
+	k->split_hi = splits < trials ? gsl_cdf_beta_Pinv(0.975, (double)(splits + 1),
+							  (double)(trials - splits))
+				      : 1;
+	json_object_set_new(
+		k->fit, "split",
+		json_pack("{s:I,s:I,s:f,s:f,s:f,s:s}", "trials", (json_int_t)trials, "splits",
+			  (json_int_t)splits, "value", k->split, "ci95_low", k->split_lo,
+			  "ci95_high", k->split_hi, "how",
+			  "requests sent within 1 ms to an idle server: each admitted one after "
+			  "the first is a trial, split when its first token came more than "
+			  "TTFT / 2m after the first one's (m sent together); exact binomial "
+			  "interval"));
+	cal_coef(k, "split_prob", k->split, k->split_lo, k->split_hi, "",
+		 "share of requests sent together to an idle server that were prefilled in "
+		 "a later step (exact binomial interval)");
+	return 0;
+}
