@@ -51,6 +51,9 @@ static void usage(FILE *f)
 		"requests (send times, prompt and output lengths) through the simulator with\n"
 		"MODEL.json, and prints measured vs predicted TTFT/TPOT/E2E mean/p50/p90/p99,\n"
 		"throughput and the knee, with the error of each and the median absolute errors.\n"
+		"A one-client probe before each level and after the last reads the server's own\n"
+		"speed against the model; the speed-adjusted prediction scales each level's\n"
+		"prefill and decode times by the probes beside it (the goals use the plain one).\n"
 		"\n"
 		"  --model-file FILE    the calibrated model (servebench calibrate)\n"
 		"  --url URL, --model NAME   the live server and the model name to request\n"
@@ -377,7 +380,14 @@ int sb_cmd_validate(int argc, char **argv)
 					fprintf(stderr, PROG ": %s\n", e.msg);
 					status = r == -ECONNREFUSED ? 3 : (r == -EINVAL || r == -EIO) ? 2 : 1;
 					json_decref(wjson);
-					goto out;
+					if (!doc)
+						goto out;
+					/* keep and compare the levels already measured */
+					fprintf(stderr, PROG ": comparing the %zu level(s) measured "
+							"before it\n", li);
+					wjson = NULL;
+					cut = 1;
+					break;
 				}
 				if (!wjson) {
 					wjson = json_deep_copy(json_object_get(part, "workload"));
@@ -390,7 +400,7 @@ int sb_cmd_validate(int argc, char **argv)
 					json_array_extend(json_object_get(doc, "levels"),
 							  json_object_get(part, "levels"));
 					json_decref(part);
-					if (k == 1)
+					if (k == 1 && runs[0])
 						json_object_set(doc, "workload_rate", wjson);
 				}
 				if (r == -EINTR || stop_signal) {
@@ -401,7 +411,7 @@ int sb_cmd_validate(int argc, char **argv)
 			}
 			json_decref(wjson);
 		}
-		if (probe_n > 0 && !stop_signal)
+		if (probe_n > 0 && !stop_signal && !cut)
 			take_probe(&speed, &rc0, &w, probe_n, sub_seed(w.seed, 1000 + li),
 				   sb_driver_now() - t_start, li);
 		if (stop_signal && !status)

@@ -25,6 +25,8 @@
 # the goals, and the plain prediction must miss them (validate exits 1).
 # The probes are saved with the measured results: validate --measured on
 # that file must give the same speed figures offline.
+# And a stub that dies after 30 requests: validate must say so, exit 3 (the
+# server unreachable), and still write and compare the levels it measured.
 # usage: stub-url.sh SERVEBENCH STUB_SERVER
 set -eu
 sb=$1
@@ -32,7 +34,9 @@ stub=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sb-cal-stub.XXXXXX")
 spid=""
 spid2=""
+spid3=""
 cleanup() {
+	if [ -n "$spid3" ]; then kill "$spid3" 2>/dev/null || true; wait "$spid3" 2>/dev/null || true; fi
 	if [ -n "$spid" ]; then kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; fi
 	if [ -n "$spid2" ]; then kill "$spid2" 2>/dev/null || true; wait "$spid2" 2>/dev/null || true; fi
 	rm -rf "$dir"
@@ -158,3 +162,25 @@ if not same(a, b):
     sys.exit(1)
 print("stub validate --measured: the same speed figures offline")
 PY
+
+"$stub" --slots 4 --ttft-ms 20 --itl-ms 5 --die-after 30 >"$dir/port3" 2>"$dir/stub3.log" &
+spid3=$!
+i=0
+while ! grep -q '^PORT=' "$dir/port3" 2>/dev/null; do
+	i=$((i + 1))
+	[ "$i" -lt 100 ] || { echo "third stub did not start" >&2; cat "$dir/stub3.log" >&2; exit 1; }
+	sleep 0.1
+done
+port3=$(sed -n 's/^PORT=//p' "$dir/port3")
+rc=0
+"$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port3" --model stub \
+	--num-requests 6 --input-len 64 --output-len 32 --out-measured "$dir/m3.json" \
+	>"$dir/v3.txt" 2>"$dir/v3.err" || rc=$?
+cat "$dir/v3.err"
+[ "$rc" -eq 3 ] || { echo "FAIL: validate against a dying server exited $rc, want 3" >&2; exit 1; }
+grep -q 'comparing the [1-9][0-9]* level(s) measured before it' "$dir/v3.err" ||
+	{ echo "FAIL: no word of the levels kept" >&2; exit 1; }
+grep -q 'median |error|' "$dir/v3.txt" || { echo "FAIL: the measured levels were not compared" >&2; exit 1; }
+python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["levels"]) >= 1, d' "$dir/m3.json" ||
+	{ echo "FAIL: the measured levels were not written" >&2; exit 1; }
+echo "stub validate, server died mid-run: OK, exit 3, levels kept"
