@@ -9,9 +9,11 @@
 # few ms; TPOT averages 31-63 gaps, so 1 ms of lateness per gap is needed to
 # move it by 20%.
 # Then `servebench validate --url` with that model against the same stub:
-# the product's goals (median |error| over the levels <= 5% mean/p50, <= 10%
-# p90/p99, the knee at the measured level) must be met, and the closing
-# one-client re-measure must find the stub's speed unchanged (TPOT within
+# the product's accuracy goals (median |error| over the levels <= 5%
+# mean/p50, <= 10% p90/p99) must be met — not the knee: with 6 requests
+# per open-loop level the p99 of the top two rates is a coin toss (the
+# live test checks the closed-loop knee) — and the first and last
+# one-client speed probes must find the stub's speed unchanged (TPOT within
 # 10%, TTFT within 25%: 20 ms, where a few ms of timer lateness weigh more).
 # The stub is not quite the model's kind of server: its first token always
 # takes 20 ms, while the model charges an arrival that joins running
@@ -81,7 +83,8 @@ print("stub calibrate --url: OK", json.dumps(s))
 PY
 rc=0
 "$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port" --model stub \
-	--num-requests 6 --input-len 64 --output-len 32 --json "$dir/v.json" >"$dir/v.txt" || rc=$?
+	--num-requests 6 --input-len 64 --output-len 32 --no-knee --json "$dir/v.json" \
+	>"$dir/v.txt" || rc=$?
 tail -12 "$dir/v.txt"
 [ "$rc" -eq 0 ] || { echo "FAIL: validate against the stub exited $rc (goals missed?)" >&2; exit 1; }
 python3 - "$dir/v.json" <<'PY'
