@@ -111,7 +111,9 @@ int cal_fit_prefill(cal *k, sb_error *e)
 	k->timings = n_t == n;
 	if (k->timings)
 		memcpy(y, yt, n * sizeof(double));
-	double pmin = INFINITY;
+	double pmin = INFINITY, pmax = -INFINITY, ymean = 0;
+	for (size_t i = 0; i < n; i++)
+		ymean += y[i] / (double)n;
 	/* distinct prompt lengths: groups more than 10% apart (a measured
 	 * length jitters by a few tokens around what was asked for) */
 	size_t distinct = 0;
@@ -131,6 +133,7 @@ int cal_fit_prefill(cal *k, sb_error *e)
 			}
 		}
 		pmin = sp[0];
+		pmax = sp[n - 1];
 		free(sp);
 	}
 	if (distinct < 2) {
@@ -237,21 +240,25 @@ int cal_fit_prefill(cal *k, sb_error *e)
 	else
 		cal_coef(k, "per_prefill_attn", 0, NAN, NAN, "ms/token^2", why);
 	if (!(k->ppt > 0)) {
-		/* Flat within the noise: a server whose prefill is too cheap to
-		 * see. Clearly falling: the data are inconsistent. */
-		if (!(f->has_ci && f->ci_hi[1] >= 0)) {
+		/* Flat within the noise, or falling by less than 2% of the time
+		 * over the lengths measured: a server whose prefill is too cheap
+		 * to see. Clearly falling: the data are inconsistent. */
+		double fall = -k->ppt * (pmax - pmin);
+		if (!(f->has_ci && f->ci_hi[1] >= 0) && !(fall <= 0.02 * ymean)) {
 			r = sb_error_set(e, "TTFT at concurrency 1 falls as the prompt grows "
 					    "(per_prefill_token = %g ms/token): the prompt-length "
 					    "runs look inconsistent (cached prompts?)", k->ppt);
 			goto out;
 		}
-		cal_note(k, "per_prefill_token %.3g ms/token is zero within its interval: prefill "
-			"cost is not measurable here; set to 0", k->ppt);
+		cal_note(k, "per_prefill_token %.3g ms/token is zero within its interval or too small "
+			"to matter (%.2g ms over the prompt lengths measured): prefill cost is not "
+			"measurable here; set to 0", k->ppt, fall);
 		k->ppt = 0;
 		json_object_set_new(k->coefs, "per_prefill_token",
 				    json_pack("{s:f,s:[o,o],s:s,s:s}", "value", 0.0, "ci95",
 					      cal_num(f->ci_lo[1]), cal_num(f->ci_hi[1]), "unit",
-					      "ms/token", "from", "zero within its interval (set to 0)"));
+					      "ms/token", "from",
+					      "zero within its interval or negligible (set to 0)"));
 	}
 	double t95 = f->has_ci ? sb_linfit_t95((double)(f->n - f->p)) : NAN;
 	if (k->timings) {
