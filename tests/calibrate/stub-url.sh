@@ -34,25 +34,28 @@ set -eu
 sb=$1
 stub=$2
 dir=$(mktemp -d "${TMPDIR:-/tmp}/sb-cal-stub.XXXXXX")
-spid=""
-spid2=""
-spid3=""
+spids=""
 cleanup() {
-	if [ -n "$spid3" ]; then kill "$spid3" 2>/dev/null || true; wait "$spid3" 2>/dev/null || true; fi
-	if [ -n "$spid" ]; then kill "$spid" 2>/dev/null || true; wait "$spid" 2>/dev/null || true; fi
-	if [ -n "$spid2" ]; then kill "$spid2" 2>/dev/null || true; wait "$spid2" 2>/dev/null || true; fi
+	for p in $spids; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 	rm -rf "$dir"
 }
 trap cleanup EXIT INT TERM HUP
-"$stub" --slots 4 --ttft-ms 20 --itl-ms 5 >"$dir/port" 2>"$dir/stub.log" &
-spid=$!
-i=0
-while ! grep -q '^PORT=' "$dir/port" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -lt 100 ] || { echo "stub did not start" >&2; cat "$dir/stub.log" >&2; exit 1; }
-	sleep 0.1
-done
-port=$(sed -n 's/^PORT=//p' "$dir/port")
+# start_stub NAME ARGS...: a stub (4 slots, 20 ms to the first token, a token
+# every 5 ms, and ARGS); its port in $port
+start_stub() {
+	name=$1
+	shift
+	"$stub" --slots 4 --ttft-ms 20 --itl-ms 5 "$@" >"$dir/$name.port" 2>"$dir/$name.log" &
+	spids="$spids $!"
+	i=0
+	while ! grep -q '^PORT=' "$dir/$name.port" 2>/dev/null; do
+		i=$((i + 1))
+		[ "$i" -lt 100 ] || { echo "stub $name did not start" >&2; cat "$dir/$name.log" >&2; exit 1; }
+		sleep 0.1
+	done
+	port=$(sed -n 's/^PORT=//p' "$dir/$name.port")
+}
+start_stub steady
 "$sb" calibrate --url "http://127.0.0.1:$port" --model stub --save "$dir/res" \
 	-o "$dir/model.json" >"$dir/report"
 cat "$dir/report"
@@ -97,18 +100,9 @@ if not d or abs(d["tpot_pct"]) > 10 or abs(d["ttft_pct"]) > 25:
 print("stub validate --url: OK, drift", json.dumps(d))
 PY
 
-"$stub" --slots 4 --ttft-ms 20 --itl-ms 5 --slow-after 60 --slow-factor 1.3 \
-	>"$dir/port2" 2>"$dir/stub2.log" &
-spid2=$!
-i=0
-while ! grep -q '^PORT=' "$dir/port2" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -lt 100 ] || { echo "second stub did not start" >&2; cat "$dir/stub2.log" >&2; exit 1; }
-	sleep 0.1
-done
-port2=$(sed -n 's/^PORT=//p' "$dir/port2")
+start_stub slowing --slow-after 60 --slow-factor 1.3
 rc=0
-"$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port2" --model stub \
+"$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port" --model stub \
 	--num-requests 6 --input-len 64 --output-len 32 --seed 7 --json "$dir/v2.json" \
 	--out-measured "$dir/m2.json" >"$dir/v2.txt" || rc=$?
 sed -n '/^server speed/,$p' "$dir/v2.txt"
@@ -166,17 +160,9 @@ if not same(a, b):
 print("stub validate --measured: the same speed figures offline")
 PY
 
-"$stub" --slots 4 --ttft-ms 20 --itl-ms 5 --die-after 30 >"$dir/port3" 2>"$dir/stub3.log" &
-spid3=$!
-i=0
-while ! grep -q '^PORT=' "$dir/port3" 2>/dev/null; do
-	i=$((i + 1))
-	[ "$i" -lt 100 ] || { echo "third stub did not start" >&2; cat "$dir/stub3.log" >&2; exit 1; }
-	sleep 0.1
-done
-port3=$(sed -n 's/^PORT=//p' "$dir/port3")
+start_stub dying --die-after 30
 rc=0
-"$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port3" --model stub \
+"$sb" validate --model-file "$dir/model.json" --url "http://127.0.0.1:$port" --model stub \
 	--num-requests 6 --input-len 64 --output-len 32 --out-measured "$dir/m3.json" \
 	>"$dir/v3.txt" 2>"$dir/v3.err" || rc=$?
 cat "$dir/v3.err"
