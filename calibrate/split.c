@@ -22,7 +22,7 @@
 
 #include <gsl/gsl_cdf.h>
 
-#define TOGETHER_S 0.001 /* sends this close are one group */
+#define TOGETHER_S SB_MODEL_JOIN_WINDOW_S /* sends this close are one group */
 #define IDLE_SLACK_S 0.001
 
 static const rqpt *g_rqs; /* qsort context: the requests being sorted */

@@ -58,6 +58,12 @@
 
 #define SB_MODEL_MAX_DECODE 64
 
+/* Requests reaching an idle server within this many seconds of the first
+ * share its first step (but for split_prob): llama.cpp takes up tasks
+ * queued while it launches the first (pairs sent up to 2 ms apart were
+ * prefilled together in our measurements). */
+#define SB_MODEL_JOIN_WINDOW_S 0.001
+
 typedef enum sb_noise_kind {
 	SB_NOISE_NONE = 0,
 	SB_NOISE_LOGNORMAL,

@@ -55,6 +55,7 @@ typedef struct sim {
 	double ovh_ms, ovh_tok_ms, ovh_sd_ms, admit_s;
 	double split_prob;  /* model.scheduler.split_prob (0 without noise) */
 	double idle_join_t; /* when the idle engine last took a request */
+	double idle_t0;     /* when the engine last started from idle */
 	int no_noise;
 	long queue_cap;
 	int src;
@@ -463,6 +464,13 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 	if (s->in_run_end)
 		return; /* the next run is planned right after */
 	if (s->running) {
+		/* sent with the requests an idle engine just started on, a
+		 * moment later (a longer prompt's overhead): it joins their
+		 * first step, unless it is one of the split_prob that miss it */
+		if (from_net && s->run_prefill && s->run_t0 == s->idle_t0 &&
+		    ready - s->run_t0 <= SB_MODEL_JOIN_WINDOW_S &&
+		    !(s->split_prob > 0 && gsl_rng_uniform(s->rs) < s->split_prob))
+			sl->ready = ready = s->run_t0;
 		run_cut(s, ready);
 	} else {
 		/* an idle engine starts after every event of this instant, so
@@ -708,6 +716,7 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	s->no_noise = no_noise;
 	s->split_prob = no_noise ? 0 : m->split_prob;
 	s->idle_join_t = -INFINITY;
+	s->idle_t0 = -INFINITY;
 	s->queue_cap = LONG_MAX;
 	s->next_gen_t = INFINITY;
 	s->pct = (slo && slo->percentile > 0 && slo->percentile < 100) ? slo->percentile : 99;
@@ -761,8 +770,10 @@ static int sim_loop(sim *s, sb_error *e)
 				on_run_end(s, ev.t);
 			break;
 		case EV_READY:
-			if (!s->running)
+			if (!s->running) {
+				s->idle_t0 = ev.t;
 				start_run(s, ev.t);
+			}
 			break;
 		case EV_DEPART:
 			/* M/G/c: the whole response arrives at once */

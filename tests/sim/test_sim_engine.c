@@ -250,6 +250,20 @@ static void test_replay(void)
 	CHECK(sb_sim_replay(&m2, &rn, pair, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK(NEAR(p[1].ttft_ms, p[0].ttft_ms, 1e-9), "together: TTFTs %.6g and %.6g",
 	      p[0].ttft_ms, p[1].ttft_ms);
+	/* sent together, the longer prompt's overhead brings it 0.44 ms
+	 * later: within the join window it still shares the first step (its
+	 * first token 0.44 ms later at the client, not a step); 7.4 ms later
+	 * it waits for the step to end */
+	m2.overhead_per_token_ms = 0.01;
+	sb_replay_req near[2] = { { 0.0, 256, 10 }, { 0.0, 300, 10 } };
+	CHECK(sb_sim_replay(&m2, &rn, near, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(fabs(p[1].ttft_ms - p[0].ttft_ms) < 1.0, "join window: TTFTs %.6g and %.6g",
+	      p[0].ttft_ms, p[1].ttft_ms);
+	sb_replay_req far[2] = { { 0.0, 256, 10 }, { 0.0, 1000, 10 } };
+	CHECK(sb_sim_replay(&m2, &rn, far, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(p[1].ttft_ms - p[0].ttft_ms > 0.1 * 1000, "past the window: TTFTs %.6g and %.6g",
+	      p[0].ttft_ms, p[1].ttft_ms);
+	m2.overhead_per_token_ms = 0;
 	/* bad input is refused with a message */
 	sb_replay_req bad = { 0.0, 0, 5 };
 	CHECK(sb_sim_replay(&m, &ro, &bad, 1, p, NULL, &e) < 0 && strstr(e.msg, "prompt"),
