@@ -143,7 +143,7 @@ static unsigned long sub_seed(unsigned long seed, unsigned long k)
 }
 
 /* A probe of the server's speed (speed.h); a failed one is noted and
- * skipped: it only tells which levels ran at the calibrated speed. */
+ * skipped: it only feeds the speed trace and the adjusted prediction. */
 static void take_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, long n,
 		       unsigned long seed, double t_s, size_t before)
 {
@@ -379,13 +379,13 @@ int sb_cmd_validate(int argc, char **argv)
 				if (!part) {
 					fprintf(stderr, PROG ": %s\n", e.msg);
 					status = r == -ECONNREFUSED ? 3 : (r == -EINVAL || r == -EIO) ? 2 : 1;
-					json_decref(wjson);
-					if (!doc)
+					if (!doc) {
+						json_decref(wjson);
 						goto out;
+					}
 					/* keep and compare the levels already measured */
 					fprintf(stderr, PROG ": comparing the %zu level(s) measured "
 							"before it\n", li);
-					wjson = NULL;
 					cut = 1;
 					break;
 				}
