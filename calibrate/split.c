@@ -25,17 +25,20 @@
 #define TOGETHER_S SB_MODEL_JOIN_WINDOW_S /* sends this close are one group */
 #define IDLE_SLACK_S 0.001
 
-static const rqpt *g_rqs; /* qsort context: the requests being sorted */
+/* One request's times (s), copied so that they sort without context. */
+typedef struct tsent {
+	double sent, first, done;
+} tsent;
 
 static int by_sent(const void *a, const void *b)
 {
-	double x = g_rqs[*(const size_t *)a].t_sent, y = g_rqs[*(const size_t *)b].t_sent;
+	double x = ((const tsent *)a)->sent, y = ((const tsent *)b)->sent;
 	return x < y ? -1 : x > y;
 }
 
 static int by_first(const void *a, const void *b)
 {
-	double x = g_rqs[*(const size_t *)a].t_first, y = g_rqs[*(const size_t *)b].t_first;
+	double x = ((const tsent *)a)->first, y = ((const tsent *)b)->first;
 	return x < y ? -1 : x > y;
 }
 
@@ -43,39 +46,39 @@ static int by_first(const void *a, const void *b)
 static int level_splits(const cal *k, const lvpt *L, long *trials, long *splits)
 {
 	size_t n = L->nrq;
-	size_t *ord = malloc((n ? n : 1) * sizeof(*ord));
-	if (!ord)
+	tsent *q = malloc((n ? n : 1) * sizeof(*q));
+	if (!q)
 		return -ENOMEM;
-	for (size_t i = 0; i < n; i++)
-		ord[i] = L->rq0 + i;
-	g_rqs = k->rqs;
-	qsort(ord, n, sizeof(*ord), by_sent);
+	for (size_t i = 0; i < n; i++) {
+		const rqpt *R = &k->rqs[L->rq0 + i];
+		q[i] = (tsent){ R->t_sent, R->t_first, R->t_done };
+	}
+	qsort(q, n, sizeof(*q), by_sent);
 	double busy_until = -INFINITY; /* latest completion of the requests sent so far */
 	for (size_t g = 0; g < n;) {
-		double t0 = k->rqs[ord[g]].t_sent;
+		double t0 = q[g].sent;
 		size_t end = g + 1;
-		while (end < n && k->rqs[ord[end]].t_sent - t0 <= TOGETHER_S)
+		while (end < n && q[end].sent - t0 <= TOGETHER_S)
 			end++;
 		size_t m = end - g;
-		if (m >= 2 && busy_until <= t0 + IDLE_SLACK_S) {
-			qsort(ord + g, m, sizeof(*ord), by_first);
+		int idle = busy_until <= t0 + IDLE_SLACK_S;
+		for (size_t j = g; j < end; j++)
+			busy_until = fmax(busy_until, q[j].done);
+		if (m >= 2 && idle) {
+			qsort(q + g, m, sizeof(*q), by_first);
 			size_t adm = m < (size_t)k->slots ? m : (size_t)k->slots;
-			const rqpt *lead = &k->rqs[ord[g]];
-			double ttft0 = lead->t_first - lead->t_sent;
+			double ttft0 = q[g].first - q[g].sent;
 			for (size_t j = 1; j < adm; j++) {
-				double d = k->rqs[ord[g + j]].t_first - lead->t_first;
+				double d = q[g + j].first - q[g].first;
 				if (d > (double)m * ttft0)
 					continue; /* waited for a slot */
 				(*trials)++;
 				*splits += d > 0.5 * ttft0 / (double)m;
 			}
 		}
-		for (size_t j = g; j < end; j++)
-			if (k->rqs[ord[j]].t_done > busy_until)
-				busy_until = k->rqs[ord[j]].t_done;
 		g = end;
 	}
-	free(ord);
+	free(q);
 	return 0;
 }
 
