@@ -438,6 +438,13 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 	req_release(s, ri);
 }
 
+/* Whether a request arriving with others at an idle engine misses their
+ * first step (model.scheduler.split_prob). */
+static int misses_first_step(sim *s)
+{
+	return s->split_prob > 0 && gsl_rng_uniform(s->rs) < s->split_prob;
+}
+
 /* Gives slot si to request ri at t; it enters the batch at `ready`. from_net:
  * it just arrived (so it may miss an idle engine's first step, see
  * split_prob), rather than being launched from the queue. */
@@ -468,8 +475,7 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 		 * moment later (a longer prompt's overhead): it joins their
 		 * first step, unless it is one of the split_prob that miss it */
 		if (from_net && s->run_prefill && s->run_t0 == s->idle_t0 &&
-		    ready - s->run_t0 <= SB_MODEL_JOIN_WINDOW_S &&
-		    !(s->split_prob > 0 && gsl_rng_uniform(s->rs) < s->split_prob))
+		    ready - s->run_t0 <= SB_MODEL_JOIN_WINDOW_S && !misses_first_step(s))
 			sl->ready = ready = s->run_t0;
 		run_cut(s, ready);
 	} else {
@@ -478,8 +484,7 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 		 * llama.cpp batches them) — but each one after the first misses
 		 * that step with probability split_prob: ready a nanosecond
 		 * late, it waits for the step to end */
-		if (from_net && s->idle_join_t == t && s->split_prob > 0 &&
-		    gsl_rng_uniform(s->rs) < s->split_prob)
+		if (from_net && s->idle_join_t == t && misses_first_step(s))
 			sl->ready = ready = (ready > t ? ready : t) + 1e-9;
 		s->idle_join_t = t;
 		push(s, ready > t ? ready : t, EV_READY, 0, 0);
