@@ -223,6 +223,21 @@ static double pct(double meas, double model)
 	return (meas / model - 1) * 100;
 }
 
+/* Median |change| (%) of measured/model between consecutive probes: how far
+ * the server's own speed moves from one probe to the next, noise of a
+ * probe's few requests included. NaN with fewer than two probes. */
+static double probe_change(const double *ms, const double *model, size_t n)
+{
+	double *d = malloc((n ? n : 1) * sizeof(*d));
+	if (!d)
+		return NAN;
+	for (size_t i = 0; i + 1 < n; i++)
+		d[i] = pct(ms[i + 1] / model[i + 1], ms[i] / model[i]);
+	double m = n < 2 ? NAN : sb_compare_median_abs(d, n - 1);
+	free(d);
+	return m;
+}
+
 static void level_name(char *buf, size_t len, const sb_comparison *cmp, size_t L)
 {
 	if (L >= cmp->n_levels)
@@ -252,6 +267,12 @@ void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp)
 			pct(sp->ttft_ms[i], sp->ttft_model[i]), sp->tpot_ms[i],
 			pct(sp->tpot_ms[i], sp->tpot_model[i]));
 	}
+	if (sp->n_probes >= 2)
+		fprintf(f, "  probe to probe: median |change| TTFT %.1f%%, TPOT %.1f%% (the server's "
+			   "own speed and the probes' noise; prediction errors within about twice "
+			   "that cannot be told from it)\n",
+			probe_change(sp->ttft_ms, sp->ttft_model, sp->n_probes),
+			probe_change(sp->tpot_ms, sp->tpot_model, sp->n_probes));
 	const sb_comparison *s = &sp->adj;
 	if (s->n_levels == 0)
 		return;
@@ -310,8 +331,11 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 		json_object_set_new(sum, qn[q],
 				    json_pack("{s:o,s:o}", "central_pct", num(s->mdape_quant[q][0]),
 					      "tail_pct", num(s->mdape_quant[q][1])));
-	return json_pack("{s:I,s:o,s:{s:o,s:o}}", "probe_requests", (json_int_t)sp->probe_requests,
-			 "probes", pa, "adjusted", "levels", la, "summary", sum);
+	return json_pack("{s:I,s:o,s:{s:o,s:o},s:{s:o,s:o}}", "probe_requests",
+			 (json_int_t)sp->probe_requests, "probes", pa, "probe_change_pct", "ttft",
+			 num(probe_change(sp->ttft_ms, sp->ttft_model, sp->n_probes)), "tpot",
+			 num(probe_change(sp->tpot_ms, sp->tpot_model, sp->n_probes)), "adjusted",
+			 "levels", la, "summary", sum);
 }
 
 json_t *sb_speed_drift(const sb_speed *sp)

@@ -75,8 +75,10 @@ int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
  * adjusted prediction (cmp: the one analysed). */
 void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp);
 
-/* {"probe_requests", "probes": [...], "adjusted": {"levels": [...],
- *  "summary": {...}}} (new reference; NULL when not analysed). */
+/* {"probe_requests", "probes": [...], "probe_change_pct": {"ttft", "tpot"}
+ *  (median |change| of measured/model between consecutive probes; null with
+ *  one probe), "adjusted": {"levels": [...], "summary": {...}}} (new
+ *  reference; NULL when not analysed). */
 json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp);
 
 /* First and last probe as the validation's drift: {"seconds",

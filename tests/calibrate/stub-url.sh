@@ -129,6 +129,12 @@ else:
         for f in ("prefill_factor", "decode_factor"):
             if want is not None and abs(l[f] - want) > 0.05:
                 fails.append("level %d %s %.3f, want %.1f" % (l["index"], f, l[f], want))
+# one step change among steady probes: the typical probe-to-probe change
+# stays small (the stub's own timing noise)
+for q in ("ttft", "tpot"):
+    c = sp["probe_change_pct"][q]
+    if c is None or not 0 <= c <= 5:
+        fails.append("probe-to-probe change %s %r, want 0..5%% (one step among steady probes)" % (q, c))
 s = adj["summary"]
 if not (s["central_pct"] <= 5 and s["tail_pct"] <= 10):
     fails.append("speed-adjusted summary %r misses the goals" % s)

@@ -184,15 +184,13 @@ for q in quant:
 # beside it measured (c = 1 left out). The server's drift since calibration
 # is then out of the way, but the scale factors carry the probes' own noise
 # (3 requests each): the run-to-run reference is the larger of the repeat's
-# difference and the median difference between consecutive probes (TTFT
-# probes for TTFT, TPOT probes for TPOT, the larger of the two for E2E).
+# difference and validate's probe_change_pct, the median change between
+# consecutive probes (TTFT's for TTFT, TPOT's for TPOT, the larger for E2E).
 # What is left beyond that is the model's error about load.
-def probe_noise(probes, q):
+def probe_noise(change, q):
     if q == "e2e":
-        return max(probe_noise(probes, "ttft"), probe_noise(probes, "tpot"))
-    r = [p[q + "_ms"] / p[q + "_ms_model"] for p in probes
-         if p.get(q + "_ms") and p.get(q + "_ms_model")]
-    return median([abs(b / a - 1) * 100 for a, b in zip(r, r[1:])])
+        return max(probe_noise(change, "ttft"), probe_noise(change, "tpot"))
+    return change[q] if change[q] is not None else float("nan")
 
 sp = cmp.get("server_speed")
 if not sp:
@@ -205,7 +203,7 @@ else:
         for cls, stats in classes.items():
             e = st[q][cls + "_pct"]
             r_rep = run_to_run(second, q, stats)
-            r_probe = probe_noise(sp["probes"], q)
+            r_probe = probe_noise(sp["probe_change_pct"], q)
             r = max(x for x in (r_rep, r_probe, 0.0) if x == x)
             limit = 2 * r + floor[cls]
             ok = e is not None and e <= limit
