@@ -40,8 +40,10 @@ static void usage(FILE *f)
 		"With --url it measures the server first (under two minutes on a small CPU model):\n"
 		"concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (8, 8, 6 and 4 requests,\n"
 		"32 output tokens), then\n"
-		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, prefix cache\n"
-		"off; the server time is printed at the end.\n"
+		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then S\n"
+		"requests of 256 in / 1 out sent together to the idle server, 4-10 times (about\n"
+		"20 chances to see whether it prefills them in one step or splits them); prefix\n"
+		"cache off; the server time is printed at the end.\n"
 		"  --url URL            the server (as for `servebench run`)\n"
 		"  --model NAME         model name to request (default \"default\")\n"
 		"  --api NAME           API flavour (default: detected)\n"
@@ -164,6 +166,15 @@ static void print_report(FILE *f, const sb_model *m)
 
 /* ---- --url: the measurement plan ---------------------------------------- */
 
+/* groups of S requests sent together to an idle server: enough for about
+ * 20 trials of split_prob (S - 1 each), 4 to 10 groups */
+#define PLAN_TOGETHER_MAX 10
+static int plan_together_groups(int S)
+{
+	int g = (20 + S - 2) / (S - 1);
+	return g < 4 ? 4 : g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
+}
+
 typedef struct plan_opts {
 	const char *url, *model, *api, *save_dir;
 	int slots;           /* 0: from the server's /props */
@@ -173,10 +184,11 @@ typedef struct plan_opts {
 } plan_opts;
 
 /* One `servebench run` through the library: closed loop at `levels`,
- * prompts of `in` tokens, `out` output tokens, `n` requests per level.
+ * prompts of `in` tokens, `out` output tokens, `n` requests per level,
+ * `warmup` unmeasured requests before each level.
  * Returns a new results document or NULL (message in e). */
 static json_t *plan_run(const plan_opts *po, const double *levels, int nl, long in, long out,
-			long n, double *secs, sb_error *e)
+			long n, int warmup, double *secs, sb_error *e)
 {
 	sb_run_config c;
 	sb_run_config_init(&c);
@@ -193,7 +205,7 @@ static json_t *plan_run(const plan_opts *po, const double *levels, int nl, long 
 	w->input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
 	w->output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
 	w->requests = n;
-	w->warmup = 1;
+	w->warmup = warmup;
 	w->seed = po->seed + (unsigned long)in * 7919UL + (unsigned long)nl;
 	json_t *res = NULL;
 	double t0 = sb_driver_now();
@@ -246,7 +258,7 @@ static int plan_measure(plan_opts *po, json_t **docs, char (*names)[64], size_t 
 		if (i > 0 && P <= lens[i - 1])
 			break;
 		double one = 1;
-		json_t *d = plan_run(po, &one, 1, P, 32, reps[i], secs, &e);
+		json_t *d = plan_run(po, &one, 1, P, 32, reps[i], 1, secs, &e);
 		if (!d) {
 			fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
 			return strstr(e.msg, "refused") || strstr(e.msg, "reach") ? 3 : 2;
@@ -277,13 +289,32 @@ static int plan_measure(plan_opts *po, json_t **docs, char (*names)[64], size_t 
 	lv[nl++] = S;
 	lv[nl++] = S + 2;
 	long nreq = 3L * (S + 2) > 12 ? 3L * (S + 2) : 12;
-	json_t *d = plan_run(po, lv, nl, 256 <= po->max_prompt ? 256 : po->max_prompt, 64, nreq,
-			     secs, &e);
+	long P = 256 <= po->max_prompt ? 256 : po->max_prompt;
+	json_t *d = plan_run(po, lv, nl, P, 64, nreq, 1, secs, &e);
 	if (!d) {
 		fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
 		return 2;
 	}
 	snprintf(names[*n], 64, "sweep.json");
+	docs[(*n)++] = d;
+	if (save_doc(po, names[*n - 1], d, &e) < 0)
+		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
+	/* S requests sent together to the idle server, a few times, one output
+	 * token each: whether the server prefills them in one step or splits
+	 * them (split_prob; the sweep offers a few such groups, too few to tell
+	 * 0 from 0.3). Nothing else is fitted from these levels. */
+	if (S < 2)
+		return 0;
+	double tl[PLAN_TOGETHER_MAX];
+	int ng = plan_together_groups(S);
+	for (int i = 0; i < ng; i++)
+		tl[i] = S;
+	d = plan_run(po, tl, ng, P, 1, S, 0, secs, &e);
+	if (!d) {
+		fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
+		return 2;
+	}
+	snprintf(names[*n], 64, "together.json");
 	docs[(*n)++] = d;
 	if (save_doc(po, names[*n - 1], d, &e) < 0)
 		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
@@ -400,7 +431,7 @@ int sb_cmd_calibrate(int argc, char **argv)
 		po.quiet = quiet;
 		if (!quiet)
 			fprintf(stderr, "servebench calibrate: measuring %s (prompt-length sweep at "
-					"concurrency 1, then a concurrency sweep)\n", po.url);
+					"concurrency 1, a concurrency sweep, then requests sent together)\n", po.url);
 		rc = plan_measure(&po, docs, names, &nd, &secs);
 		if (rc != 0)
 			goto free_res;

@@ -166,7 +166,10 @@ static int resolve_slots(cal *k, sb_error *e)
 		size_t n = 0;
 		for (size_t l = 0; l < k->n_lv; l++) {
 			const lvpt *L = &k->lvs[l];
-			if (L->file != f)
+			/* one output token: a request holds its slot for its
+			 * prefill step alone, so one queued for a slot and one
+			 * prefilled a step later (split_prob) look the same */
+			if (L->file != f || L->N < 2)
 				continue;
 			obs[n].c = L->c;
 			obs[n].ttft_ms = L->ttft;

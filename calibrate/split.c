@@ -7,11 +7,14 @@
  * server has a free slot for each of the first `slots` of them; the one
  * whose first token comes first was prefilled in the first step, and each
  * other admitted one either shares that step (its first token within a few
- * ms) or was prefilled in the next one (a step holding at most the m - 1
- * others' prompts later). With T the first one's time to first token (a
- * step holding at most m prompts), those between T / 2m (half a prompt's
- * share of it) and m T later count as split; later ones waited for a slot
- * (busy with a request the records do not hold) and are left out. Each other admitted
+ * ms) or was prefilled in a later step, one holding at least its own prompt.
+ * With T the first one's time to first token (a step holding at most m
+ * prompts), those more than half of the larger of T / m (a prompt's share of
+ * it) and the model's prefill time of their prompt alone (prefill_base and
+ * the per-token terms: on a server whose steps cost mostly their base, a
+ * few ms of jitter exceeds T / 2m) and at most m T later count as split;
+ * later ones waited for a slot (busy with a request the records do not
+ * hold) and are left out. Each other admitted
  * request is one trial; the estimate is splits / trials with an exact
  * (Clopper-Pearson) 95% interval. */
 #include "calibrate/cal.h"
@@ -27,7 +30,7 @@
 
 /* One request's times (s), copied so that they sort without context. */
 typedef struct tsent {
-	double sent, first, done;
+	double sent, first, done, P;
 } tsent;
 
 static int by_sent(const void *a, const void *b)
@@ -51,7 +54,7 @@ static int level_splits(const cal *k, const lvpt *L, long *trials, long *splits)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
 		const rqpt *R = &k->rqs[L->rq0 + i];
-		q[i] = (tsent){ R->t_sent, R->t_first, R->t_done };
+		q[i] = (tsent){ R->t_sent, R->t_first, R->t_done, R->P };
 	}
 	qsort(q, n, sizeof(*q), by_sent);
 	double busy_until = -INFINITY; /* latest completion of the requests sent so far */
@@ -72,8 +75,13 @@ static int level_splits(const cal *k, const lvpt *L, long *trials, long *splits)
 				double d = q[g + j].first - q[g].first;
 				if (d > (double)m * ttft0)
 					continue; /* waited for a slot */
+				/* a later step holds at least this prompt: half of
+				 * that step's predicted time, or of the first's share
+				 * per prompt, whichever is more */
+				double alone = (k->pb * (double)cal_nsteps(k, q[g + j].P) +
+						cal_prefill_var(k, q[g + j].P)) / 1000.0;
 				(*trials)++;
-				*splits += d > 0.5 * ttft0 / (double)m;
+				*splits += d > 0.5 * fmax(ttft0 / (double)m, alone);
 			}
 		}
 		g = end;
@@ -113,9 +121,9 @@ int cal_fit_split(cal *k)
 			  (json_int_t)splits, "value", k->split, "ci95_low", k->split_lo,
 			  "ci95_high", k->split_hi, "how",
 			  "requests sent within 1 ms to an idle server: each admitted one after "
-			  "the first is a trial, split when its first token came more than "
-			  "TTFT / 2m after the first one's (m sent together); exact binomial "
-			  "interval"));
+			  "the first is a trial, split when its first token came more than half "
+			  "of max(TTFT / m, its prompt's predicted prefill alone) after the "
+			  "first one's (m sent together); exact binomial interval"));
 	cal_coef(k, "split_prob", k->split, k->split_lo, k->split_hi, "",
 		 "share of requests sent together to an idle server that were prefilled in "
 		 "a later step (exact binomial interval)");

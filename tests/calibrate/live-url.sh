@@ -3,7 +3,8 @@
 # (target/llama.sh: 4 slots, 2560 tokens of context each): it measures its
 # plan, fits, and writes a model that describes that server. Checks are on
 # structure and physics (slots, positive costs, decode growing with the
-# batch), never on speed; the server time is printed for the record.
+# batch, split_prob measured on enough groups), never on speed; the server
+# time is printed for the record.
 # usage: live-url.sh SERVEBENCH LLAMA.SH
 set -eu
 sb=$1
@@ -35,6 +36,11 @@ assert s["per_prefill_token"] > 0 and m["overhead_ms"] >= 0
 d = {int(k): v for k, v in s["decode_ms"].items()}
 assert sorted(d) == [1, 2, 4], d
 assert d[1] > 0 and d[4] > d[1], d   # a batch of 4 costs more per step than 1
+# the plan's seven groups of 4 sent together give up to 21 trials of
+# split_prob (a group the client sent over more than 1 ms counts less);
+# the sweep alone gives a handful
+sp = m["fit"]["split"]
+assert sp["trials"] >= 14 and 0 <= sp["ci95_low"] <= sp["value"] <= sp["ci95_high"] <= 1, sp
 # files keep 10 significant digits, so the offline fit matches to ~1e-8
 def close(x, y):
     if isinstance(x, dict):
