@@ -40,10 +40,10 @@ static void usage(FILE *f)
 		"With --url it measures the server first (under two minutes on a small CPU model):\n"
 		"concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (8, 8, 6 and 4 requests,\n"
 		"32 output tokens), then\n"
-		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then S\n"
-		"requests of 256 in / 1 out sent together to the idle server, 4-10 times (about\n"
-		"20 chances to see whether it prefills them in one step or splits them); prefix\n"
-		"cache off; the server time is printed at the end.\n"
+		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then S and\n"
+		"S+1 requests of 256 in / 1 out sent together to the idle server, 3-6 times each\n"
+		"(does it prefill those it admits in one step or split them?); prefix cache\n"
+		"off; the server time is printed at the end.\n"
 		"  --url URL            the server (as for `servebench run`)\n"
 		"  --model NAME         model name to request (default \"default\")\n"
 		"  --api NAME           API flavour (default: detected)\n"
@@ -166,13 +166,14 @@ static void print_report(FILE *f, const sb_model *m)
 
 /* ---- --url: the measurement plan ---------------------------------------- */
 
-/* groups of S requests sent together to an idle server: enough for about
- * 20 trials of split_prob (S - 1 each), 4 to 10 groups */
-#define PLAN_TOGETHER_MAX 10
+/* groups sent together to an idle server, of S and of S + 1 requests:
+ * enough for about 12 trials of each split probability (S - 1 a group),
+ * 3 to 6 groups of each size */
+#define PLAN_TOGETHER_MAX 6
 static int plan_together_groups(int S)
 {
-	int g = (20 + S - 2) / (S - 1);
-	return g < 4 ? 4 : g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
+	int g = (12 + S - 2) / (S - 1);
+	return g < 3 ? 3 : g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
 }
 
 typedef struct plan_opts {
@@ -299,25 +300,28 @@ static int plan_measure(plan_opts *po, json_t **docs, char (*names)[64], size_t 
 	docs[(*n)++] = d;
 	if (save_doc(po, names[*n - 1], d, &e) < 0)
 		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-	/* S requests sent together to the idle server, a few times, one output
-	 * token each: whether the server prefills them in one step or splits
-	 * them (split_prob; the sweep offers a few such groups, too few to tell
-	 * 0 from 0.3). Nothing else is fitted from these levels. */
+	/* S requests sent together to the idle server, then S + 1 (one waits
+	 * for a slot), a few times each, one output token each: whether the
+	 * server prefills those it admits in one step or splits them
+	 * (split_prob, split_prob_crowded; the sweep offers a few such groups,
+	 * too few to tell 0 from 0.3). Nothing else is fitted from these. */
 	if (S < 2)
 		return 0;
-	double tl[PLAN_TOGETHER_MAX];
 	int ng = plan_together_groups(S);
-	for (int i = 0; i < ng; i++)
-		tl[i] = S;
-	d = plan_run(po, tl, ng, P, 1, S, 0, secs, &e);
-	if (!d) {
-		fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
-		return 2;
+	for (int crowded = 0; crowded < 2; crowded++) {
+		double tl[PLAN_TOGETHER_MAX];
+		for (int i = 0; i < ng; i++)
+			tl[i] = S + crowded;
+		d = plan_run(po, tl, ng, P, 1, S + crowded, 0, secs, &e);
+		if (!d) {
+			fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
+			return 2;
+		}
+		snprintf(names[*n], 64, crowded ? "together-crowded.json" : "together.json");
+		docs[(*n)++] = d;
+		if (save_doc(po, names[*n - 1], d, &e) < 0)
+			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
 	}
-	snprintf(names[*n], 64, "together.json");
-	docs[(*n)++] = d;
-	if (save_doc(po, names[*n - 1], d, &e) < 0)
-		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
 	return 0;
 }
 

@@ -68,7 +68,8 @@ typedef struct cal {
 	double dec_se[SB_MODEL_MAX_DECODE];
 	int n_dec;
 	double admit, admit_lo, admit_hi;
-	double split, split_lo, split_hi; /* scheduler.split_prob */
+	double split[3];         /* scheduler.split_prob: value, 95% interval */
+	double split_crowded[3]; /* scheduler.split_prob_crowded */
 	sb_noise_kind noise_kind;
 	double noise_cv, noise_cv_lo, noise_cv_hi, overhead_sd;
 	double pcv, pcv_lo, pcv_hi; /* noise of steps with prompt work */

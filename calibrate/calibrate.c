@@ -397,7 +397,8 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	out->per_prefill_attn_ms = k.attn;
 	out->prefill_base_ms = k.pb;
 	out->admit_delay_ms = k.admit;
-	out->split_prob = k.split;
+	out->split_prob = k.split[0];
+	out->split_prob_crowded = k.split_crowded[0];
 	out->noise_kind = k.noise_kind;
 	out->noise_cv = k.noise_kind == SB_NOISE_NONE ? 0 : k.noise_cv;
 	out->noise_prefill_cv = k.noise_kind == SB_NOISE_NONE ? 0 : k.pcv;

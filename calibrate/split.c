@@ -16,7 +16,9 @@
  * later ones waited for a slot (busy with a request the records do not
  * hold) and are left out. Each other admitted
  * request is one trial; the estimate is splits / trials with an exact
- * (Clopper-Pearson) 95% interval. */
+ * (Clopper-Pearson) 95% interval, for groups no larger than the slot count
+ * (split_prob) and larger ones (split_prob_crowded: on the local target
+ * pairs to 2 slots split 0-30% of the time, groups of four 7 times in 8). */
 #include "calibrate/cal.h"
 
 #include <errno.h>
@@ -45,8 +47,10 @@ static int by_first(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-/* Counts the trials and splits of one level's requests. */
-static int level_splits(const cal *k, const lvpt *L, long *trials, long *splits)
+/* Counts the trials and splits of one level's requests, [0] of groups no
+ * larger than the slot count, [1] of larger ones (crowded: some wait in the
+ * queue). */
+static int level_splits(const cal *k, const lvpt *L, long trials[2], long splits[2])
 {
 	size_t n = L->nrq;
 	tsent *q = malloc((n ? n : 1) * sizeof(*q));
@@ -70,6 +74,7 @@ static int level_splits(const cal *k, const lvpt *L, long *trials, long *splits)
 		if (m >= 2 && idle) {
 			qsort(q + g, m, sizeof(*q), by_first);
 			size_t adm = m < (size_t)k->slots ? m : (size_t)k->slots;
+			int crowded = m > (size_t)k->slots;
 			double ttft0 = q[g].first - q[g].sent;
 			for (size_t j = 1; j < adm; j++) {
 				double d = q[g + j].first - q[g].first;
@@ -80,8 +85,8 @@ static int level_splits(const cal *k, const lvpt *L, long *trials, long *splits)
 				 * per prompt, whichever is more */
 				double alone = (k->pb * (double)cal_nsteps(k, q[g + j].P) +
 						cal_prefill_var(k, q[g + j].P)) / 1000.0;
-				(*trials)++;
-				*splits += d > 0.5 * fmax(ttft0 / (double)m, alone);
+				trials[crowded]++;
+				splits[crowded] += d > 0.5 * fmax(ttft0 / (double)m, alone);
 			}
 		}
 		g = end;
@@ -90,42 +95,71 @@ static int level_splits(const cal *k, const lvpt *L, long *trials, long *splits)
 	return 0;
 }
 
+/* splits / trials with its exact (Clopper-Pearson) 95% interval, into
+ * v[0..2] and fit.KEY. */
+static void binomial(cal *k, const char *key, long trials, long splits, double v[3])
+{
+	v[0] = (double)splits / (double)trials;
+	v[1] = splits > 0 ? gsl_cdf_beta_Pinv(0.025, (double)splits, (double)(trials - splits + 1))
+			  : 0;
+	v[2] = splits < trials
+		       ? gsl_cdf_beta_Pinv(0.975, (double)(splits + 1), (double)(trials - splits))
+		       : 1;
+	json_object_set_new(
+		k->fit, key,
+		json_pack("{s:I,s:I,s:f,s:f,s:f,s:s}", "trials", (json_int_t)trials, "splits",
+			  (json_int_t)splits, "value", v[0], "ci95_low", v[1], "ci95_high", v[2],
+			  "how",
+			  "requests sent within 1 ms to an idle server: each admitted one after "
+			  "the first is a trial, split when its first token came more than half "
+			  "of max(TTFT / m, its prompt's predicted prefill alone) after the "
+			  "first one's (m sent together); exact binomial interval"));
+}
+
 int cal_fit_split(cal *k)
 {
-	long trials = 0, splits = 0;
-	k->split = 0;
-	k->split_lo = k->split_hi = NAN;
+	long trials[2] = { 0, 0 }, splits[2] = { 0, 0 };
 	for (size_t l = 0; l < k->n_lv; l++) {
 		const lvpt *L = &k->lvs[l];
 		if (!L->use_reqs || L->c < 2 || k->slots < 2)
 			continue;
-		if (level_splits(k, L, &trials, &splits) < 0)
+		if (level_splits(k, L, trials, splits) < 0)
 			return -ENOMEM;
 	}
-	if (trials == 0) {
+	static const char *const what[2] = {
+		"share of requests sent together to an idle server that were prefilled in a "
+		"later step (exact binomial interval)",
+		"the same when more were sent together than there were slots (exact binomial "
+		"interval)"
+	};
+	for (int c = 0; c < 2; c++) {
+		double *v = c ? k->split_crowded : k->split;
+		v[0] = 0;
+		v[1] = v[2] = NAN;
+		if (trials[c] > 0)
+			binomial(k, c ? "split_crowded" : "split", trials[c], splits[c], v);
+	}
+	if (trials[0] + trials[1] == 0) {
 		cal_coef(k, "split_prob", 0, NAN, NAN, "", "not identified (set to 0)");
 		cal_missing(k, "split_prob: needs per-request records of a closed-loop level at "
 			       "concurrency 2 or more with requests sent together to an idle server");
 		return 0;
 	}
-	k->split = (double)splits / (double)trials;
-	k->split_lo = splits > 0 ? gsl_cdf_beta_Pinv(0.025, (double)splits,
-						     (double)(trials - splits + 1))
-				 : 0;
-	k->split_hi = splits < trials ? gsl_cdf_beta_Pinv(0.975, (double)(splits + 1),
-							  (double)(trials - splits))
-				      : 1;
-	json_object_set_new(
-		k->fit, "split",
-		json_pack("{s:I,s:I,s:f,s:f,s:f,s:s}", "trials", (json_int_t)trials, "splits",
-			  (json_int_t)splits, "value", k->split, "ci95_low", k->split_lo,
-			  "ci95_high", k->split_hi, "how",
-			  "requests sent within 1 ms to an idle server: each admitted one after "
-			  "the first is a trial, split when its first token came more than half "
-			  "of max(TTFT / m, its prompt's predicted prefill alone) after the "
-			  "first one's (m sent together); exact binomial interval"));
-	cal_coef(k, "split_prob", k->split, k->split_lo, k->split_hi, "",
-		 "share of requests sent together to an idle server that were prefilled in "
-		 "a later step (exact binomial interval)");
+	/* a class without trials takes the other's value */
+	for (int c = 0; c < 2; c++) {
+		double *v = c ? k->split_crowded : k->split;
+		const double *o = c ? k->split : k->split_crowded;
+		const char *name = c ? "split_prob_crowded" : "split_prob";
+		if (trials[c] > 0) {
+			cal_coef(k, name, v[0], v[1], v[2], "", what[c]);
+		} else {
+			v[0] = o[0];
+			cal_coef(k, name, v[0], NAN, NAN, "",
+				 c ? "no group larger than the slot count sent to an idle server: "
+				     "takes split_prob"
+				   : "no group within the slot count sent to an idle server: takes "
+				     "split_prob_crowded");
+		}
+	}
 	return 0;
 }

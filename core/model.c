@@ -163,7 +163,8 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 
 	const json_t *sched = json_object_get(j, "scheduler");
 	if (sched) {
-		static const char *const sched_keys[] = { "admit_delay_ms", "split_prob", NULL };
+		static const char *const sched_keys[] = { "admit_delay_ms", "split_prob",
+							  "split_prob_crowded", NULL };
 		if (!json_is_object(sched))
 			return sb_error_set(e, "model.scheduler: expected an object");
 		if (sb_json_check_keys(sched, sched_keys, "model.scheduler", e) < 0 ||
@@ -174,6 +175,11 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 					e) < 0))
 			return -EINVAL;
 	}
+	m->split_prob_crowded = m->split_prob;
+	if (json_object_get(sched, "split_prob_crowded") &&
+	    sb_json_get_double(sched, "split_prob_crowded", 0, 1, &m->split_prob_crowded,
+			       "model.scheduler", e) < 0)
+		return -EINVAL;
 	const json_t *noise = json_object_get(j, "noise");
 	if (noise) {
 		static const char *const noise_keys[] = { "kind", "cv", "prefill_cv", "gof", NULL };
@@ -245,6 +251,9 @@ json_t *sb_model_to_json(const sb_model *m)
 	if (j && m->split_prob > 0)
 		json_object_set_new(json_object_get(j, "scheduler"), "split_prob",
 				    json_real(m->split_prob));
+	if (j && m->split_prob_crowded != m->split_prob)
+		json_object_set_new(json_object_get(j, "scheduler"), "split_prob_crowded",
+				    json_real(m->split_prob_crowded));
 	if (j && m->fit)
 		json_object_set(j, "fit", m->fit);
 	return j;
@@ -313,5 +322,8 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 	}
 	if (!(m->split_prob >= 0 && m->split_prob <= 1))
 		return sb_error_set(e, "model: scheduler.split_prob must be a probability in [0, 1]");
+	if (!(m->split_prob_crowded >= 0 && m->split_prob_crowded <= 1))
+		return sb_error_set(e, "model: scheduler.split_prob_crowded must be a probability "
+				       "in [0, 1]");
 	return 0;
 }

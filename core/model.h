@@ -32,6 +32,9 @@
  * instant as others misses their first step and is prefilled in the next
  * (llama.cpp sometimes takes up one of two requests sent together before
  * the other's task is queued; the pair then stays a step apart).
+ * split_prob_crowded: the same chance when more requests arrived together
+ * than there were free slots (the others wait in the queue): on the local
+ * 2-slot target 0/8 pairs split, 3/8 groups of three and 7/8 of four.
  *
  * JSON:
  *  { "schema": "servebench.model/1", "name": "...",
@@ -41,8 +44,10 @@
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
  *                 "per_prefill_attn": 0.0, "prefill_base": 0.0 },
- *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0 },
- *                                             (split_prob optional, default 0)
+ *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0,
+ *                   "split_prob_crowded": 0.0 },
+ *                  (split_prob optional, default 0; split_prob_crowded
+ *                   optional, default split_prob)
  *    "noise": { "kind": "none" | "lognormal" | "gamma", "cv": 0.0,
  *               "prefill_cv": 0.0 },      (prefill_cv: default cv)
  *    "fit": { ...provenance, R^2, residuals, confidence intervals... } }
@@ -89,6 +94,7 @@ typedef struct sb_model {
 	double prefill_base_ms;
 	double admit_delay_ms;
 	double split_prob; /* 0..1 */
+	double split_prob_crowded; /* 0..1 */
 	sb_noise_kind noise_kind;
 	double noise_cv;         /* decode-only steps */
 	double noise_prefill_cv; /* steps with prompt tokens */

@@ -41,6 +41,7 @@ typedef struct slot {
 	int state;
 	double ready;
 	long chunk;
+	int joiner; /* reached an idle engine in the instant another did first */
 } slot;
 
 typedef struct sim {
@@ -54,6 +55,7 @@ typedef struct sim {
 	sb_noise_kind noise_kind;
 	double ovh_ms, ovh_tok_ms, ovh_sd_ms, admit_s;
 	double split_prob;  /* model.scheduler.split_prob (0 without noise) */
+	double split_crowded; /* .split_prob_crowded (0 without noise) */
 	double idle_join_t; /* when the idle engine last took a request */
 	double idle_t0;     /* when the engine last started from idle */
 	int no_noise;
@@ -439,10 +441,26 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 }
 
 /* Whether a request arriving with others at an idle engine misses their
- * first step (model.scheduler.split_prob). */
+ * first step: model.scheduler.split_prob, or split_prob_crowded when the
+ * group left requests waiting in the queue. */
 static int misses_first_step(sim *s)
 {
-	return s->split_prob > 0 && gsl_rng_uniform(s->rs) < s->split_prob;
+	double p = s->qlen > 0 ? s->split_crowded : s->split_prob;
+	return p > 0 && gsl_rng_uniform(s->rs) < p;
+}
+
+/* The idle engine starts at t on the requests that reached it at t: each
+ * one after the first misses that step with misses_first_step's chance
+ * (drawn now, when the whole group has arrived and the queue holds those
+ * left over): ready a nanosecond late, it waits for the step to end. */
+static void draw_joiners(sim *s, double t)
+{
+	for (int i = 0; i < s->S; i++) {
+		slot *sl = &s->slots[i];
+		if (sl->state == SL_JOIN && sl->joiner && misses_first_step(s))
+			sl->ready = t + 1e-9;
+		sl->joiner = 0;
+	}
 }
 
 /* Gives slot si to request ri at t; it enters the batch at `ready`. from_net:
@@ -466,6 +484,7 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 	sl->state = SL_JOIN;
 	sl->ready = ready;
 	sl->chunk = 0;
+	sl->joiner = 0;
 	r->pos = 0;
 	r->gen = 0;
 	if (s->in_run_end)
@@ -481,11 +500,9 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 	} else {
 		/* an idle engine starts after every event of this instant, so
 		 * requests that arrive together are prefilled together (as
-		 * llama.cpp batches them) — but each one after the first misses
-		 * that step with probability split_prob: ready a nanosecond
-		 * late, it waits for the step to end */
-		if (from_net && s->idle_join_t == t && misses_first_step(s))
-			sl->ready = ready = (ready > t ? ready : t) + 1e-9;
+		 * llama.cpp batches them) — but each one after the first may
+		 * miss that step (draw_joiners, when the engine starts) */
+		sl->joiner = from_net && s->idle_join_t == t;
 		s->idle_join_t = t;
 		push(s, ready > t ? ready : t, EV_READY, 0, 0);
 	}
@@ -720,6 +737,7 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	s->admit_s = m->admit_delay_ms / 1000.0;
 	s->no_noise = no_noise;
 	s->split_prob = no_noise ? 0 : m->split_prob;
+	s->split_crowded = no_noise ? 0 : m->split_prob_crowded;
 	s->idle_join_t = -INFINITY;
 	s->idle_t0 = -INFINITY;
 	s->queue_cap = LONG_MAX;
@@ -776,6 +794,8 @@ static int sim_loop(sim *s, sb_error *e)
 			break;
 		case EV_READY:
 			if (!s->running) {
+				if (ev.t == s->idle_join_t)
+					draw_joiners(s, ev.t);
 				s->idle_t0 = ev.t;
 				start_run(s, ev.t);
 			}

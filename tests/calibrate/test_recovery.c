@@ -23,9 +23,10 @@
  * sample standard deviation from 100 single-client requests (0.3 ms).
  * The truth splits no group of requests sent together (split_prob 0): the
  * fitted share must be 0 with an interval from 0. Then the same truth with
- * split_prob 0.3 simulates 20 short levels at concurrency 2 and 10 at 4
- * (each starts with requests sent together to an idle engine): the exact
- * binomial 95% interval must hold 0.3 and be narrower than +-0.12. Last, a
+ * split_prob 0.3 and split_prob_crowded 0.7 simulates 20 short levels at
+ * concurrency 2, 10 at 4 and 25 at 5 (each starts with requests sent
+ * together to an idle engine; at 5 one waits for a slot): each exact
+ * binomial 95% interval must hold its truth and be narrower than +-0.12. Last, a
  * truth whose prefill costs mostly its step base and whose first tokens
  * reach the client with 2 ms of jitter splits nothing: the fit may count at
  * most 5% (a threshold of TTFT / 2m alone counted 23%). */
@@ -87,34 +88,35 @@ static int simulate(const char *sbsim, const char *truth, const char *dir, char 
 	return 0;
 }
 
-/* The fitted split_prob's interval holds `truth` and is at most 0.24 wide. */
-static void split_within(const json_t *coefs, double truth)
+/* The fitted split probability's (NAME's) interval holds `truth` and is at
+ * most 0.24 wide. */
+static void split_within(const json_t *coefs, const char *name, double truth)
 {
-	const json_t *c = json_object_get(coefs, "split_prob");
+	const json_t *c = json_object_get(coefs, name);
 	const json_t *ci = json_object_get(c, "ci95");
 	double v = json_number_value(json_object_get(c, "value"));
 	double lo = json_number_value(json_array_get(ci, 0));
 	double hi = json_number_value(json_array_get(ci, 1));
 	int ok = json_is_number(json_array_get(ci, 0)) && lo <= truth && truth <= hi &&
 		 hi - lo <= 0.24;
-	fprintf(stderr, "%-18s truth %-12.6g fitted %-12.6g 95%% CI [%.4g, %.4g]%s\n",
-		"split_prob", truth, v, lo, hi, ok ? "" : "  <-- truth outside or too wide");
+	fprintf(stderr, "%-18s truth %-12.6g fitted %-12.6g 95%% CI [%.4g, %.4g]%s\n", name,
+		truth, v, lo, hi, ok ? "" : "  <-- truth outside or too wide");
 	if (!ok)
 		check_failures++;
 }
 
-/* Short closed-loop levels (20 at concurrency 2, 10 at 4, each starting
- * with requests sent together to an idle engine) from `truth`, calibrated
- * with the single-client files[0..3]; the fitted split_prob must hold
- * `want` in its interval (split_within), or with max_value >= 0 be at most
- * that. */
+/* Short closed-loop levels (20 at concurrency 2, 10 at 4 and 25 at 5 on 4
+ * slots, each starting with requests sent together to an idle engine) from
+ * `truth`, calibrated with the single-client files[0..3]; the fitted
+ * split_prob and split_prob_crowded must hold `want` and `want_crowded` in
+ * their intervals (split_within), or with max_value >= 0 be at most that. */
 static void split_case(const char *sbsim, const char *truth, const char *dir, char **files,
-		       double want, double max_value)
+		       double want, double want_crowded, double max_value)
 {
-	char sweep[4096], levels[128] = "";
+	char sweep[4096], levels[192] = "";
 	snprintf(sweep, sizeof(sweep), "%s/split.json", dir);
-	for (int i = 0; i < 30; i++)
-		strcat(levels, i ? (i < 20 ? ",2" : ",4") : "2");
+	for (int i = 0; i < 55; i++)
+		strcat(levels, i ? (i < 20 ? ",2" : i < 30 ? ",4" : ",5") : "2");
 	char *sp[] = { (char *)sbsim, "--model-file", (char *)truth, "--concurrency", levels,
 		       "--input-len", "256", "--output-len", "64", "--requests", "12",
 		       "--warmup", "0", "--seed", "11", "--json", sweep, "--json-requests", NULL };
@@ -143,12 +145,16 @@ static void split_case(const char *sbsim, const char *truth, const char *dir, ch
 			fprintf(stderr, "calibration of %s failed: %s\n", truth, e.msg);
 			check_failures++;
 		} else {
+			const json_t *coefs = json_object_get(m.fit, "coefficients");
 			if (max_value < 0) {
-				split_within(json_object_get(m.fit, "coefficients"), want);
+				split_within(coefs, "split_prob", want);
+				split_within(coefs, "split_prob_crowded", want_crowded);
 			} else {
-				fprintf(stderr, "%-18s truth %-12.6g fitted %-12.6g (allowed: up "
-						"to %g)\n", "split_prob", want, m.split_prob, max_value);
+				fprintf(stderr, "%-18s truth %-12.6g fitted %g, crowded %g "
+						"(allowed: up to %g)\n", "split_prob", want,
+					m.split_prob, m.split_prob_crowded, max_value);
 				CHECK(m.split_prob <= max_value);
+				CHECK(m.split_prob_crowded <= max_value);
 			}
 			sb_model_fini(&m);
 		}
@@ -242,21 +248,23 @@ int main(int argc, char **argv)
 		t.overhead_sd_ms, m.overhead_sd_ms);
 	CHECK(fabs(m.overhead_sd_ms - t.overhead_sd_ms) <= 0.3);
 	CHECK(m.n_decode == 3 && m.batch_tokens == t.batch_tokens);
-	split_within(coefs, 0);
-	CHECK(m.split_prob == 0);
+	split_within(coefs, "split_prob", 0);
+	CHECK(m.split_prob == 0 && m.split_prob_crowded == 0);
 	sb_model_fini(&m);
-	/* the truth splitting 30% of the requests sent together */
+	/* the truth splitting 30% of the requests sent together, 70% when more
+	 * came than the slots */
 	char tp[4096];
 	t.split_prob = 0.3;
+	t.split_prob_crowded = 0.7;
 	split_case(argv[1], write_truth(&t, dir, "truth-split.json", tp, sizeof(tp)), dir, files,
-		   0.3, -1);
+		   0.3, 0.7, -1);
 	unlink(tp);
 	/* a server whose steps cost mostly their base (prefill of 256 tokens
 	 * 16 ms, of 4 x 256 in one step 19 ms) and whose first tokens reach
 	 * the client with 2 ms of jitter: requests prefilled together arrive
 	 * up to ~8 ms apart, under half a prefill step; none may count as
 	 * split (a share of TTFT / 2m, 2.4 ms at m = 4, would count a third) */
-	t.split_prob = 0;
+	t.split_prob = t.split_prob_crowded = 0;
 	t.overhead_ms = 2.0;
 	t.overhead_sd_ms = 2.0;
 	t.prefill_base_ms = 15.0;
@@ -266,7 +274,7 @@ int main(int argc, char **argv)
 	t.per_prefill_attn_ms = 0;
 	write_truth(&t, dir, "truth-jitter.json", tp, sizeof(tp));
 	if (simulate(argv[1], tp, dir, files) == 0)
-		split_case(argv[1], tp, dir, files, 0, 0.05);
+		split_case(argv[1], tp, dir, files, 0, 0, 0.05);
 	else
 		check_failures++;
 	unlink(tp);

@@ -71,9 +71,24 @@ int main(void)
 	sb_model m3;
 	CHECK(sj && sb_model_from_json(sj, &m3, &e) == 0);
 	CHECK_NEAR(m3.split_prob, 0.25, 1e-15);
+	CHECK_NEAR(m3.split_prob_crowded, 0.25, 1e-15); /* absent: split_prob's */
+	CHECK(!json_object_get(json_object_get(sj, "scheduler"), "split_prob_crowded"));
 	json_decref(sj);
 	sb_model_fini(&m3);
 	sb_model_fini(&m);
+	/* split_prob_crowded round-trips, and is a probability */
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
+		   "\"scheduler\":{\"split_prob\":0.1,\"split_prob_crowded\":0.9}}", &m, &e) == 0);
+	sj = sb_model_to_json(&m);
+	CHECK(sj && sb_model_from_json(sj, &m3, &e) == 0);
+	CHECK_NEAR(m3.split_prob, 0.1, 1e-15);
+	CHECK_NEAR(m3.split_prob_crowded, 0.9, 1e-15);
+	json_decref(sj);
+	sb_model_fini(&m3);
+	sb_model_fini(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
+		   "\"scheduler\":{\"split_prob_crowded\":-0.1}}", &m, &e) < 0 &&
+	      strstr(e.msg, "split_prob_crowded"));
 	CHECK(sb_model_load("/nonexistent/m.json", &m, &e) < 0 && strstr(e.msg, "/nonexistent"));
 	sb_model_fini(NULL);
 	CHECK_DONE();

@@ -250,6 +250,22 @@ static void test_replay(void)
 	CHECK(sb_sim_replay(&m2, &rn, pair, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK(NEAR(p[1].ttft_ms, p[0].ttft_ms, 1e-9), "together: TTFTs %.6g and %.6g",
 	      p[0].ttft_ms, p[1].ttft_ms);
+	/* split_prob_crowded: three at once to 2 slots (one queued) use it
+	 * instead; a pair still uses split_prob */
+	sb_replay_req three[3] = { { 0.0, 256, 10 }, { 0.0, 256, 10 }, { 0.0, 256, 10 } };
+	m2.split_prob_crowded = 1;
+	CHECK(sb_sim_replay(&m2, &rn, three, 3, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(p[1].ttft_ms - p[0].ttft_ms >= mixed - 0.01, "crowded split: TTFTs %.6g and %.6g",
+	      p[0].ttft_ms, p[1].ttft_ms);
+	CHECK(sb_sim_replay(&m2, &rn, pair, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[1].ttft_ms, p[0].ttft_ms, 1e-9), "pair, crowded 1: TTFTs %.6g and %.6g",
+	      p[0].ttft_ms, p[1].ttft_ms);
+	m2.split_prob = 1;
+	m2.split_prob_crowded = 0;
+	CHECK(sb_sim_replay(&m2, &rn, three, 3, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[1].ttft_ms, p[0].ttft_ms, 1e-9), "crowded together: TTFTs %.6g and %.6g",
+	      p[0].ttft_ms, p[1].ttft_ms);
+	m2.split_prob = 0;
 	/* sent together, the longer prompt's overhead brings it 0.44 ms
 	 * later: within the join window it still shares the first step (its
 	 * first token 0.44 ms later at the client, not a step); 7.4 ms later
