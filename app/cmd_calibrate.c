@@ -435,7 +435,8 @@ int sb_cmd_calibrate(int argc, char **argv)
 		po.quiet = quiet;
 		if (!quiet)
 			fprintf(stderr, "servebench calibrate: measuring %s (prompt-length sweep at "
-					"concurrency 1, a concurrency sweep, then requests sent together)\n", po.url);
+					"concurrency 1, a concurrency sweep, then requests sent "
+					"together)\n", po.url);
 		rc = plan_measure(&po, docs, names, &nd, &secs);
 		if (rc != 0)
 			goto free_res;
