@@ -41,7 +41,7 @@ static void usage(FILE *f)
 		"concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (8, 8, 6 and 4 requests,\n"
 		"32 output tokens), then\n"
 		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then S and\n"
-		"S+1 requests of 256 in / 1 out sent together to the idle server, 3-6 times each\n"
+		"S+1 requests of 256 in / 1 out sent together to the idle server, 4-8 times each\n"
 		"(does it prefill those it admits in one step or split them?); prefix cache\n"
 		"off; the server time is printed at the end.\n"
 		"  --url URL            the server (as for `servebench run`)\n"
@@ -167,13 +167,14 @@ static void print_report(FILE *f, const sb_model *m)
 /* ---- --url: the measurement plan ---------------------------------------- */
 
 /* groups sent together to an idle server, of S and of S + 1 requests:
- * enough for about 12 trials of each split probability (S - 1 a group),
- * 3 to 6 groups of each size */
-#define PLAN_TOGETHER_MAX 6
+ * about 16 trials of each split probability (S - 1 a group), 4 to 8 groups
+ * of each size. A group counts only when the client got it out within 1 ms;
+ * against llama-server here a third of them went out over 2-4 ms. */
+#define PLAN_TOGETHER_MAX 8
 static int plan_together_groups(int S)
 {
-	int g = (12 + S - 2) / (S - 1);
-	return g < 3 ? 3 : g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
+	int g = (16 + S - 2) / (S - 1);
+	return g < 4 ? 4 : g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
 }
 
 typedef struct plan_opts {
