@@ -21,8 +21,8 @@
 # 30-60%; the eight closed-loop levels are within 1%.
 # Last, validate against a second stub that turns 30% slower after its 60th
 # request, in the middle of the sixth level (a server whose speed moves
-# mid-run): the one-client probes must read the model's speed (within 5%)
-# up to the change and +30% (20-40%) after it, the speed-adjusted
+# mid-run): the one-client probes must read the model's speed (TPOT within
+# 5%, TTFT within 10%) up to the change and +30% (20-40%) after it, the speed-adjusted
 # prediction must scale the levels after the change by about 1.3 and meet
 # the goals, and the plain prediction must miss them (validate exits 1).
 # The probes are saved with the measured results: validate --measured on
@@ -125,9 +125,12 @@ k = next((i for i, p in enumerate(probes) if p["tpot_pct"] > 15), None)
 if k is None or k < 2:
     fails.append("no change found after a steady start: %r" % [p["tpot_pct"] for p in probes])
 else:
+    # before the change: TPOT (a mean over 31 gaps) within 5%, TTFT within
+    # 10% (2 ms of a 20 ms TTFT: the stub's lateness on a busy machine
+    # reaches 3 ms at p99, and one CI run under ASan read +6.0%)
     for i, p in enumerate(probes):
-        for q in ("ttft_pct", "tpot_pct"):
-            if i < k and abs(p[q]) > 5:
+        for q, tol in (("ttft_pct", 10), ("tpot_pct", 5)):
+            if i < k and abs(p[q]) > tol:
                 fails.append("probe %d %s %+.1f%% before the change" % (i, q, p[q]))
             if i >= k and not 20 <= p[q] <= 40:
                 fails.append("probe %d %s %+.1f%% after the change, want about +30%%" % (i, q, p[q]))
