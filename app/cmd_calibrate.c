@@ -41,9 +41,9 @@ static void usage(FILE *f)
 		"concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (8, 8, 6 and 4 requests,\n"
 		"32 output tokens), then\n"
 		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then S and\n"
-		"S+1 requests of 256 in / 1 out sent together to the idle server, 4-8 times each\n"
-		"(does it prefill those it admits in one step or split them?); prefix cache\n"
-		"off; the server time is printed at the end.\n"
+		"2S (at most S+4) requests of 256 in / 1 out sent together to the idle server,\n"
+		"4-8 times each (does it prefill those it admits in one step or split them?);\n"
+		"prefix cache off; the server time is printed at the end.\n"
 		"  --url URL            the server (as for `servebench run`)\n"
 		"  --model NAME         model name to request (default \"default\")\n"
 		"  --api NAME           API flavour (default: detected)\n"
@@ -166,14 +166,17 @@ static void print_report(FILE *f, const sb_model *m)
 
 /* ---- --url: the measurement plan ---------------------------------------- */
 
-/* groups sent together to an idle server, of S and of S + 1 requests:
- * about 16 trials of each split probability (S - 1 a group), 4 to 8 groups
- * of each size. A group counts only when the client got it out within 1 ms;
+/* groups sent together to an idle server, of S requests and of 2S (at
+ * most S + 4; validate's closed loop goes up to 2S): about 12 trials of
+ * each split probability (S - 1 a group), 4 to 8 groups of each size. The
+ * chance grows with the group (2 slots here: 0/8 pairs split, 3/8 groups
+ * of three, 7/8 of four), so the crowded one is measured at the top of
+ * that range. A group counts only when the client got it out within 1 ms;
  * against llama-server here a third of them went out over 2-4 ms. */
 #define PLAN_TOGETHER_MAX 8
 static int plan_together_groups(int S)
 {
-	int g = (16 + S - 2) / (S - 1);
+	int g = (12 + S - 2) / (S - 1);
 	return g < 4 ? 4 : g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
 }
 
@@ -301,19 +304,20 @@ static int plan_measure(plan_opts *po, json_t **docs, char (*names)[64], size_t 
 	docs[(*n)++] = d;
 	if (save_doc(po, names[*n - 1], d, &e) < 0)
 		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-	/* S requests sent together to the idle server, then S + 1 (one waits
-	 * for a slot), a few times each, one output token each: whether the
-	 * server prefills those it admits in one step or splits them
-	 * (split_prob, split_prob_crowded; the sweep offers a few such groups,
-	 * too few to tell 0 from 0.3). Nothing else is fitted from these. */
+	/* S requests sent together to the idle server, then 2S (some wait for
+	 * a slot), a few times each, one output token each: whether the server
+	 * prefills those it admits in one step or splits them (split_prob,
+	 * split_prob_crowded; the sweep offers a few such groups, too few to
+	 * tell 0 from 0.3). Nothing else is fitted from these. */
 	if (S < 2)
 		return 0;
 	int ng = plan_together_groups(S);
 	for (int crowded = 0; crowded < 2; crowded++) {
+		int m = crowded ? (S <= 4 ? 2 * S : S + 4) : S;
 		double tl[PLAN_TOGETHER_MAX];
 		for (int i = 0; i < ng; i++)
-			tl[i] = S + crowded;
-		d = plan_run(po, tl, ng, P, 1, S + crowded, 0, secs, &e);
+			tl[i] = m;
+		d = plan_run(po, tl, ng, P, 1, m, 0, secs, &e);
 		if (!d) {
 			fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
 			return 2;

@@ -7,8 +7,8 @@
 # 1. Start llama-server with 2 slots and 1 thread (target/llama.sh; stopped
 #    on exit).
 # 2. Calibrate from short runs: concurrency 1 at prompts of 32 and 256
-#    tokens, a sweep c = 1,2,3 at 128 tokens, and six pairs and six triples
-#    of one-token requests sent together (`servebench run`, then
+#    tokens, a sweep c = 1,2,3 at 128 tokens, and six pairs and six groups
+#    of four one-token requests sent together (`servebench run`, then
 #    `servebench calibrate FILES --slots 2`).
 # 3. Validate: closed loop c = 1..4 (c = 4 was not used for calibration) and
 #    open loop at the default 30/50/70/90% of the predicted capacity (none
@@ -112,13 +112,13 @@ sbrun --concurrency 1 --input-len 32 --num-requests 8 --seed 1 --out cal-32.json
 sbrun --concurrency 1 --input-len 256 --num-requests 8 --seed 2 --out cal-256.json
 sbrun --concurrency 1,2,3 --input-len 128 --num-requests 10 --seed 3 --out cal-sweep.json
 # groups sent together to the idle server, as `calibrate --url` sends them:
-# does it prefill those it admits in one step (split_prob, and
-# split_prob_crowded when one of three waits for a slot)?
+# does it prefill those it admits in one step (split_prob for pairs,
+# split_prob_crowded for fours, two of which wait for a slot)?
 sbrun --concurrency 2,2,2,2,2,2 --input-len 128 --num-requests 2 --seed 4 \
   --output-len 1 --warmup 0 --out cal-pairs.json
-sbrun --concurrency 3,3,3,3,3,3 --input-len 128 --num-requests 3 --seed 5 \
-  --output-len 1 --warmup 0 --out cal-triples.json
-"$SB" calibrate cal-32.json cal-256.json cal-sweep.json cal-pairs.json cal-triples.json \
+sbrun --concurrency 4,4,4,4,4,4 --input-len 128 --num-requests 4 --seed 5 \
+  --output-len 1 --warmup 0 --out cal-fours.json
+"$SB" calibrate cal-32.json cal-256.json cal-sweep.json cal-pairs.json cal-fours.json \
   --slots 2 -o model.json --quiet
 
 echo "== validate"
