@@ -41,8 +41,8 @@ static void usage(FILE *f)
 		"concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (8, 8, 6 and 4 requests,\n"
 		"32 output tokens), then\n"
 		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then S and\n"
-		"2S (at most S+4) requests of 256 in / 1 out sent together to the idle server,\n"
-		"4-8 times each (does it prefill those it admits in one step or split them?);\n"
+		"2S (at most S+4) requests of 128 in / 1 out sent together to the idle server,\n"
+		"4-6 times each (does it prefill those it admits in one step or split them?);\n"
 		"prefix cache off; the server time is printed at the end.\n"
 		"  --url URL            the server (as for `servebench run`)\n"
 		"  --model NAME         model name to request (default \"default\")\n"
@@ -167,13 +167,16 @@ static void print_report(FILE *f, const sb_model *m)
 /* ---- --url: the measurement plan ---------------------------------------- */
 
 /* groups sent together to an idle server, of S requests and of 2S (at
- * most S + 4; validate's closed loop goes up to 2S): about 12 trials of
- * each split probability (S - 1 a group), 4 to 8 groups of each size. The
+ * most S + 4; validate's closed loop goes up to 2S), of prompts of at most
+ * 128 tokens: about 12 trials of each split probability (S - 1 a group), 4
+ * to 6 groups of each size (10-16 s of server time on the local target;
+ * with 256-token prompts and 8 groups they took 20-30 s, which put the
+ * plan over two minutes at 2 slots). The
  * chance grows with the group (2 slots here: 0/8 pairs split, 3/8 groups
  * of three, 7/8 of four), so the crowded one is measured at the top of
  * that range. A group counts only when the client got it out within 1 ms;
  * against llama-server here a third of them went out over 2-4 ms. */
-#define PLAN_TOGETHER_MAX 8
+#define PLAN_TOGETHER_MAX 6
 static int plan_together_groups(int S)
 {
 	int g = (12 + S - 2) / (S - 1);
@@ -211,7 +214,10 @@ static json_t *plan_run(const plan_opts *po, const double *levels, int nl, long 
 	w->output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
 	w->requests = n;
 	w->warmup = warmup;
-	w->seed = po->seed + (unsigned long)in * 7919UL + (unsigned long)nl;
+	/* fresh prompts for every part (the two kinds of groups differ only in
+	 * their size) */
+	w->seed = po->seed + (unsigned long)in * 7919UL + (unsigned long)nl +
+		  (unsigned long)levels[0] * 104729UL;
 	json_t *res = NULL;
 	double t0 = sb_driver_now();
 	int r = sb_run_execute(&c, &res, e);
@@ -313,11 +319,14 @@ static int plan_measure(plan_opts *po, json_t **docs, char (*names)[64], size_t 
 		return 0;
 	int ng = plan_together_groups(S);
 	for (int crowded = 0; crowded < 2; crowded++) {
+		/* the larger groups leave the client spread more often (half
+		 * of the groups of 8 in one run): two more of them */
 		int m = crowded ? (S <= 4 ? 2 * S : S + 4) : S;
+		int g = crowded ? (ng + 2 < PLAN_TOGETHER_MAX ? ng + 2 : PLAN_TOGETHER_MAX) : ng;
 		double tl[PLAN_TOGETHER_MAX];
-		for (int i = 0; i < ng; i++)
+		for (int i = 0; i < g; i++)
 			tl[i] = m;
-		d = plan_run(po, tl, ng, P, 1, m, 0, secs, &e);
+		d = plan_run(po, tl, g, P < 128 ? P : 128, 1, m, 0, secs, &e);
 		if (!d) {
 			fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
 			return 2;
