@@ -148,6 +148,21 @@ static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
 	return 1;
 }
 
+/* Median |change| (%) of measured/model between consecutive probes: how far
+ * the server's own speed moves from one probe to the next, noise of a
+ * probe's few requests included. NaN with fewer than two probes. */
+static double probe_change(const double *ms, const double *model, size_t n)
+{
+	double *d = malloc((n ? n : 1) * sizeof(*d));
+	if (!d)
+		return NAN;
+	for (size_t i = 0; i + 1 < n; i++)
+		d[i] = ((ms[i + 1] / model[i + 1]) / (ms[i] / model[i]) - 1) * 100;
+	double m = n < 2 ? NAN : sb_compare_median_abs(d, n - 1);
+	free(d);
+	return m;
+}
+
 int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 		     const sb_comparison *cmp, const sb_compare_opts *o, sb_error *e)
 {
@@ -201,6 +216,8 @@ int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 		sp->tpot_model[i] = l->pred[SB_CMP_TPOT_P50];
 	}
 	sb_comparison_fini(&pc);
+	sp->change_pct[0] = probe_change(sp->ttft_ms, sp->ttft_model, np);
+	sp->change_pct[1] = probe_change(sp->tpot_ms, sp->tpot_model, np);
 
 	/* each level again, with the server's speed of its time */
 	sp->n_levels = nl;
@@ -221,21 +238,6 @@ int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 static double pct(double meas, double model)
 {
 	return (meas / model - 1) * 100;
-}
-
-/* Median |change| (%) of measured/model between consecutive probes: how far
- * the server's own speed moves from one probe to the next, noise of a
- * probe's few requests included. NaN with fewer than two probes. */
-static double probe_change(const double *ms, const double *model, size_t n)
-{
-	double *d = malloc((n ? n : 1) * sizeof(*d));
-	if (!d)
-		return NAN;
-	for (size_t i = 0; i + 1 < n; i++)
-		d[i] = pct(ms[i + 1] / model[i + 1], ms[i] / model[i]);
-	double m = n < 2 ? NAN : sb_compare_median_abs(d, n - 1);
-	free(d);
-	return m;
 }
 
 static void level_name(char *buf, size_t len, const sb_comparison *cmp, size_t L)
@@ -271,8 +273,7 @@ void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp)
 		fprintf(f, "  probe to probe: median |change| TTFT %.1f%%, TPOT %.1f%% (the server's "
 			   "own speed and the probes' noise; prediction errors within about twice "
 			   "that cannot be told from it)\n",
-			probe_change(sp->ttft_ms, sp->ttft_model, sp->n_probes),
-			probe_change(sp->tpot_ms, sp->tpot_model, sp->n_probes));
+			sp->change_pct[0], sp->change_pct[1]);
 	const sb_comparison *s = &sp->adj;
 	if (s->n_levels == 0)
 		return;
@@ -333,9 +334,8 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 					      "tail_pct", num(s->mdape_quant[q][1])));
 	return json_pack("{s:I,s:o,s:{s:o,s:o},s:{s:o,s:o}}", "probe_requests",
 			 (json_int_t)sp->probe_requests, "probes", pa, "probe_change_pct", "ttft",
-			 num(probe_change(sp->ttft_ms, sp->ttft_model, sp->n_probes)), "tpot",
-			 num(probe_change(sp->tpot_ms, sp->tpot_model, sp->n_probes)), "adjusted",
-			 "levels", la, "summary", sum);
+			 num(sp->change_pct[0]), "tpot", num(sp->change_pct[1]), "adjusted", "levels",
+			 la, "summary", sum);
 }
 
 json_t *sb_speed_drift(const sb_speed *sp)

@@ -14,8 +14,9 @@
  * decode times (decode table, per-KV cost) by the TPOT ratio that the probes
  * beside the level (before and after; one when the run was cut short) read,
  * measured over predicted, on the medians of the probe's requests (a
- * single request caught by a brief stall moves a mean of three by 15%). On this target prefill is compute-bound and
- * decode memory-bound, and the two ratios move apart. The adjusted errors
+ * single request caught by a brief stall moves a mean of three by 15%). On
+ * this target prefill is compute-bound and decode memory-bound, and the two
+ * ratios move apart. The adjusted errors
  * are the model's error about load (batching, queueing, slots) with the
  * server's own speed taken from the probes; validate reports them beside
  * the errors of the plain prediction, which alone decide the goals.
@@ -43,6 +44,7 @@ typedef struct sb_speed {
 	double *ttft_ms, *tpot_ms;           /* per probe, measured medians */
 	double *ttft_model, *tpot_model;     /* per probe, the model's medians */
 	double *f_prefill, *f_decode;        /* per level: the scale factors (NaN: none) */
+	double change_pct[2]; /* median |change| between consecutive probes: TTFT, TPOT */
 	size_t n_levels;
 	sb_comparison adj;   /* the adjusted prediction of the levels it covers */
 	int analysed;
