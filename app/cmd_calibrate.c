@@ -166,21 +166,21 @@ static void print_report(FILE *f, const sb_model *m)
 
 /* ---- --url: the measurement plan ---------------------------------------- */
 
-/* groups sent together to an idle server, of S requests and of 2S (at
- * most S + 4; validate's closed loop goes up to 2S), of prompts of at most
- * 128 tokens: about 12 trials of each split probability (S - 1 a group), 4
- * to 6 groups of each size (10-16 s of server time on the local target;
- * with 256-token prompts and 8 groups they took 20-30 s, which put the
- * plan over two minutes at 2 slots). The
- * chance grows with the group (2 slots here: 0/8 pairs split, 3/8 groups
- * of three, 7/8 of four), so the crowded one is measured at the top of
- * that range. A group counts only when the client got it out within 1 ms;
- * against llama-server here a third of them went out over 2-4 ms. */
+/* Groups sent together to an idle server, of S requests and of 2S (at most
+ * S + 4: validate's closed loop goes up to 2S, and the chance of a split
+ * grows with the group: 2 slots here, 0/8 pairs split, 3/8 groups of three,
+ * 7/8 of four), prompts of at most 128 tokens: about 12 trials of each
+ * split probability (S - 1 a group), 4 to 6 groups, two more of the larger
+ * size (a group counts only when the client got it out within 1 ms, and the
+ * larger ones leave it spread more often: half of the groups of 8 in one
+ * run). 6-16 s of server time here; with 256-token prompts and 8 groups
+ * the plan took over two minutes at 2 slots. */
 #define PLAN_TOGETHER_MAX 6
-static int plan_together_groups(int S)
+static int plan_together_groups(int S, int crowded)
 {
 	int g = (12 + S - 2) / (S - 1);
-	return g < 4 ? 4 : g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
+	g = (g < 4 ? 4 : g) + (crowded ? 2 : 0);
+	return g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
 }
 
 typedef struct plan_opts {
@@ -317,12 +317,9 @@ static int plan_measure(plan_opts *po, json_t **docs, char (*names)[64], size_t 
 	 * tell 0 from 0.3). Nothing else is fitted from these. */
 	if (S < 2)
 		return 0;
-	int ng = plan_together_groups(S);
 	for (int crowded = 0; crowded < 2; crowded++) {
-		/* the larger groups leave the client spread more often (half
-		 * of the groups of 8 in one run): two more of them */
 		int m = crowded ? (S <= 4 ? 2 * S : S + 4) : S;
-		int g = crowded ? (ng + 2 < PLAN_TOGETHER_MAX ? ng + 2 : PLAN_TOGETHER_MAX) : ng;
+		int g = plan_together_groups(S, crowded);
 		double tl[PLAN_TOGETHER_MAX];
 		for (int i = 0; i < g; i++)
 			tl[i] = m;
