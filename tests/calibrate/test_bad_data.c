@@ -17,35 +17,43 @@
 static const char *sb, *dir;
 static char tmpdir[] = "/tmp/sb-bad.XXXXXX";
 
-/* Library: load then fit; the first failure's message must hold want. */
-static void lib_case(const char *want, int nfiles, const char *const *names)
+/* Loads DIR/names[0..nfiles) and fits them into *m (valid when 0 is
+ * returned); the first failure's status, e set. */
+static int load_fit(int nfiles, const char *const *names, sb_model *m, sb_error *e)
 {
 	sb_results res[4];
 	sb_calib_input in[4];
-	sb_error e = { { 0 } };
 	int loaded = 0, r = 0;
 	char paths[4][1024];
 	for (int i = 0; i < nfiles && r == 0; i++) {
 		snprintf(paths[i], sizeof(paths[i]), "%s/%s", dir, names[i]);
-		r = sb_results_load(paths[i], &res[i], &e);
+		r = sb_results_load(paths[i], &res[i], e);
 		if (r == 0) {
 			in[i].name = paths[i];
 			in[i].res = &res[i];
 			loaded++;
 		}
 	}
-	if (r == 0) {
-		sb_model m;
-		r = sb_calibrate_fit(in, (size_t)nfiles, NULL, &m, &e);
+	if (r == 0)
+		r = sb_calibrate_fit(in, (size_t)nfiles, NULL, m, e);
+	for (int i = 0; i < loaded; i++)
+		sb_results_fini(&res[i]);
+	return r;
+}
+
+/* Library: load then fit; the first failure's message must hold want. */
+static void lib_case(const char *want, int nfiles, const char *const *names)
+{
+	sb_error e = { { 0 } };
+	sb_model m;
+	int r = load_fit(nfiles, names, &m, &e);
+	if (r == 0)
 		sb_model_fini(&m);
-	}
 	if (r >= 0 || !strstr(e.msg, want)) {
 		fprintf(stderr, "library, %s: got %d \"%s\", wanted a failure naming \"%s\"\n",
 			names[0], r, e.msg, want);
 		check_failures++;
 	}
-	for (int i = 0; i < loaded; i++)
-		sb_results_fini(&res[i]);
 }
 
 /* CLI: exit 2, want in stderr, no model written. extra: an option or NULL. */
@@ -128,19 +136,9 @@ int main(int argc, char **argv)
 	 * error */
 	{
 		const char *fl[2] = { "flat-16.json", "flat-2048.json" };
-		sb_results res[2];
-		sb_calib_input in[2];
 		sb_error e = { { 0 } };
-		int ok = 1;
-		for (int i = 0; i < 2; i++) {
-			char path[1024];
-			snprintf(path, sizeof(path), "%s/%s", dir, fl[i]);
-			ok = ok && sb_results_load(path, &res[i], &e) == 0;
-			in[i].name = fl[i];
-			in[i].res = &res[i];
-		}
 		sb_model m;
-		int r = ok ? sb_calibrate_fit(in, 2, NULL, &m, &e) : -1;
+		int r = load_fit(2, fl, &m, &e);
 		if (r != 0 || m.per_prefill_token_ms != 0) {
 			fprintf(stderr, "flat prefill: got %d \"%s\", wanted per_prefill_token 0\n", r,
 				e.msg);
@@ -148,8 +146,6 @@ int main(int argc, char **argv)
 		}
 		if (r == 0)
 			sb_model_fini(&m);
-		for (int i = 0; ok && i < 2; i++)
-			sb_results_fini(&res[i]);
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		lib_case(cases[i].want, cases[i].n, cases[i].files);
