@@ -22,9 +22,9 @@
 # Last, validate against a second stub that turns 30% slower after its 60th
 # request, in the middle of the sixth level (a server whose speed moves
 # mid-run): the one-client probes must read the model's speed (TPOT within
-# 5%, TTFT within 10%) up to the change and +30% (20-40%) after it, the speed-adjusted
-# prediction must scale the levels after the change by about 1.3 and meet
-# the goals, and the plain prediction must miss them (validate exits 1).
+# 5%, TTFT within 10%) up to the change and +30% (20-40%) after it, the
+# speed-adjusted prediction must scale the levels after the change by about
+# 1.3 and meet the goals, and the plain prediction must miss them (validate exits 1).
 # The probes are saved with the measured results: validate --measured on
 # that file must give the same speed figures offline.
 # And a stub that dies after 30 requests: validate must say so, exit 3 (the
