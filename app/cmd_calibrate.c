@@ -10,12 +10,11 @@
 #include <time.h>
 
 #include "calibrate/calibrate.h"
+#include "calibrate/plan.h"
 #include "cmd.h"
 #include "core/jsonfile.h"
 #include "core/parse.h"
 #include "core/results.h"
-#include "measure/driver.h"
-#include "measure/run.h"
 
 static void usage(FILE *f)
 {
@@ -40,10 +39,12 @@ static void usage(FILE *f)
 		"With --url it measures the server first (under two minutes on a small CPU model):\n"
 		"concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (8, 8, 6 and 4 requests,\n"
 		"32 output tokens), then\n"
-		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then S and\n"
-		"2S (at most S+4) requests of 128 in / 1 out sent together to the idle server,\n"
-		"4-6 times each (does it prefill those it admits in one step or split them?);\n"
-		"prefix cache off; the server time is printed at the end.\n"
+		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then groups\n"
+		"of S and 2S (at most S+4) requests of 128 in / 1 out sent together to the idle\n"
+		"server (does it prefill those it admits in one step or split them?), in rounds\n"
+		"of 4-6 groups until each split chance has 12 trials or its groups have taken\n"
+		"40 s of server time (the report says which); prefix cache off; the server time\n"
+		"is printed at the end.\n"
 		"  --url URL            the server (as for `servebench run`)\n"
 		"  --model NAME         model name to request (default \"default\")\n"
 		"  --api NAME           API flavour (default: detected)\n"
@@ -164,361 +165,268 @@ static void print_report(FILE *f, const sb_model *m)
 }
 
 
-/* ---- --url: the measurement plan ---------------------------------------- */
-
-/* Groups sent together to an idle server, of S requests and of 2S (at most
- * S + 4: validate's closed loop goes up to 2S, and the chance of a split
- * grows with the group: 2 slots here, 0/8 pairs split, 3/8 groups of three,
- * 7/8 of four), prompts of at most 128 tokens: about 12 trials of each
- * split probability (S - 1 a group), 4 to 6 groups, two more of the larger
- * size (a group counts only when the client got it out within 1 ms, and the
- * larger ones leave it spread more often: half of the groups of 8 in one
- * run). 6-16 s of server time here; with 256-token prompts and 8 groups
- * the plan took over two minutes at 2 slots. */
-#define PLAN_TOGETHER_MAX 6
-static int plan_together_groups(int S, int crowded)
-{
-	int g = (12 + S - 2) / (S - 1);
-	g = (g < 4 ? 4 : g) + (crowded ? 2 : 0);
-	return g > PLAN_TOGETHER_MAX ? PLAN_TOGETHER_MAX : g;
-}
-
-typedef struct plan_opts {
-	const char *url, *model, *api, *save_dir;
-	int slots;           /* 0: from the server's /props */
-	long max_prompt;
-	unsigned long seed;
-	int quiet;
-} plan_opts;
-
-/* One `servebench run` through the library: closed loop at `levels`,
- * prompts of `in` tokens, `out` output tokens, `n` requests per level,
- * `warmup` unmeasured requests before each level.
- * Returns a new results document or NULL (message in e). */
-static json_t *plan_run(const plan_opts *po, const double *levels, int nl, long in, long out,
-			long n, int warmup, double *secs, sb_error *e)
-{
-	sb_run_config c;
-	sb_run_config_init(&c);
-	c.url = po->url;
-	c.model = po->model;
-	if (po->api && sb_api_parse(po->api, &c.api, e) < 0)
-		return NULL;
-	c.cache_prompt = 0; /* every prompt is prefilled: no prefix-cache hits */
-	sb_workload *w = &c.workload;
-	w->mode = SB_MODE_CONCURRENCY;
-	for (int i = 0; i < nl; i++)
-		w->levels[i] = levels[i];
-	w->n_levels = nl;
-	w->input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
-	w->output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
-	w->requests = n;
-	w->warmup = warmup;
-	/* fresh prompts for every part (the two kinds of groups differ only in
-	 * their size) */
-	w->seed = po->seed + (unsigned long)in * 7919UL + (unsigned long)nl +
-		  (unsigned long)levels[0] * 104729UL;
-	json_t *res = NULL;
-	double t0 = sb_driver_now();
-	int r = sb_run_execute(&c, &res, e);
-	*secs += sb_driver_now() - t0;
-	if (r < 0) {
-		json_decref(res);
-		return NULL;
-	}
-	long failed = sb_run_failed_count(res);
-	if (!po->quiet) {
-		char lv[128] = "";
-		size_t pos = 0;
-		for (int i = 0; i < nl && pos < sizeof(lv) - 16; i++)
-			pos += (size_t)snprintf(lv + pos, sizeof(lv) - pos, "%s%g", i ? "," : "",
-						levels[i]);
-		fprintf(stderr, "  measured prompt %ld, output %ld, concurrency %s: %.1f s%s\n", in,
-			out, lv, sb_driver_now() - t0, failed ? " (some requests failed)" : "");
-	}
-	return res;
-}
-
-static int save_doc(const plan_opts *po, const char *name, const json_t *doc, sb_error *e)
-{
-	if (!po->save_dir)
-		return 0;
-	char path[4096];
-	snprintf(path, sizeof(path), "%s/%s", po->save_dir, name);
-	return sb_json_write_file(path, doc, e);
-}
-
-/* Measures the plan: a prompt-length sweep at concurrency 1 and a
- * concurrency sweep through the slot count and past it. On success docs[]
- * holds *n new documents. Returns 0, 3 (server unreachable) or 2. */
-static int plan_measure(plan_opts *po, json_t **docs, char (*names)[64], size_t *n,
-			double *secs)
+/* Writes the plan's parts into dir (created when missing); a part that
+ * cannot be written is named on stderr and the rest still go. */
+static void save_parts(const char *dir, const sb_plan *p)
 {
 	sb_error e = { { 0 } };
-	/* fewer of the long prompts: they cost the most server time and their
-	 * prefill times scatter least (relative) */
-	long lens[4] = { 16, 256, 1024, 2048 }, reps[4] = { 8, 8, 6, 4 };
-	*n = 0;
-	if (po->save_dir && mkdir(po->save_dir, 0777) < 0 && errno != EEXIST) {
-		fprintf(stderr, "servebench calibrate: --save %s: %s\n", po->save_dir,
-			strerror(errno));
-		return 2;
+	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
+		fprintf(stderr, "servebench calibrate: --save %s: %s\n", dir, strerror(errno));
+		return;
 	}
-	for (int i = 0; i < 4; i++) {
-		long P = lens[i] <= po->max_prompt ? lens[i] : po->max_prompt;
-		if (i > 0 && P <= lens[i - 1])
-			break;
-		double one = 1;
-		json_t *d = plan_run(po, &one, 1, P, 32, reps[i], 1, secs, &e);
-		if (!d) {
-			fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
-			return strstr(e.msg, "refused") || strstr(e.msg, "reach") ? 3 : 2;
-		}
-		snprintf(names[*n], 64, "prompt-%ld.json", P);
-		docs[(*n)++] = d;
-		if (save_doc(po, names[*n - 1], d, &e) < 0)
-			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-		if (po->slots <= 0) {
-			const json_t *t = json_object_get(d, "target");
-			const json_t *s = json_object_get(t, "slots");
-			if (json_is_integer(s) && json_integer_value(s) >= 1)
-				po->slots = (int)json_integer_value(s);
-		}
-		if (po->slots <= 0) {
-			fprintf(stderr, "servebench calibrate: %s does not report its slot count: "
-					"pass --slots S\n", po->url);
-			return 2;
-		}
-	}
-	int S = po->slots;
-	double lv[4];
-	int nl = 0;
-	if (S > 2)
-		lv[nl++] = 2;
-	if (S >= 8)
-		lv[nl++] = S / 2;
-	lv[nl++] = S;
-	lv[nl++] = S + 2;
-	long nreq = 3L * (S + 2) > 12 ? 3L * (S + 2) : 12;
-	long P = 256 <= po->max_prompt ? 256 : po->max_prompt;
-	json_t *d = plan_run(po, lv, nl, P, 64, nreq, 1, secs, &e);
-	if (!d) {
-		fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
-		return 2;
-	}
-	snprintf(names[*n], 64, "sweep.json");
-	docs[(*n)++] = d;
-	if (save_doc(po, names[*n - 1], d, &e) < 0)
-		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-	/* S requests sent together to the idle server, then 2S (some wait for
-	 * a slot), a few times each, one output token each: whether the server
-	 * prefills those it admits in one step or splits them (split_prob,
-	 * split_prob_crowded; the sweep offers a few such groups, too few to
-	 * tell 0 from 0.3). Nothing else is fitted from these. */
-	if (S < 2)
-		return 0;
-	for (int crowded = 0; crowded < 2; crowded++) {
-		int m = crowded ? (S <= 4 ? 2 * S : S + 4) : S;
-		int g = plan_together_groups(S, crowded);
-		double tl[PLAN_TOGETHER_MAX];
-		for (int i = 0; i < g; i++)
-			tl[i] = m;
-		d = plan_run(po, tl, g, P < 128 ? P : 128, 1, m, 0, secs, &e);
-		if (!d) {
-			fprintf(stderr, "servebench calibrate: measuring %s: %s\n", po->url, e.msg);
-			return 2;
-		}
-		snprintf(names[*n], 64, crowded ? "together-crowded.json" : "together.json");
-		docs[(*n)++] = d;
-		if (save_doc(po, names[*n - 1], d, &e) < 0)
+	for (size_t i = 0; i < p->n; i++) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/%s", dir, p->names[i]);
+		if (sb_json_write_file(path, p->docs[i], &e) < 0)
 			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
 	}
-	return 0;
 }
 
-int sb_cmd_calibrate(int argc, char **argv)
+/* One line per split chance: the trials its groups gave, and why the plan
+ * stopped short when it did. */
+static void print_together(FILE *f, const sb_plan *p)
 {
-	const char *out = NULL, *name = NULL;
-	int quiet = 0;
-	plan_opts po;
-	memset(&po, 0, sizeof(po));
-	po.model = "default";
-	po.max_prompt = 2048;
-	po.seed = 1;
-	sb_calib_opts o;
-	sb_calib_opts_init(&o);
-	sb_error e = { { 0 } };
-	const char **files = calloc((size_t)argc, sizeof(char *));
-	size_t nf = 0;
-	int rc = 2;
-	json_t *docs[8] = { 0 };
-	char names[8][64];
-	size_t nd = 0;
-	sb_results *res = NULL;
-	sb_calib_input *in = NULL;
-	size_t loaded = 0;
-	if (!files) {
-		fprintf(stderr, "servebench calibrate: out of memory\n");
-		return 1;
+	for (int c = 0; c < 2; c++) {
+		const sb_plan_together *T = &p->together[c];
+		if (!T->group_size)
+			continue;
+		fprintf(f, "%s: %ld of %ld groups of %d left the client together: %ld trials "
+			   "(wanted %d), %.1f s",
+			c ? "split_crowded" : "split", T->groups_together, T->groups_sent,
+			T->group_size, T->trials, SB_PLAN_SPLIT_TRIALS, T->server_s);
+		if (T->budget_hit == 1)
+			fprintf(f, " - stopped short at the budget of %.0f s of server time; the "
+				   "chance rests on fewer trials",
+				SB_PLAN_TOGETHER_BUDGET_S);
+		else if (T->budget_hit == 2)
+			fprintf(f, " - stopped short at the plan's limit of %d parts; the chance "
+				   "rests on fewer trials",
+				SB_PLAN_MAX_PARTS);
+		fputc('\n', f);
 	}
+}
+
+/* What the command line asked for. */
+typedef struct calib_args {
+	const char *out, *save_dir;
+	const char **files; /* nf positional results files (into argv) */
+	size_t nf;
+	int quiet, help;
+	sb_calib_opts fit;
+	sb_plan_opts plan;
+} calib_args;
+
+/* Parses argv into a; returns 0 (also after --help, with a->help set) or 2
+ * (message printed). */
+static int parse_args(int argc, char **argv, calib_args *a)
+{
+	sb_error e = { { 0 } };
 	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
+		const char *f = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 		static const char *const with_value[] = { "-o", "--out", "--slots", "--batch-tokens",
 							  "--name", "--url", "--model", "--api",
 							  "--save", "--max-prompt", "--seed", NULL };
 		int takes = 0;
 		for (int k = 0; with_value[k]; k++)
-			takes |= !strcmp(a, with_value[k]);
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+			takes |= !strcmp(f, with_value[k]);
+		if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
 			usage(stdout);
-			rc = 0;
-			goto done;
+			a->help = 1;
+			return 0;
 		}
-		if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
-			quiet = 1;
+		if (!strcmp(f, "-q") || !strcmp(f, "--quiet")) {
+			a->quiet = 1;
 			continue;
 		}
 		if (!takes) {
-			if (a[0] == '-' && a[1]) {
+			if (f[0] == '-' && f[1]) {
 				fprintf(stderr, "servebench calibrate: unknown option '%s' (try --help)\n",
-					a);
-				goto done;
+					f);
+				return 2;
 			}
-			files[nf++] = a;
+			a->files[a->nf++] = f;
 			continue;
 		}
 		if (!val) {
-			fprintf(stderr, "servebench calibrate: %s needs a value\n", a);
-			goto done;
+			fprintf(stderr, "servebench calibrate: %s needs a value\n", f);
+			return 2;
 		}
 		i++;
-		long v;
-		if (!strcmp(a, "-o") || !strcmp(a, "--out")) {
-			out = val;
-		} else if (!strcmp(a, "--slots")) {
-			if (sb_parse_long(val, 1, 4096, &v, "--slots", &e) < 0)
-				goto bad;
-			o.slots = (int)v;
-		} else if (!strcmp(a, "--batch-tokens")) {
-			if (sb_parse_long(val, 1, 1L << 30, &v, "--batch-tokens", &e) < 0)
-				goto bad;
-			o.batch_tokens = v;
-		} else if (!strcmp(a, "--max-prompt")) {
-			if (sb_parse_long(val, 32, 1L << 20, &v, "--max-prompt", &e) < 0)
-				goto bad;
-			po.max_prompt = v;
-		} else if (!strcmp(a, "--seed")) {
-			if (sb_parse_long(val, 0, 0xffffffffL, &v, "--seed", &e) < 0)
-				goto bad;
-			po.seed = (unsigned long)v;
-		} else if (!strcmp(a, "--name")) {
-			name = val;
-		} else if (!strcmp(a, "--url")) {
-			po.url = val;
-		} else if (!strcmp(a, "--model")) {
-			po.model = val;
-		} else if (!strcmp(a, "--api")) {
-			po.api = val;
-		} else if (!strcmp(a, "--save")) {
-			po.save_dir = val;
+		long v = 0;
+		int r = 0;
+		if (!strcmp(f, "-o") || !strcmp(f, "--out"))
+			a->out = val;
+		else if (!strcmp(f, "--slots") && (r = sb_parse_long(val, 1, 4096, &v, f, &e)) == 0)
+			a->fit.slots = (int)v;
+		else if (!strcmp(f, "--batch-tokens") &&
+			 (r = sb_parse_long(val, 1, 1L << 30, &v, f, &e)) == 0)
+			a->fit.batch_tokens = v;
+		else if (!strcmp(f, "--max-prompt") &&
+			 (r = sb_parse_long(val, 32, 1L << 20, &v, f, &e)) == 0)
+			a->plan.max_prompt = v;
+		else if (!strcmp(f, "--seed") && (r = sb_parse_long(val, 0, 0xffffffffL, &v, f, &e)) == 0)
+			a->plan.seed = (unsigned long)v;
+		else if (!strcmp(f, "--name"))
+			a->fit.name = val;
+		else if (!strcmp(f, "--url"))
+			a->plan.url = val;
+		else if (!strcmp(f, "--model"))
+			a->plan.model = val;
+		else if (!strcmp(f, "--api"))
+			a->plan.api = val;
+		else if (!strcmp(f, "--save"))
+			a->save_dir = val;
+		if (r < 0) {
+			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
+			return 2;
 		}
 	}
-	o.name = name;
-	if (!out) {
+	return 0;
+}
+
+/* The checks across flags; returns 0 or 2 (message printed). */
+static int check_args(const calib_args *a)
+{
+	if (!a->out) {
 		fprintf(stderr, "servebench calibrate: missing -o MODEL.json (where to write the "
 				"model)\n");
-		goto done;
+		return 2;
 	}
-	if (po.url && nf > 0) {
+	if (a->plan.url && a->nf > 0) {
 		fprintf(stderr, "servebench calibrate: give results files or --url, not both\n");
-		goto done;
+		return 2;
 	}
-	if (!po.url && nf == 0) {
+	if (!a->plan.url && a->nf == 0) {
 		fprintf(stderr, "servebench calibrate: no results files given: pass the results "
 				"of `servebench run` (concurrency 1 at two or more prompt lengths, "
 				"and a concurrency sweep), or --url URL to measure a server\n");
-		goto done;
+		return 2;
 	}
-	double secs = 0;
-	if (po.url) {
-		po.slots = o.slots;
-		po.quiet = quiet;
-		if (!quiet)
-			fprintf(stderr, "servebench calibrate: measuring %s (prompt-length sweep at "
-					"concurrency 1, a concurrency sweep, then requests sent "
-					"together)\n", po.url);
-		rc = plan_measure(&po, docs, names, &nd, &secs);
-		if (rc != 0)
-			goto free_res;
-		rc = 2;
-		/* without --slots the documents' target.slots (from /props)
-		 * stand, and the fit reports them as declared */
-	}
-	size_t n = po.url ? nd : nf;
-	res = calloc(n, sizeof(*res));
-	in = calloc(n, sizeof(*in));
-	if (!res || !in) {
-		fprintf(stderr, "servebench calibrate: out of memory\n");
-		rc = 1;
-		goto free_res;
-	}
+	return 0;
+}
+
+/* Loads the inputs (the plan's documents, or the files) into res[]/in[]
+ * (n entries, allocated by the caller); *loaded counts those to release.
+ * Returns 0 or 2/1 (message printed). */
+static int load_inputs(const calib_args *a, const sb_plan *p, sb_results *res,
+		       sb_calib_input *in, size_t n, size_t *loaded)
+{
+	sb_error e = { { 0 } };
 	for (size_t i = 0; i < n; i++) {
-		int r = po.url ? sb_results_from_json(docs[i], &res[i], names[i], &e)
-			       : sb_results_load(files[i], &res[i], &e);
+		int r = p ? sb_results_from_json(p->docs[i], &res[i], p->names[i], &e)
+			  : sb_results_load(a->files[i], &res[i], &e);
 		if (r < 0) {
 			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
 			if (strstr(e.msg, "NaN") || strstr(e.msg, "nan") || strstr(e.msg, "Infinity"))
 				fprintf(stderr, "servebench calibrate: JSON has no NaN or Infinity: "
 						"write null for a value that was not measured\n");
-			goto free_res;
+			return r == -ENOMEM ? 1 : 2;
 		}
-		loaded++;
-		in[i].name = po.url ? names[i] : files[i];
+		(*loaded)++;
+		in[i].name = p ? p->names[i] : a->files[i];
 		in[i].res = &res[i];
 	}
+	return 0;
+}
+
+/* Fits, writes the model and prints the report. Returns the exit status. */
+static int fit_and_write(const calib_args *a, const sb_plan *p, const sb_calib_input *in,
+			 size_t n)
+{
+	sb_error e = { { 0 } };
 	sb_model m;
-	if (sb_calibrate_fit(in, n, &o, &m, &e) < 0) {
+	if (sb_calibrate_fit(in, n, &a->fit, &m, &e) < 0) {
 		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
 		sb_model_fini(&m);
-		goto free_res;
+		return 2;
 	}
-	if (po.url && m.fit) {
-		json_object_set_new(m.fit, "measured_url", json_string(po.url));
-		json_object_set_new(m.fit, "server_time_s", json_real(secs));
+	if (p && m.fit) {
+		json_object_set_new(m.fit, "measured_url", json_string(a->plan.url));
+		json_object_set_new(m.fit, "server_time_s", json_real(p->server_s));
+		json_object_set_new(m.fit, "plan", sb_plan_to_json(p));
 	}
 	json_t *j = sb_model_to_json(&m);
-	if (!j || sb_json_write_file(out, j, &e) < 0) {
+	int rc = 0;
+	if (!j || sb_json_write_file(a->out, j, &e) < 0) {
 		fprintf(stderr, "servebench calibrate: %s\n", j ? e.msg : "out of memory");
-		json_decref(j);
-		sb_model_fini(&m);
 		rc = 1;
-		goto free_res;
+	} else if (!a->quiet) {
+		FILE *f = strcmp(a->out, "-") ? stdout : stderr;
+		print_report(f, &m);
+		if (p)
+			print_together(f, p);
+		fprintf(f, "wrote %s\n", a->out);
+		if (p)
+			fprintf(f, "server time: %.1f s of measurement (goal: under 120 s)%s%s\n",
+				p->server_s, a->save_dir ? "; results saved in " : "",
+				a->save_dir ? a->save_dir : "");
 	}
 	json_decref(j);
-	if (!quiet) {
-		FILE *f = strcmp(out, "-") ? stdout : stderr;
-		print_report(f, &m);
-		fprintf(f, "wrote %s\n", out);
-		if (po.url)
-			fprintf(f, "server time: %.1f s of measurement (goal: under 120 s)%s%s\n",
-				secs, po.save_dir ? "; results saved in " : "",
-				po.save_dir ? po.save_dir : "");
-	}
 	sb_model_fini(&m);
-	rc = 0;
-free_res:
+	return rc;
+}
+
+/* Runs the plan against --url; returns 0 or the exit status (3: the
+ * server cannot be reached). What was measured is saved even on failure. */
+static int measure_url(calib_args *a, sb_plan *p)
+{
+	sb_error e = { { 0 } };
+	a->plan.slots = a->fit.slots;
+	a->plan.progress = a->quiet ? NULL : stderr;
+	if (!a->quiet)
+		fprintf(stderr, "servebench calibrate: measuring %s (prompt-length sweep at "
+				"concurrency 1, a concurrency sweep, then requests sent together)\n",
+			a->plan.url);
+	int r = sb_plan_measure(&a->plan, p, &e);
+	if (a->save_dir)
+		save_parts(a->save_dir, p);
+	if (r == 0)
+		return 0;
+	fprintf(stderr, "servebench calibrate: measuring %s: %s\n", a->plan.url, e.msg);
+	return r == -ECONNREFUSED || r == -ETIMEDOUT || r == -EHOSTUNREACH ? 3
+	       : r == -ENOMEM					    ? 1
+								    : 2;
+}
+
+int sb_cmd_calibrate(int argc, char **argv)
+{
+	calib_args a;
+	memset(&a, 0, sizeof(a));
+	sb_calib_opts_init(&a.fit);
+	sb_plan_opts_init(&a.plan);
+	a.files = calloc((size_t)argc, sizeof(char *));
+	sb_plan plan = { 0 };
+	sb_results *res = NULL;
+	sb_calib_input *in = NULL;
+	size_t n = 0, loaded = 0;
+	if (!a.files) {
+		fprintf(stderr, "servebench calibrate: out of memory\n");
+		return 1;
+	}
+	int rc = parse_args(argc, argv, &a);
+	if (rc == 0 && !a.help)
+		rc = check_args(&a);
+	if (a.help)
+		goto done;
+	if (rc == 0 && a.plan.url)
+		rc = measure_url(&a, &plan);
+	if (rc == 0) {
+		n = a.plan.url ? plan.n : a.nf;
+		res = calloc(n, sizeof(*res));
+		in = calloc(n, sizeof(*in));
+		rc = res && in ? load_inputs(&a, a.plan.url ? &plan : NULL, res, in, n, &loaded) : 1;
+		if (!res || !in)
+			fprintf(stderr, "servebench calibrate: out of memory\n");
+	}
+	if (rc == 0)
+		rc = fit_and_write(&a, a.plan.url ? &plan : NULL, in, n);
+done:
 	for (size_t i = 0; i < loaded; i++)
 		sb_results_fini(&res[i]);
 	free(res);
 	free(in);
-	for (size_t i = 0; i < nd; i++)
-		json_decref(docs[i]);
-done:
-	free(files);
+	sb_plan_fini(&plan);
+	free(a.files);
 	return rc;
-bad:
-	fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-	free(files);
-	return 2;
 }

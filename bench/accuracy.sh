@@ -45,7 +45,7 @@ trap 'exit 130' INT
 trap 'exit 143' TERM
 
 export SERVEBENCH_RUN_DIR="$work/srv"
-start_out=$(target/llama.sh start --np 2 --threads 1 2>"$work/start.log") || {
+start_out=$(target/llama.sh start --np 2 2>"$work/start.log") || {
   echo "accuracy.sh: llama-server did not start:" >&2; tail -20 "$work/start.log" >&2; exit 1; }
 eval "$start_out"
 pidfile=$PIDFILE

@@ -7,6 +7,12 @@
 #       the server on 127.0.0.1, waits until GET /health is OK and prints
 #       shell-evaluable lines: URL=... PID=... PIDFILE=... LOG=... MODEL=...
 #       Everything after --extra is passed to llama-server unchanged.
+#       --threads defaults to 1: llama.cpp's threads meet at a barrier every
+#       step, so on a 2-core machine shared with the client two threads stall
+#       whenever the client runs (step noise cv 0.56-0.71 with two threads,
+#       0.39-0.45 with one, in calibrations on the same machine and day);
+#       one thread is slower but steadier, and steadiness is what the live
+#       tests and the guide's comparisons need.
 #       --ctx is the total context (split over the N slots), a multiple of
 #       1024; default 4096*N. Files go to $SERVEBENCH_RUN_DIR (or a new
 #       temporary directory).
@@ -66,7 +72,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 }
 
 cmd_start() {
-    local np=4 ctx="" port="" threads=2 model=""
+    local np=4 ctx="" port="" threads=1 model=""
     local -a extra=()
     while (($#)); do
         case "$1" in

@@ -83,11 +83,12 @@ if [[ -n "${SERVEBENCH_VALIDATE_URL:-}" ]]; then
   # debugging aid: a server (2 slots) the caller already runs
   URL=$SERVEBENCH_VALIDATE_URL
 else
-  # One thread: llama.cpp's threads meet at a barrier every step, so with
-  # two threads on a 2-core machine any other busy process stalls each step
-  # by a scheduler time slice (steps of 5 ms became 100-300 ms in our runs);
-  # one thread only slows down in proportion to the CPU share it gets.
-  if ! start_out=$("$LLAMA" start --np 2 --threads 1 2>"$work/start.log"); then
+  # One thread (llama.sh's default): llama.cpp's threads meet at a barrier
+  # every step, so with two threads on a 2-core machine any other busy
+  # process stalls each step by a scheduler time slice (steps of 5 ms became
+  # 100-300 ms in our runs); one thread only slows down in proportion to the
+  # CPU share it gets.
+  if ! start_out=$("$LLAMA" start --np 2 2>"$work/start.log"); then
     echo "live_validate: llama-server did not start:"; tail -20 "$work/start.log"
     exit 1
   fi

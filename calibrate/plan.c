@@ -1,0 +1,221 @@
+/* plan.c — the measurement plan of `servebench calibrate --url` (plan.h). */
+#include "calibrate/plan.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dist.h"
+#include "core/model.h"
+#include "core/results.h"
+#include "measure/driver.h"
+#include "measure/run.h"
+
+void sb_plan_opts_init(sb_plan_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->model = "default";
+	o->max_prompt = 2048;
+	o->seed = 1;
+}
+
+/* One part of the plan: closed loop at levels[0..nl), prompts of `in`
+ * tokens, `out` output tokens, `n` requests a level after `warmup`
+ * unmeasured ones; its results document goes into p as `name`.
+ * Returns 0 or a negative errno (message in e). */
+static int run_part(const sb_plan_opts *o, sb_plan *p, const char *name, const double *levels,
+		    int nl, long in, long out, long n, int warmup, sb_error *e)
+{
+	if (p->n >= SB_PLAN_MAX_PARTS)
+		return sb_error_code(e, -E2BIG, "the plan has more than %d parts", SB_PLAN_MAX_PARTS);
+	sb_run_config c;
+	sb_run_config_init(&c);
+	c.url = o->url;
+	c.model = o->model;
+	if (o->api && sb_api_parse(o->api, &c.api, e) < 0)
+		return -EINVAL;
+	c.cache_prompt = 0; /* every prompt is prefilled: no prefix-cache hits */
+	sb_workload *w = &c.workload;
+	w->mode = SB_MODE_CONCURRENCY;
+	for (int i = 0; i < nl; i++)
+		w->levels[i] = levels[i];
+	w->n_levels = nl;
+	w->input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
+	w->output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
+	w->requests = n;
+	w->warmup = warmup;
+	w->seed = (unsigned long)(sb_seed_mix((uint64_t)o->seed ^ ((uint64_t)p->n << 32)) >> 33);
+	json_t *doc = NULL;
+	double t0 = sb_driver_now();
+	int r = sb_run_execute(&c, &doc, e);
+	double secs = sb_driver_now() - t0;
+	p->server_s += secs;
+	if (r < 0) {
+		json_decref(doc);
+		return r;
+	}
+	snprintf(p->names[p->n], sizeof(p->names[0]), "%s", name);
+	p->docs[p->n++] = doc;
+	if (o->progress)
+		fprintf(o->progress, "  measured %s: prompt %ld, output %ld, %d level%s: %.1f s%s\n",
+			name, in, out, nl, nl > 1 ? "s" : "", secs,
+			sb_run_failed_count(doc) ? " (some requests failed)" : "");
+	return 0;
+}
+
+/* The prompt-length sweep at concurrency 1; learns the slot count from the
+ * server's report when o->slots is 0. */
+static int measure_prompts(const sb_plan_opts *o, sb_plan *p, sb_error *e)
+{
+	/* fewer of the long prompts: they cost the most server time and their
+	 * prefill times scatter least (relative) */
+	static const long lens[4] = { 16, 256, 1024, 2048 }, reps[4] = { 8, 8, 6, 4 };
+	long prev = 0;
+	for (int i = 0; i < 4; i++) {
+		long P = lens[i] <= o->max_prompt ? lens[i] : o->max_prompt;
+		if (P <= prev)
+			break;
+		prev = P;
+		char name[64];
+		snprintf(name, sizeof(name), "prompt-%ld.json", P);
+		double one = 1;
+		int r = run_part(o, p, name, &one, 1, P, 32, reps[i], 1, e);
+		if (r < 0)
+			return r;
+		const json_t *s = json_object_get(json_object_get(p->docs[p->n - 1], "target"), "slots");
+		if (p->slots <= 0 && json_is_integer(s) && json_integer_value(s) >= 1)
+			p->slots = (int)json_integer_value(s);
+		if (p->slots <= 0)
+			return sb_error_code(e, -EINVAL, "%s does not report its slot count: pass --slots S",
+					     o->url);
+	}
+	return 0;
+}
+
+/* The concurrency sweep through the slot count and past it. */
+static int measure_sweep(const sb_plan_opts *o, sb_plan *p, sb_error *e)
+{
+	int S = p->slots, nl = 0;
+	double lv[4];
+	if (S > 2)
+		lv[nl++] = 2;
+	if (S >= 8)
+		lv[nl++] = S / 2;
+	lv[nl++] = S;
+	lv[nl++] = S + 2;
+	long nreq = 3L * (S + 2) > 12 ? 3L * (S + 2) : 12;
+	long P = 256 <= o->max_prompt ? 256 : o->max_prompt;
+	return run_part(o, p, "sweep.json", lv, nl, P, 64, nreq, 1, e);
+}
+
+/* Adds what one part of groups gave: per level, the requests the client got
+ * out within the join window of the level's first send form its group; it
+ * gives min(m, S) - 1 trials to the chance of its actual size (a crowded
+ * group that left partly spread can still be a group of S or fewer). */
+static void count_together(const json_t *doc, int S, int want_m, sb_plan *p)
+{
+	sb_results r;
+	if (sb_results_from_json((json_t *)doc, &r, "together", NULL) < 0)
+		return;
+	for (size_t l = 0; l < r.n_levels; l++) {
+		const sb_rlevel *L = &r.levels[l];
+		double t0 = INFINITY;
+		long m = 0;
+		for (size_t i = 0; i < L->n_reqs; i++)
+			t0 = fmin(t0, L->reqs[i].t_sent_s);
+		for (size_t i = 0; i < L->n_reqs; i++)
+			m += L->reqs[i].t_sent_s - t0 <= SB_MODEL_JOIN_WINDOW_S;
+		p->together[want_m > S].groups_sent++;
+		if (m == want_m)
+			p->together[want_m > S].groups_together++;
+		if (m >= 2)
+			p->together[m > S].trials += (m < S ? m : S) - 1;
+	}
+	sb_results_fini(&r);
+}
+
+/* Groups of each size until each split chance has its trials or has used
+ * its budget of server time; rounds of 4-6 groups, sized by the share of
+ * groups that left together so far. */
+static int measure_together(const sb_plan_opts *o, sb_plan *p, sb_error *e)
+{
+	int S = p->slots;
+	long P = o->max_prompt < 128 ? o->max_prompt : 128;
+	for (int crowded = 0; crowded < 2; crowded++) {
+		sb_plan_together *T = &p->together[crowded];
+		int m = crowded ? (S <= 4 ? 2 * S : S + 4) : S;
+		T->group_size = m;
+		for (int round = 0; T->trials < SB_PLAN_SPLIT_TRIALS; round++) {
+			if (T->server_s >= SB_PLAN_TOGETHER_BUDGET_S || p->n >= SB_PLAN_MAX_PARTS) {
+				T->budget_hit = T->server_s >= SB_PLAN_TOGETHER_BUDGET_S ? 1 : 2;
+				break;
+			}
+			double share = T->groups_sent ? (double)T->groups_together / (double)T->groups_sent
+						      : 1.0;
+			double need = (double)(SB_PLAN_SPLIT_TRIALS - T->trials) / (S - 1) /
+				      fmax(share, 0.25);
+			int g = (int)ceil(need) + (round == 0 && crowded ? 2 : 0);
+			g = g < 4 ? 4 : g > 6 ? 6 : g;
+			double lv[6];
+			for (int i = 0; i < g; i++)
+				lv[i] = m;
+			char name[64];
+			snprintf(name, sizeof(name), "together%s-%d.json", crowded ? "-crowded" : "",
+				 round + 1);
+			double before = p->server_s;
+			int r = run_part(o, p, name, lv, g, P, 1, m, 0, e);
+			T->server_s += p->server_s - before;
+			if (r < 0)
+				return r;
+			count_together(p->docs[p->n - 1], S, m, p);
+		}
+	}
+	return 0;
+}
+
+int sb_plan_measure(const sb_plan_opts *o, sb_plan *p, sb_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	p->slots = o->slots;
+	int r = measure_prompts(o, p, e);
+	if (r == 0)
+		r = measure_sweep(o, p, e);
+	/* S requests sent together to the idle server, then 2S (some wait for
+	 * a slot): whether it prefills those it admits in one step or splits
+	 * them (the sweep offers a few such groups, too few to tell 0 from
+	 * 0.3). Nothing else is fitted from these. */
+	if (r == 0 && p->slots >= 2)
+		r = measure_together(o, p, e);
+	return r;
+}
+
+json_t *sb_plan_to_json(const sb_plan *p)
+{
+	json_t *a = json_array();
+	for (int c = 0; c < 2 && a; c++) {
+		const sb_plan_together *T = &p->together[c];
+		if (!T->group_size)
+			continue;
+		json_array_append_new(
+			a, json_pack("{s:s,s:i,s:I,s:I,s:I,s:i,s:f,s:f,s:s?}", "chance",
+				     c ? "split_crowded" : "split", "group_size", T->group_size,
+				     "groups_sent", (json_int_t)T->groups_sent, "groups_together",
+				     (json_int_t)T->groups_together, "trials", (json_int_t)T->trials,
+				     "trials_wanted", SB_PLAN_SPLIT_TRIALS, "server_s", T->server_s,
+				     "budget_s", SB_PLAN_TOGETHER_BUDGET_S, "stopped_short",
+				     T->budget_hit == 1 ? "server time budget"
+				     : T->budget_hit == 2 ? "part limit"
+							  : NULL));
+	}
+	return json_pack("{s:f,s:o}", "server_time_s", p->server_s, "together", a);
+}
+
+void sb_plan_fini(sb_plan *p)
+{
+	if (!p)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		json_decref(p->docs[i]);
+	p->n = 0;
+}

@@ -1,0 +1,81 @@
+/* plan.h — the measurement plan of `servebench calibrate --url`: what to
+ * measure on a live server so that every coefficient of the engine model is
+ * identified, run through the measure library.
+ *
+ * The plan, in order (prefix cache off, fresh prompts for every part):
+ *  1. prompt-length sweep at concurrency 1: prompts of 16, 256, 1024 and
+ *     2048 tokens (capped at max_prompt), 8, 8, 6 and 4 requests, 32 output
+ *     tokens: prefill cost per token, TPOT against context;
+ *  2. concurrency sweep at 256 in / 64 out: 2 (when S > 2), S/2 (S >= 8), S
+ *     and S + 2, 3(S + 2) requests a level (at least 12): decode step time
+ *     per batch size, the admission delay;
+ *  3. groups sent together to the idle server, one output token, prompts of
+ *     at most 128 tokens: groups of S (split_prob) and of 2S, at most S + 4
+ *     (split_prob_crowded). A group gives trials only when the client got it
+ *     out within SB_MODEL_JOIN_WINDOW_S (a busy client spreads some of them
+ *     over a few ms), so rounds of groups go on until each chance has
+ *     SB_PLAN_SPLIT_TRIALS trials, or until its groups have taken
+ *     SB_PLAN_TOGETHER_BUDGET_S of server time; the plan records which.
+ */
+#ifndef SB_CALIBRATE_PLAN_H
+#define SB_CALIBRATE_PLAN_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "core/error.h"
+
+/* Trials each split chance should get (12: a 95% interval of about +-0.25
+ * around 0.5, enough to tell "never" from "often"). */
+#define SB_PLAN_SPLIT_TRIALS 12
+/* Server time the groups of one split chance may take before the plan
+ * stops short of SB_PLAN_SPLIT_TRIALS (about 3-4 s a round of six groups of
+ * eight on the local 4-slot target). */
+#define SB_PLAN_TOGETHER_BUDGET_S 40.0
+/* At most this many results documents (parts) in a plan. */
+#define SB_PLAN_MAX_PARTS 24
+
+typedef struct sb_plan_opts {
+	const char *url, *model, *api; /* borrowed; api NULL: detected */
+	int slots;                     /* 0: the server's declared count */
+	long max_prompt;               /* longest prompt sent (default 2048) */
+	unsigned long seed;            /* prompt seed (default 1) */
+	FILE *progress;                /* a line per part; NULL: silent */
+} sb_plan_opts;
+
+void sb_plan_opts_init(sb_plan_opts *o);
+
+/* What the groups sent together gave one split chance. trials counts the
+ * admitted requests after the first of each group the client got out
+ * together, as calibrate counts them (an upper bound: the fit also drops
+ * those that waited for a slot). */
+typedef struct sb_plan_together {
+	int group_size;
+	long groups_sent, groups_together, trials;
+	double server_s;
+	int budget_hit; /* stopped short of SB_PLAN_SPLIT_TRIALS: 1 at the time
+			   budget, 2 at SB_PLAN_MAX_PARTS */
+} sb_plan_together;
+
+typedef struct sb_plan {
+	json_t *docs[SB_PLAN_MAX_PARTS]; /* owned results documents */
+	char names[SB_PLAN_MAX_PARTS][64];
+	size_t n;
+	int slots;                       /* the slot count measured against */
+	double server_s;                 /* server time of the whole plan */
+	sb_plan_together together[2];    /* [0] groups of S, [1] crowded */
+} sb_plan;
+
+/* Measures the plan against o->url. On 0, *p holds the parts (release with
+ * sb_plan_fini, also after a failure: what was measured stays in *p).
+ * Returns 0, -ECONNREFUSED/-ETIMEDOUT when the server cannot be reached,
+ * -EINVAL when its slot count is unknown (pass slots), another negative
+ * errno from the measurement, with a message in e. */
+int sb_plan_measure(const sb_plan_opts *o, sb_plan *p, sb_error *e);
+
+/* New JSON object describing p's groups sent together (for model.fit). */
+json_t *sb_plan_to_json(const sb_plan *p);
+
+void sb_plan_fini(sb_plan *p);
+
+#endif
