@@ -27,14 +27,14 @@
  * overhead_ms + overhead_per_token_ms * prompt tokens, scattered by
  * overhead_sd_ms.
  * admit_delay_ms: how long after a slot frees the server launches the next
- * queued request (llama.cpp launches in waves, tens of ms later).
+ * queued request.
  * split_prob: the chance that a request reaching an idle engine in the same
  * instant as others misses their first step and is prefilled in the next
  * (llama.cpp sometimes takes up one of two requests sent together before
  * the other's task is queued; the pair then stays a step apart).
  * split_prob_crowded: the same chance when more requests arrived together
- * than there were free slots (the others wait in the queue): on the local
- * 2-slot target 0/8 pairs split, 3/8 groups of three and 7/8 of four.
+ * than there were free slots (the others wait in the queue).
+ * (What was measured behind these parameters: docs/accuracy.md.)
  *
  * JSON:
  *  { "schema": "servebench.model/1", "name": "...",
@@ -65,8 +65,7 @@
 
 /* Requests reaching an idle server within this many seconds of the first
  * share its first step (but for split_prob): llama.cpp takes up tasks
- * queued while it launches the first (pairs sent up to 2 ms apart were
- * prefilled together in our measurements). */
+ * queued while it launches the first. */
 #define SB_MODEL_JOIN_WINDOW_S 0.001
 
 typedef enum sb_noise_kind {
