@@ -1,5 +1,6 @@
-/* noise.c — step noise and overhead spread, from records or level summaries. */
-#include "calibrate/cal.h"
+/* noise.c — step noise and overhead spread, from records or level
+ * summaries (noise.h). */
+#include "calibrate/noise.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,9 +9,12 @@
 #include <gsl/gsl_cdf.h>
 
 #include "calibrate/fit_linear.h"
-#include "calibrate/fit_noise.h"
 
-/* ---- noise -------------------------------------------------------------- */
+void cal_noise_fini(cal_noise *n)
+{
+	free(n->points);
+	n->points = NULL;
+}
 
 /* Expected value of the q-quantile estimator (linear interpolation between
  * order statistics) of n standard normal values; Blom's approximation of
@@ -87,73 +91,47 @@ out:
 }
 
 /* prefill_cv and its interval from a fitted b = prefill_cv^2 */
-static void set_pcv(cal *k, double b, double b_lo, double b_hi, const char *from)
+static void set_pcv(cal_noise *k, double b, double b_lo, double b_hi, cal_pcv_from from)
 {
-	k->pcv = b > 0 ? sqrt(b) : 0;
-	k->pcv_lo = isfinite(b_lo) ? sqrt(b_lo > 0 ? b_lo : 0) : NAN;
-	k->pcv_hi = isfinite(b_hi) ? sqrt(b_hi > 0 ? b_hi : 0) : NAN;
-	k->pcv_from = from;
+	k->prefill_cv = b > 0 ? sqrt(b) : 0;
+	k->prefill_cv_lo = isfinite(b_lo) ? sqrt(b_lo > 0 ? b_lo : 0) : NAN;
+	k->prefill_cv_hi = isfinite(b_hi) ? sqrt(b_hi > 0 ? b_hi : 0) : NAN;
+	k->prefill_cv_from = from;
 }
 
 /* Each ITL gap at concurrency 1 over its predicted step time, into x
  * (room for every gap); returns how many. */
-static size_t gap_ratios(const cal *k, double *x)
+static size_t gap_ratios(const cal_data *k, const cal_engine *g, double *x)
 {
 	size_t n = 0;
 	for (size_t q = 0; q < k->n_rq; q++) {
-		const rqpt *R = &k->rqs[q];
+		const cal_request *R = &k->rqs[q];
 		if (k->lvs[R->lv].c != 1)
 			continue;
-		for (size_t g = 0; g < R->n_itl; g++) {
-			double pred = k->d1 + k->kv * (R->P + (double)g + 1.0);
-			if (R->itl[g] > 0 && isfinite(R->itl[g]))
-				x[n++] = R->itl[g] / pred;
+		for (size_t i = 0; i < R->n_itl; i++) {
+			double pred = g->decode_1_ms + g->kv_ms_per_token * (R->P + (double)i + 1.0);
+			if (R->itl[i] > 0 && isfinite(R->itl[i]))
+				x[n++] = R->itl[i] / pred;
 		}
 	}
 	return n;
 }
 
-int cal_fit_noise_requests(cal *k, sb_error *e)
+/* Each TPOT at concurrency 1 over its level's mean into x: the scatter
+ * within a level is the noise; differences between levels (prompt lengths)
+ * the KV fit may miss are not. Levels with fewer than 3 are left out.
+ * *inv: sum of 1/(N-1), *groups: the levels used. Returns how many. */
+static size_t tpot_ratios(const cal_data *k, double *x, double *inv, long *groups)
 {
-	/* The simulator's noise acts on runs of steps (cv / sqrt(k) for k
-	 * steps), so what it must reproduce is how request TPOTs and TTFTs
-	 * scatter. Primary data: each request's TPOT at concurrency 1 over its
-	 * prediction; N-1 independent step factors average to cv / sqrt(N-1).
-	 * ITL gaps are fitted too, as a diagnostic: when their cv is much above
-	 * the TPOT-implied one, the gap jitter is delivery timing that evens
-	 * out along a stream, not step noise. */
-	int r = 0;
-	json_t *gapj = NULL;
-	size_t cap = 0;
-	for (size_t q = 0; q < k->n_rq; q++)
-		if (k->lvs[k->rqs[q].lv].c == 1)
-			cap += k->rqs[q].n_itl;
-	double *x = malloc((cap > k->n_rq ? cap : k->n_rq + 1) * sizeof(double));
-	if (!x)
-		return -ENOMEM;
-	size_t n = gap_ratios(k, x);
-	sb_noisefit gap;
-	int have_gap = n >= 30 && sb_noisefit_best(x, n, &gap, NULL, NULL) == 0;
-	if (have_gap)
-		gapj = sb_noisefit_to_json(&gap);
-	const char *data = "per-request TPOT / its level's mean at concurrency 1 (MLE); step cv "
-			   "= TPOT cv * sqrt(N-1)";
-	double scale = 1.0; /* step cv = fitted cv * scale */
-	n = 0;
-	double inv = 0;
-	long groups = 0;
-	/* Each TPOT over its level's mean: the scatter within a level is the
-	 * noise; differences between levels (prompt lengths) the KV fit may
-	 * miss are not. Dividing by a sample mean of m values shrinks the
-	 * variance by (m - 1) / m: corrected below, pooled over levels. */
+	size_t n = 0;
 	for (size_t l = 0; l < k->n_lv; l++) {
-		const lvpt *L = &k->lvs[l];
+		const cal_level *L = &k->lvs[l];
 		if (L->c != 1 || !L->use_reqs)
 			continue;
 		double sum = 0, inv_l = 0;
 		size_t m = 0, n0 = n;
 		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
-			const rqpt *R = &k->rqs[q];
+			const cal_request *R = &k->rqs[q];
 			if (!(R->N >= 3) || !(R->tpot > 0))
 				continue;
 			sum += R->tpot;
@@ -167,164 +145,200 @@ int cal_fit_noise_requests(cal *k, sb_error *e)
 		}
 		for (size_t i = n0; i < n; i++)
 			x[i] /= sum / (double)m;
-		inv += inv_l;
-		groups++;
+		*inv += inv_l;
+		(*groups)++;
 	}
-	if (n >= 20) {
-		scale = 1.0 / sqrt(inv / (double)n) * sqrt((double)n / (double)(n - groups));
-	} else if (have_gap) {
-		/* too few requests: the gaps are all there is */
-		data = "ITL gaps / predicted step time at concurrency 1 (MLE)";
-		n = gap_ratios(k, x);
-	} else {
-		free(x);
-		json_decref(gapj);
-		return 1; /* not enough: the caller falls back */
+	return n;
+}
+
+/* With server timings: the overhead spread is the sd of TTFT - prompt_ms
+ * (less its growth), prefill_cv the MLE of prompt_ms over the predicted
+ * prefill. Returns the overhead variance, or -1 for -ENOMEM. */
+static double timing_spread(const cal_data *k, const cal_engine *g, cal_noise *out)
+{
+	double s = 0, ss = 0;
+	long m = 0;
+	size_t np = 0;
+	double *px = malloc((k->n_rq + 1) * sizeof(double));
+	if (!px)
+		return -1;
+	for (size_t q = 0; q < k->n_rq; q++) {
+		const cal_request *R = &k->rqs[q];
+		if (k->lvs[R->lv].c != 1)
+			continue;
+		double res = R->ttft - R->prompt_ms - g->overhead_ms_per_token * R->Pin;
+		s += res;
+		ss += res * res;
+		m++;
+		double step = cal_engine_prefill_ms(g, R->P);
+		if (R->prompt_ms > 0 && step > 0)
+			px[np++] = R->prompt_ms / step;
 	}
-	sb_noisefit best, other;
-	r = sb_noisefit_best(x, n, &best, &other, e);
-	free(x);
-	if (r < 0) {
-		json_decref(gapj);
-		return r;
+	out->sd_how = CAL_SD_TIMINGS;
+	sb_noisefit pf;
+	if (np >= 10 && sb_noisefit_run(px, np, out->best.kind, &pf, NULL) == 0) {
+		double h = 1.96 / sqrt(2.0 * (double)np);
+		out->prefill_cv = pf.cv;
+		out->prefill_cv_lo = pf.cv * (1 - h);
+		out->prefill_cv_hi = pf.cv * (1 + h);
+		out->prefill_cv_from = CAL_PCV_TIMINGS;
 	}
-	k->noise_kind = best.kind;
-	k->noise_cv = best.cv * scale;
-	/* Prefill steps scatter less than decode steps relative to their
-	 * length (a long step averages many kernels), so they get their own
-	 * cv. With server timings, each request's prompt_ms over its
-	 * predicted prefill, by maximum likelihood; the overhead spread is the
-	 * sd of TTFT - prompt_ms. Without, the TTFT variance per prompt length
-	 * is overhead_sd^2 + (prefill_cv * step)^2 (spread_fit). */
-	double var = 0;
-	const char *sd_how;
-	set_pcv(k, k->noise_cv * k->noise_cv, NAN, NAN,
-		"the decode steps' cv (one prompt length at concurrency 1 cannot separate "
-		"prefill noise from overhead)");
-	if (k->timings) {
-		double s = 0, ss = 0;
-		long m = 0;
-		size_t np = 0;
-		double *px = malloc((k->n_rq + 1) * sizeof(double));
-		if (!px) {
-			json_decref(gapj);
-			return -ENOMEM;
+	free(px);
+	return m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) : 0;
+}
+
+/* Without timings, per prompt length at concurrency 1 (levels whose
+ * lengths repeat): the TTFT variance is overhead_sd^2 + (prefill_cv *
+ * step)^2 (spread_fit); with one length the decode cv stands in for the
+ * prefill's. Returns 0 with the overhead variance in *var, or -errno. */
+static int record_spread(const cal_data *k, const cal_engine *g, cal_noise *out, double *var,
+			 sb_error *e)
+{
+	double T2[64], S2[64], W[64];
+	size_t ng = 0;
+	for (size_t l = 0; l < k->n_lv && ng < 64; l++) {
+		const cal_level *L = &k->lvs[l];
+		if (L->c != 1 || !L->use_reqs)
+			continue;
+		double P0 = NAN, g1 = 0, g2 = 0;
+		long gn = 0;
+		int same = 1;
+		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+			const cal_request *R = &k->rqs[q];
+			if (isnan(P0))
+				P0 = R->P;
+			same &= R->P == P0;
+			g1 += R->ttft;
+			g2 += R->ttft * R->ttft;
+			gn++;
 		}
-		for (size_t q = 0; q < k->n_rq; q++) {
-			const rqpt *R = &k->rqs[q];
-			if (k->lvs[R->lv].c != 1)
-				continue;
-			double res = R->ttft - R->prompt_ms - k->ovpt * R->Pin;
-			s += res;
-			ss += res * res;
-			m++;
-			double step = k->pb * (double)cal_nsteps(k, R->P) + cal_prefill_var(k, R->P);
-			if (R->prompt_ms > 0 && step > 0)
-				px[np++] = R->prompt_ms / step;
-		}
-		var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) : 0;
-		sd_how = "sd of TTFT - server prompt_ms (less its fitted growth with the prompt)";
-		sb_noisefit pf;
-		if (np >= 10 && sb_noisefit_run(px, np, best.kind, &pf, NULL) == 0) {
-			double h = 1.96 / sqrt(2.0 * (double)np);
-			k->pcv = pf.cv;
-			k->pcv_lo = pf.cv * (1 - h);
-			k->pcv_hi = pf.cv * (1 + h);
-			k->pcv_from = "server prompt_ms / predicted prefill at concurrency 1 (MLE)";
-		}
-		free(px);
-	} else {
-		/* per prompt length at concurrency 1 (lengths that repeat) */
-		double T2[64], S2[64], W[64];
-		size_t ng = 0;
-		for (size_t l = 0; l < k->n_lv && ng < 64; l++) {
-			const lvpt *L = &k->lvs[l];
-			if (L->c != 1 || !L->use_reqs)
-				continue;
-			double P0 = NAN, g1 = 0, g2 = 0;
-			long gn = 0;
-			int same = 1;
-			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
-				const rqpt *R = &k->rqs[q];
-				if (isnan(P0))
-					P0 = R->P;
-				same &= R->P == P0;
-				g1 += R->ttft;
-				g2 += R->ttft * R->ttft;
-				gn++;
-			}
-			if (!same || gn < 3)
-				continue;
-			double v = (g2 - g1 * g1 / (double)gn) / (double)(gn - 1);
-			double step = k->pb * (double)cal_nsteps(k, P0) + cal_prefill_var(k, P0);
-			if (!(v > 0))
-				continue;
-			T2[ng] = step * step;
-			S2[ng] = v;
-			W[ng] = (double)(gn - 1) / (v * v); /* var of a sample variance */
-			ng++;
-		}
-		double a, b, blo, bhi;
-		int sr = spread_fit(T2, S2, W, ng, &a, &b, &blo, &bhi, e);
-		if (sr < 0) {
-			json_decref(gapj);
-			return sr;
-		}
-		int split = 0;
-		for (size_t i = 1; i < ng; i++)
-			split |= T2[i] != T2[0];
-		if (split) {
-			var = a;
-			set_pcv(k, b, blo, bhi,
-				"TTFT variance per prompt length at concurrency 1 = overhead_sd^2 + "
-				"(prefill_cv * step)^2, weighted least squares");
-			sd_how = "intercept of the same fit";
-		} else {
-			/* one length: the decode cv stands in for the prefill's */
-			double s = 0, ss = 0, sn = 0;
-			long m = 0;
-			for (size_t q = 0; q < k->n_rq; q++) {
-				const rqpt *R = &k->rqs[q];
-				if (k->lvs[R->lv].c != 1)
-					continue;
-				double step = k->pb * (double)cal_nsteps(k, R->P) +
-					      cal_prefill_var(k, R->P);
-				double res = R->ttft - cal_ovh(k, R->Pin) - step;
-				s += res;
-				ss += res * res;
-				sn += step * step * k->pcv * k->pcv;
-				m++;
-			}
-			var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) - sn / (double)m
-				    : 0;
-			sd_how = "TTFT residual variance minus the step noise's share";
-		}
+		if (!same || gn < 3)
+			continue;
+		double v = (g2 - g1 * g1 / (double)gn) / (double)(gn - 1);
+		double step = cal_engine_prefill_ms(g, P0);
+		if (!(v > 0))
+			continue;
+		T2[ng] = step * step;
+		S2[ng] = v;
+		W[ng] = (double)(gn - 1) / (v * v); /* var of a sample variance */
+		ng++;
 	}
-	k->overhead_sd = var > 0 ? sqrt(var) : 0;
-	json_object_set_new(k->fit, "noise",
-			    json_pack("{s:s,s:f,s:o,s:o,s:f,s:s,s:f,s:s}", "data", data, "step_cv",
-				      k->noise_cv, "chosen", sb_noisefit_to_json(&best), "other",
-				      sb_noisefit_to_json(&other), "overhead_sd_ms", k->overhead_sd,
-				      "overhead_sd_how", sd_how, "prefill_cv", k->pcv,
-				      "prefill_cv_how", k->pcv_from));
-	json_object_set_new(json_object_get(k->fit, "noise"), "itl_gaps",
-			    gapj ? gapj : json_null());
-	/* asymptotic: se(sigma_hat) = sigma / sqrt(2n) for both kinds */
-	k->noise_cv_lo = k->noise_cv * (1.0 - 1.96 / sqrt(2.0 * (double)n));
-	k->noise_cv_hi = k->noise_cv * (1.0 + 1.96 / sqrt(2.0 * (double)n));
+	double a, b, blo, bhi;
+	int sr = spread_fit(T2, S2, W, ng, &a, &b, &blo, &bhi, e);
+	if (sr < 0)
+		return sr;
+	int split = 0;
+	for (size_t i = 1; i < ng; i++)
+		split |= T2[i] != T2[0];
+	if (split) {
+		*var = a;
+		set_pcv(out, b, blo, bhi, CAL_PCV_SPREAD_RECORDS);
+		out->sd_how = CAL_SD_SPREAD_INTERCEPT;
+		return 0;
+	}
+	double s = 0, ss = 0, sn = 0;
+	long m = 0;
+	for (size_t q = 0; q < k->n_rq; q++) {
+		const cal_request *R = &k->rqs[q];
+		if (k->lvs[R->lv].c != 1)
+			continue;
+		double step = cal_engine_prefill_ms(g, R->P);
+		double res = R->ttft - cal_engine_overhead_ms(g, R->Pin) - step;
+		s += res;
+		ss += res * res;
+		sn += step * step * out->prefill_cv * out->prefill_cv;
+		m++;
+	}
+	*var = m > 1 ? (ss - s * s / (double)m) / (double)(m - 1) - sn / (double)m : 0;
+	out->sd_how = CAL_SD_RESIDUAL;
 	return 0;
 }
 
-void cal_fit_noise_summaries(cal *k)
+/* The step noise from the records into out->best/other, kind, cv and data.
+ * The simulator's noise acts on runs of steps (cv / sqrt(k) for k steps),
+ * so what it must reproduce is how request TPOTs and TTFTs scatter.
+ * Primary data: each request's TPOT at concurrency 1 over its level's mean;
+ * N-1 independent step factors average to cv / sqrt(N-1). ITL gaps are
+ * fitted too, as a diagnostic: when their cv is much above the
+ * TPOT-implied one, the gap jitter is delivery timing that evens out along
+ * a stream, not step noise. Returns 0, 1 when the records are too few, or
+ * -errno. */
+static int step_noise(const cal_data *k, const cal_engine *g, cal_noise *out, sb_error *e)
 {
-	/* s_i = (p99 - p50) / (E z_p99 - E z_p50) for n samples; then
-	 * s_i^2 = a + b * step_i^2 (spread_fit). Only prefill steps are seen
-	 * (TTFT), so their cv stands for the decode steps too. */
+	size_t cap = 0;
+	for (size_t q = 0; q < k->n_rq; q++)
+		if (k->lvs[k->rqs[q].lv].c == 1)
+			cap += k->rqs[q].n_itl;
+	double *x = malloc((cap > k->n_rq ? cap : k->n_rq + 1) * sizeof(double));
+	if (!x)
+		return -ENOMEM;
+	size_t n = gap_ratios(k, g, x);
+	out->have_gaps = n >= 30 && sb_noisefit_best(x, n, &out->gaps, NULL, NULL) == 0;
+	out->data = CAL_NOISE_TPOT;
+	double scale = 1.0, inv = 0; /* step cv = fitted cv * scale */
+	long groups = 0;
+	n = tpot_ratios(k, x, &inv, &groups);
+	/* dividing by a sample mean of m values shrinks the variance by
+	 * (m - 1) / m: corrected here, pooled over levels */
+	if (n >= 20) {
+		scale = 1.0 / sqrt(inv / (double)n) * sqrt((double)n / (double)(n - groups));
+	} else if (out->have_gaps) { /* too few requests: the gaps are all there is */
+		out->data = CAL_NOISE_GAPS;
+		n = gap_ratios(k, g, x);
+	} else {
+		free(x);
+		return 1;
+	}
+	int r = sb_noisefit_best(x, n, &out->best, &out->other, e);
+	free(x);
+	if (r < 0)
+		return r;
+	out->kind = out->best.kind;
+	out->cv = out->best.cv * scale;
+	/* asymptotic: se(sigma_hat) = sigma / sqrt(2n) for both kinds */
+	out->cv_lo = out->cv * (1.0 - 1.96 / sqrt(2.0 * (double)n));
+	out->cv_hi = out->cv * (1.0 + 1.96 / sqrt(2.0 * (double)n));
+	return 0;
+}
+
+/* The noise from per-request records. Prefill steps scatter less than
+ * decode steps relative to their length (a long step averages many
+ * kernels), so they get their own cv (timing_spread, record_spread).
+ * Returns 0, 1 when the records at concurrency 1 are too few, or -errno. */
+static int noise_from_requests(const cal_data *k, const cal_engine *g, int timings,
+			       cal_noise *out, sb_error *e)
+{
+	int r = step_noise(k, g, out, e);
+	if (r != 0)
+		return r;
+	double var = 0;
+	set_pcv(out, out->cv * out->cv, NAN, NAN, CAL_PCV_DECODE_CV);
+	if (timings) {
+		var = timing_spread(k, g, out);
+		if (var == -1)
+			return -ENOMEM;
+	} else {
+		r = record_spread(k, g, out, &var, e);
+		if (r < 0)
+			return r;
+	}
+	out->overhead_sd_ms = var > 0 ? sqrt(var) : 0;
+	return 0;
+}
+
+/* The noise from level summaries: s_i = (p99 - p50) / (E z_p99 - E z_p50)
+ * for n samples; then s_i^2 = a + b * step_i^2 (spread_fit). Only prefill
+ * steps are seen (TTFT), so their cv stands for the decode steps too.
+ * Returns 0 or -ENOMEM. */
+static int noise_from_summaries(const cal_data *k, const cal_engine *g, cal_noise *out)
+{
 	double S2[64], T2[64], W[64];
 	size_t n = 0;
-	json_t *pts = json_array();
+	out->points = malloc(64 * sizeof(*out->points));
+	if (!out->points)
+		return -ENOMEM;
 	for (size_t l = 0; l < k->n_lv && n < 64; l++) {
-		const lvpt *L = &k->lvs[l];
+		const cal_level *L = &k->lvs[l];
 		if (L->c != 1 || !isfinite(L->ttft_p99) || L->n_ok < 3 || L->use_reqs)
 			continue;
 		double dz = normal_quantile_estimator(0.99, L->n_ok) -
@@ -332,13 +346,11 @@ void cal_fit_noise_summaries(cal *k)
 		double sd = (L->ttft_p99 - L->ttft) / dz;
 		if (!(sd > 0))
 			continue;
-		double step = k->pb * (double)cal_nsteps(k, L->P) + cal_prefill_var(k, L->P);
+		double step = cal_engine_prefill_ms(g, L->P);
 		S2[n] = sd * sd;
 		T2[n] = step * step;
 		W[n] = (double)(L->n_ok - 1) / (S2[n] * S2[n]);
-		json_array_append_new(pts, json_pack("{s:s,s:f,s:f,s:f}", "file",
-						     cal_base_name(cal_fname(k, L->file)), "prompt_tokens",
-						     L->P, "ttft_sd_ms", sd, "step_ms", step));
+		out->points[n] = (cal_spread_point){ l, sd, step };
 		n++;
 	}
 	double a = 0, b = 0, blo = NAN, bhi = NAN;
@@ -349,35 +361,31 @@ void cal_fit_noise_summaries(cal *k)
 		if (spread_fit(T2, S2, W, n, &a, &b, &blo, &bhi, &e) < 0)
 			n = 0;
 	}
+	out->n_points = n;
 	if (n == 0) {
-		json_decref(pts);
-		k->noise_kind = SB_NOISE_NONE;
-		k->noise_cv = 0;
-		k->overhead_sd = 0;
-		set_pcv(k, 0, NAN, NAN, "no data");
-		cal_missing(k, "noise: no TTFT spread (p99 or per-request records) at concurrency 1; "
-			   "the model is noise-free");
-		return;
+		out->data = CAL_NOISE_NO_DATA;
+		out->kind = SB_NOISE_NONE;
+		set_pcv(out, 0, NAN, NAN, CAL_PCV_NO_DATA);
+		return 0;
 	}
-	k->noise_kind = b > 0 ? SB_NOISE_LOGNORMAL : SB_NOISE_NONE;
-	set_pcv(k, b, blo, bhi,
-		"TTFT p99 - p50 at concurrency 1 per prompt length: sd^2 = overhead_sd^2 + "
-		"(cv * step)^2, weighted least squares");
-	k->noise_cv = k->pcv;
-	k->noise_cv_lo = k->pcv_lo;
-	k->noise_cv_hi = k->pcv_hi;
-	k->overhead_sd = sqrt(a);
-	json_object_set_new(
-		k->fit, "noise",
-		json_pack("{s:s,s:o,s:f,s:f,s:f,s:s}", "data",
-			  "TTFT p99 - p50 at concurrency 1, as normal standard deviations for the "
-			  "level's sample size (Blom scores)",
-			  "points", pts, "step_cv", k->noise_cv, "prefill_cv", k->pcv,
-			  "overhead_sd_ms", k->overhead_sd, "kind_note",
-			  "two quantiles cannot tell lognormal from gamma: lognormal assumed; no "
-			  "goodness of fit without per-request records"));
-	cal_missing(k, "noise distribution: level summaries give only a spread; per-request "
-		   "records (ITL gaps) would allow a maximum-likelihood fit and a KS test");
-	cal_missing(k, "decode-step noise: level summaries show only TTFT spreads, so decode steps "
-		   "get the prefill steps' cv");
+	out->data = CAL_NOISE_SUMMARIES;
+	out->kind = b > 0 ? SB_NOISE_LOGNORMAL : SB_NOISE_NONE;
+	set_pcv(out, b, blo, bhi, CAL_PCV_SPREAD_SUMMARIES);
+	out->cv = out->prefill_cv;
+	out->cv_lo = out->prefill_cv_lo;
+	out->cv_hi = out->prefill_cv_hi;
+	out->overhead_sd_ms = sqrt(a);
+	return 0;
+}
+
+int cal_noise_fit(const cal_data *d, const cal_engine *g, int timings, cal_noise *out,
+		  sb_error *e)
+{
+	out->cv_lo = out->cv_hi = NAN;
+	int r = d->n_rq ? noise_from_requests(d, g, timings, out, e) : 1;
+	if (r == 1) { /* too few records: start again from the summaries */
+		*out = (cal_noise){ .cv_lo = NAN, .cv_hi = NAN };
+		r = noise_from_summaries(d, g, out);
+	}
+	return r;
 }

@@ -1,329 +1,319 @@
-/* prefill.c — prefill cost and client-side overhead. */
-#include "calibrate/cal.h"
+/* prefill.c — prefill cost and client-side overhead (prefill.h). */
+#include "calibrate/prefill.h"
 
 #include <errno.h>
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "calibrate/fit_linear.h"
-
-/* ---- prefill ------------------------------------------------------------ */
-
-/* With server timings the overhead is TTFT - prompt_ms. It grows with
- * the prompt (the server tokenises it, and the JSON gets longer, outside
- * the engine), so it is fitted as a line in the prompt tokens sent when
- * the lengths differ and the slope is positive and significant; else it
- * is the mean. */
-static int fit_overhead(cal *k, const double *ov, const double *Pin, size_t n, sb_error *e)
+void cal_prefill_fini(cal_prefill *p)
 {
+	sb_linfit_fini(&p->lin);
+	sb_linfit_fini(&p->quad);
+	free(p->lvi);
+	free(p->P);
+	p->lvi = NULL;
+	p->P = NULL;
+}
+
+const sb_linfit *cal_prefill_chosen(const cal_prefill *p)
+{
+	return p->attn == CAL_ATTN_KEPT ? &p->quad : &p->lin;
+}
+
+/* Working arrays of the fit, cap entries each (owned). */
+typedef struct pf_points {
+	double *X, *y, *yt, *w, *ov, *ovP;
+	size_t n, n_t, n_ov;
+} pf_points;
+
+/* One pass over the concurrency-1 points into p and out->P/lvi: y from the
+ * client's TTFT (less the decode steps), yt from the server's prompt_ms,
+ * ov / ovP: TTFT - prompt_ms and the prompt tokens sent where reported. */
+static void prefill_points(const cal_data *d, const cal_engine *g, pf_points *p,
+			   cal_prefill *out)
+{
+	for (size_t l = 0; l < d->n_lv; l++) {
+		const cal_level *L = &d->lvs[l];
+		if (L->c != 1)
+			continue;
+		if (!L->use_reqs) {
+			out->P[p->n] = L->P;
+			p->y[p->n] = L->ttft - g->decode_1_ms * (double)cal_engine_prefill_steps(g, L->P);
+			p->yt[p->n] = NAN;
+			p->w[p->n] = MEDIAN_WEIGHT(L->n_ok);
+			out->lvi[p->n++] = l;
+			continue;
+		}
+		for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
+			const cal_request *R = &d->rqs[q];
+			out->P[p->n] = R->P;
+			p->y[p->n] = R->ttft - g->decode_1_ms * (double)cal_engine_prefill_steps(g, R->P);
+			p->yt[p->n] = R->prompt_ms;
+			if (isfinite(R->prompt_ms)) {
+				p->n_t++;
+				p->ovP[p->n_ov] = R->Pin;
+				p->ov[p->n_ov++] = R->ttft - R->prompt_ms;
+			}
+			p->w[p->n] = 1.0;
+			out->lvi[p->n++] = l;
+		}
+	}
+}
+
+/* Distinct prompt lengths among P[0..n) (groups more than 10% apart: a
+ * measured length jitters by a few tokens around what was asked for), and
+ * the shortest and longest. Returns the count or -ENOMEM. */
+static long distinct_lengths(const double *P, size_t n, double *pmin, double *pmax)
+{
+	double *sp = malloc(n * sizeof(double));
+	if (!sp)
+		return -ENOMEM;
+	memcpy(sp, P, n * sizeof(double));
+	qsort(sp, n, sizeof(double), cal_cmp_dbl);
+	long distinct = 0;
+	double g0 = -INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		if (sp[i] > 1.1 * g0 + 1.0) {
+			distinct++;
+			g0 = sp[i];
+		}
+	}
+	*pmin = sp[0];
+	*pmax = sp[n - 1];
+	free(sp);
+	return distinct;
+}
+
+/* The design with p columns (steps or 1, P, P(P-1)/2) into p->X. */
+static void design(const cal_engine *g, const cal_prefill *out, pf_points *p, size_t cols)
+{
+	for (size_t i = 0; i < p->n; i++) {
+		double P = out->P[i];
+		p->X[i * cols] = out->timings ? (double)cal_engine_prefill_steps(g, P) : 1.0;
+		p->X[i * cols + 1] = P;
+		if (cols == 3)
+			p->X[i * cols + 2] = P * (P - 1.0) / 2.0;
+	}
+}
+
+/* The linear fit into out->lin. With server timings it is refitted with
+ * weights 1/fitted^2: server prompt times scatter in proportion to their
+ * size (a 2048-token prefill varies by ms where a 16-token one varies by
+ * us), and the short prompts that pin down the intercept must not drown. */
+static int fit_linear_terms(const cal_engine *g, pf_points *p, cal_prefill *out, sb_error *e)
+{
+	design(g, out, p, 2);
+	int r = sb_linfit_run(p->X, p->y, p->w, p->n, 2, &out->lin, e);
+	if (r < 0 || !out->timings)
+		goto out;
+	int ok = 1;
+	for (size_t i = 0; i < p->n; i++) {
+		/* (a line can go below 0 at short prompts when prefill is
+		 * superlinear: then the observed time stands in) */
+		double v = out->lin.fitted[i] > 0 ? out->lin.fitted[i] : p->y[i];
+		ok &= v > 0;
+		p->w[i] = v > 0 ? 1.0 / (v * v) : 1.0;
+	}
+	sb_linfit_fini(&out->lin);
+	if (!ok)
+		for (size_t i = 0; i < p->n; i++)
+			p->w[i] = 1.0;
+	r = sb_linfit_run(p->X, p->y, p->w, p->n, 2, &out->lin, e);
+out:
+	if (r < 0)
+		sb_error_prefix(e, "prefill fit");
+	return r;
+}
+
+/* The F-test of the P(P-1)/2 term (3 lengths and 4 points needed) into
+ * out->quad, attn, F and p_value. */
+static int test_attention(const cal_engine *g, pf_points *p, cal_prefill *out, sb_error *e)
+{
+	out->F = out->p_value = NAN;
+	if (out->distinct < 3 || p->n < 4) {
+		out->attn = CAL_ATTN_UNTESTED;
+		return 0;
+	}
+	design(g, out, p, 3);
+	int r = sb_linfit_run(p->X, p->y, p->w, p->n, 3, &out->quad, e);
+	if (r < 0) {
+		sb_error_prefix(e, "prefill fit (quadratic)");
+		return r;
+	}
+	out->p_value = sb_linfit_ftest(&out->lin, &out->quad, &out->F);
+	if (out->p_value < 0.05 && out->quad.coef[2] > 0 && out->quad.ci_lo[2] > 0)
+		out->attn = CAL_ATTN_KEPT;
+	else
+		out->attn = out->quad.coef[2] <= 0 ? CAL_ATTN_NOT_POSITIVE : CAL_ATTN_NOT_SIGNIFICANT;
+	return 0;
+}
+
+/* With server timings the overhead is TTFT - prompt_ms. It grows with the
+ * prompt (the server tokenises it, and the JSON gets longer, outside the
+ * engine), so it is fitted as a line in the prompt tokens sent when the
+ * lengths differ and the slope is positive and significant; else it is the
+ * mean. Sets g's overhead terms and out's overhead, slope. */
+static void overhead_from_timings(const pf_points *p, cal_engine *g, cal_prefill *out)
+{
+	const double *ov = p->ov, *Pin = p->ovP;
+	size_t n = p->n_ov;
 	double s = 0, ss = 0;
 	for (size_t i = 0; i < n; i++)
 		s += ov[i];
 	double m = n ? s / (double)n : 0;
 	for (size_t i = 0; i < n; i++)
 		ss += (ov[i] - m) * (ov[i] - m);
-	k->overhead = m;
-	k->overhead_se = n > 1 ? sqrt(ss / (double)(n - 1) / (double)n) : NAN;
-	k->ovpt = 0;
+	g->overhead_ms = m;
+	g->overhead_se = n > 1 ? sqrt(ss / (double)(n - 1) / (double)n) : NAN;
+	g->overhead_ms_per_token = 0;
 	double to = n > 1 ? sb_linfit_t95((double)(n - 1)) : NAN;
-	double lo = m - to * k->overhead_se, hi = m + to * k->overhead_se;
-	const char *how = "mean of TTFT - server prompt_ms at concurrency 1";
-	sb_linfit f;
+	out->overhead = (cal_coef_value){ m, m - to * g->overhead_se, m + to * g->overhead_se };
+	out->overhead_how = CAL_OVH_TIMINGS_MEAN;
+	out->slope_state = CAL_SLOPE_UNTESTED;
 	int distinct = 0;
 	for (size_t i = 1; i < n; i++)
 		distinct |= Pin[i] > 1.1 * Pin[0] + 1 || Pin[0] > 1.1 * Pin[i] + 1;
-	if (n >= 4 && distinct && sb_linfit_line(Pin, ov, NULL, n, &f, e) == 0) {
-		if (f.has_ci && f.ci_lo[1] > 0 && f.coef[0] >= 0) {
-			k->overhead = f.coef[0];
-			k->overhead_se = f.se[0];
-			lo = f.ci_lo[0];
-			hi = f.ci_hi[0];
-			k->ovpt = f.coef[1];
-			how = "intercept of TTFT - server prompt_ms against prompt tokens at "
-			      "concurrency 1";
-			cal_coef(k, "overhead_per_prompt_token", k->ovpt, f.ci_lo[1], f.ci_hi[1],
-				 "ms/token", "slope of TTFT - server prompt_ms against prompt tokens");
-		} else {
-			cal_coef(k, "overhead_per_prompt_token", 0, f.has_ci ? f.ci_lo[1] : NAN,
-				 f.has_ci ? f.ci_hi[1] : NAN, "ms/token",
-				 "slope not positive within its interval: set to 0");
-		}
-		sb_linfit_fini(&f);
+	sb_linfit f;
+	sb_error e;
+	if (!(n >= 4 && distinct && sb_linfit_line(Pin, ov, NULL, n, &f, &e) == 0))
+		return;
+	if (f.has_ci && f.ci_lo[1] > 0 && f.coef[0] >= 0) {
+		g->overhead_ms = f.coef[0];
+		g->overhead_se = f.se[0];
+		g->overhead_ms_per_token = f.coef[1];
+		out->overhead = (cal_coef_value){ f.coef[0], f.ci_lo[0], f.ci_hi[0] };
+		out->overhead_how = CAL_OVH_TIMINGS_LINE;
+		out->slope_state = CAL_SLOPE_KEPT;
+		out->overhead_slope = (cal_coef_value){ f.coef[1], f.ci_lo[1], f.ci_hi[1] };
+	} else {
+		out->slope_state = CAL_SLOPE_DROPPED;
+		out->overhead_slope = (cal_coef_value){ 0, f.has_ci ? f.ci_lo[1] : NAN,
+							f.has_ci ? f.ci_hi[1] : NAN };
 	}
-	cal_coef(k, "overhead_ms", k->overhead, lo, hi, "ms", how);
+	sb_linfit_fini(&f);
+}
+
+/* The intercept split into prefill_base and overhead: from the server's
+ * prompt_ms fit with timings (overhead_from_timings), else by taking
+ * prefill_base = decode_ms(1). */
+static void split_intercept(const pf_points *p, const sb_linfit *f, cal_engine *g,
+			    cal_prefill *out)
+{
+	if (out->timings) {
+		out->prefill_base = (cal_coef_value){ f->coef[0], f->has_ci ? f->ci_lo[0] : NAN,
+						      f->has_ci ? f->ci_hi[0] : NAN };
+		g->prefill_base_ms = f->coef[0];
+		overhead_from_timings(p, g, out);
+		out->prefill_base_clamped = g->prefill_base_ms < 0;
+		if (out->prefill_base_clamped)
+			g->prefill_base_ms = 0;
+		out->overhead_clamped = g->overhead_ms < 0;
+		if (out->overhead_clamped)
+			g->overhead_ms = 0;
+		return;
+	}
+	double t95 = f->has_ci ? sb_linfit_t95((double)(f->n - f->p)) : NAN;
+	double icpt = f->coef[0];
+	double se = f->has_ci ? sqrt(f->se[0] * f->se[0] +
+				     (isfinite(g->decode_1_se) ? g->decode_1_se * g->decode_1_se : 0))
+			      : NAN;
+	g->prefill_base_ms = g->decode_1_ms;
+	g->overhead_ms = icpt;
+	g->overhead_se = se;
+	out->overhead_how = CAL_OVH_INTERCEPT;
+	if (icpt < 0) {
+		g->overhead_ms = 0;
+		g->prefill_base_ms = g->decode_1_ms + icpt > 0 ? g->decode_1_ms + icpt : 0;
+		out->overhead_how = CAL_OVH_INTERCEPT_NEGATIVE;
+	}
+	out->overhead = (cal_coef_value){ g->overhead_ms, g->overhead_ms - t95 * se,
+					  g->overhead_ms + t95 * se };
+	out->prefill_base = (cal_coef_value){ g->prefill_base_ms, NAN, NAN };
+}
+
+/* The chosen fit's per-token slope into g; a slope that is not positive is
+ * set to 0 when zero within its interval or negligible (under 2% of the
+ * mean time over the lengths measured), else -EINVAL. */
+static int take_slope(const sb_linfit *f, double ymean, double pspan, cal_engine *g,
+		      cal_prefill *out, sb_error *e)
+{
+	g->prefill_ms_per_token = f->coef[1];
+	g->prefill_attn_ms = out->attn == CAL_ATTN_KEPT ? f->coef[2] : 0.0;
+	out->ppt_fitted = f->coef[1];
+	if (g->prefill_ms_per_token > 0)
+		return 0;
+	/* Flat within the noise, or falling by less than 2% of the time over
+	 * the lengths measured: a server whose prefill is too cheap to see.
+	 * Clearly falling: the data are inconsistent. */
+	double fall = -g->prefill_ms_per_token * pspan;
+	if (!(f->has_ci && f->ci_hi[1] >= 0) && !(fall <= 0.02 * ymean))
+		return sb_error_set(e, "TTFT at concurrency 1 falls as the prompt grows "
+				       "(per_prefill_token = %g ms/token): the prompt-length "
+				       "runs look inconsistent (cached prompts?)",
+				    g->prefill_ms_per_token);
+	out->ppt_zeroed = 1;
+	out->ppt_fall_ms = fall;
+	g->prefill_ms_per_token = 0;
 	return 0;
 }
 
-int cal_fit_prefill(cal *k, sb_error *e)
+/* The fit proper, once the points are in p. */
+static int fit_points(const cal_data *d, cal_engine *g, pf_points *p, cal_prefill *out,
+		      sb_error *e)
 {
-	size_t cap = k->n_lv + k->n_rq;
-	double *X = malloc(3 * cap * sizeof(double)), *y = malloc(cap * sizeof(double));
-	double *w = malloc(cap * sizeof(double)), *P = malloc(cap * sizeof(double));
-	double *ov = malloc(cap * sizeof(double)), *ovP = malloc(cap * sizeof(double));
-	double *yt = malloc(cap * sizeof(double));
-	size_t *li = malloc(cap * sizeof(size_t));
-	sb_linfit lin, quad;
-	memset(&lin, 0, sizeof(lin));
-	memset(&quad, 0, sizeof(quad));
-	int r = 0;
-	if (!X || !y || !yt || !w || !P || !ov || !ovP || !li) {
-		r = -ENOMEM;
-		goto out;
-	}
-	/* One pass over the concurrency-1 points: y from the client's TTFT
-	 * (less the decode steps), yt from the server's prompt_ms; the
-	 * server timings are used only when every point has them. */
-	size_t n = 0, n_t = 0, n_ov = 0;
-	for (size_t l = 0; l < k->n_lv; l++) {
-		const lvpt *L = &k->lvs[l];
-		if (L->c != 1)
-			continue;
-		if (L->use_reqs) {
-			for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++) {
-				const rqpt *R = &k->rqs[q];
-				P[n] = R->P;
-				y[n] = R->ttft - k->d1 * (double)cal_nsteps(k, R->P);
-				yt[n] = R->prompt_ms;
-				if (isfinite(R->prompt_ms)) {
-					n_t++;
-					ovP[n_ov] = R->Pin;
-					ov[n_ov++] = R->ttft - R->prompt_ms;
-				}
-				w[n] = 1.0;
-				li[n++] = l;
-			}
-		} else {
-			P[n] = L->P;
-			y[n] = L->ttft - k->d1 * (double)cal_nsteps(k, L->P);
-			yt[n] = NAN;
-			w[n] = MEDIAN_WEIGHT(L->n_ok);
-			li[n++] = l;
-		}
-	}
-	if (n == 0) {
-		r = sb_error_set(e, "no TTFT at concurrency 1: the prefill fit needs single-client "
-				    "runs at two or more prompt lengths (servebench run "
-				    "--concurrency 1 --input-len 16, then 2048)");
-		goto out;
-	}
-	k->timings = n_t == n;
-	if (k->timings)
-		memcpy(y, yt, n * sizeof(double));
-	double pmin = INFINITY, pmax = -INFINITY, ymean = 0;
-	for (size_t i = 0; i < n; i++)
-		ymean += y[i] / (double)n;
-	/* distinct prompt lengths: groups more than 10% apart (a measured
-	 * length jitters by a few tokens around what was asked for) */
-	size_t distinct = 0;
-	{
-		double *sp = malloc(n * sizeof(double));
-		if (!sp) {
-			r = -ENOMEM;
-			goto out;
-		}
-		memcpy(sp, P, n * sizeof(double));
-		qsort(sp, n, sizeof(double), cal_cmp_dbl);
-		double g0 = -INFINITY;
-		for (size_t i = 0; i < n; i++) {
-			if (sp[i] > 1.1 * g0 + 1.0) {
-				distinct++;
-				g0 = sp[i];
-			}
-		}
-		pmin = sp[0];
-		pmax = sp[n - 1];
-		free(sp);
-	}
-	if (distinct < 2) {
-		r = sb_error_set(e, "TTFT at concurrency 1 was measured at one prompt length only "
-				    "(%g tokens): per_prefill_token needs two or more, well apart "
-				    "(e.g. servebench run --concurrency 1 --input-len 16 and "
-				    "--input-len 2048)", pmin);
-		goto out;
-	}
-	/* First column: the constant (overhead, or prefill_base with timings: a
-	 * base cost per prefill step). */
-	for (size_t i = 0; i < n; i++) {
-		X[i * 2] = k->timings ? (double)cal_nsteps(k, P[i]) : 1.0;
-		X[i * 2 + 1] = P[i];
-	}
-	r = sb_linfit_run(X, y, w, n, 2, &lin, e);
-	if (r < 0) {
-		sb_error_prefix(e, "prefill fit");
-		goto out;
-	}
-	if (k->timings) {
-		/* Server prompt times scatter in proportion to their size (a
-		 * 2048-token prefill varies by ms where a 16-token one varies
-		 * by us): refit with weights 1/fitted^2, so the short prompts
-		 * that pin down the intercept are not drowned. */
-		int ok = 1;
-		for (size_t i = 0; i < n; i++) {
-			/* (a line can go below 0 at short prompts when prefill is
-			 * superlinear: then the observed time stands in) */
-			double v = lin.fitted[i] > 0 ? lin.fitted[i] : y[i];
-			ok &= v > 0;
-			w[i] = v > 0 ? 1.0 / (v * v) : 1.0;
-		}
-		sb_linfit_fini(&lin);
-		if (!ok)
-			for (size_t i = 0; i < n; i++)
-				w[i] = 1.0;
-		r = sb_linfit_run(X, y, w, n, 2, &lin, e);
-		if (r < 0) {
-			sb_error_prefix(e, "prefill fit");
-			goto out;
-		}
-	}
-	int use_quad = 0;
-	double F = NAN, pval = NAN;
-	char why[300];
-	if (distinct >= 3 && n >= 4) {
-		for (size_t i = 0; i < n; i++) {
-			X[i * 3] = k->timings ? (double)cal_nsteps(k, P[i]) : 1.0;
-			X[i * 3 + 1] = P[i];
-			X[i * 3 + 2] = P[i] * (P[i] - 1.0) / 2.0;
-		}
-		r = sb_linfit_run(X, y, w, n, 3, &quad, e);
-		if (r < 0) {
-			sb_error_prefix(e, "prefill fit (quadratic)");
-			goto out;
-		}
-		pval = sb_linfit_ftest(&lin, &quad, &F);
-		use_quad = pval < 0.05 && quad.coef[2] > 0 && quad.ci_lo[2] > 0;
-		snprintf(why, sizeof(why),
-			 "F-test of the P(P-1)/2 term: F = %.3g, p = %.3g; coefficient %.3g: %s",
-			 F, pval, quad.coef[2],
-			 use_quad ? "kept (p < 0.05, interval above 0)"
-				  : (quad.coef[2] <= 0 ? "dropped (not positive)"
-						       : "dropped (p >= 0.05 or interval reaches 0)"));
-	} else {
-		snprintf(why, sizeof(why),
-			 "only %zu prompt lengths / %zu points: the P(P-1)/2 term cannot be "
-			 "tested (needs 3 lengths and 4 points)", distinct, n);
-		cal_missing(k, "per_prefill_attn: TTFT at 3 or more prompt lengths would test "
-			   "whether prefill is superlinear");
-	}
-	sb_linfit *f = use_quad ? &quad : &lin;
-	static const char *const names_c[] = { "overhead_ms", "per_prefill_token",
-					       "per_prefill_attn" };
-	static const char *const names_t[] = { "prefill_base", "per_prefill_token",
-					       "per_prefill_attn" };
-	json_t *j = sb_linfit_to_json(f, k->timings ? names_t : names_c);
-	json_object_set_new(
-		j, "model",
-		json_string(k->timings
-				    ? "server prompt_ms = prefill_base * steps + per_prefill_token "
-				      "* P [+ per_prefill_attn * P(P-1)/2]"
-				    : "TTFT - decode_ms(1) * steps = overhead_ms + per_prefill_token "
-				      "* P [+ per_prefill_attn * P(P-1)/2]"));
-	json_object_set_new(j, "terms_decision", json_string(why));
-	json_object_set_new(j, "f_test", json_pack("{s:o,s:o}", "F", cal_num(F), "p_value", cal_num(pval)));
-	if (use_quad)
-		json_object_set_new(j, "linear_alternative_r2", cal_num(lin.r2));
-	json_object_set_new(j, "residuals", cal_residuals_json(k, f, li, P, "prompt_tokens"));
-	json_object_set_new(k->fit, "prefill", j);
-
-	k->ppt = f->coef[1];
-	k->ppt_se = f->has_ci ? f->se[1] : NAN;
-	k->attn = use_quad ? f->coef[2] : 0.0;
-	k->attn_se = use_quad && f->has_ci ? f->se[2] : NAN;
-	cal_coef(k, "per_prefill_token", f->coef[1], f->has_ci ? f->ci_lo[1] : NAN,
-		 f->has_ci ? f->ci_hi[1] : NAN, "ms/token",
-		 k->timings ? "server prompt_ms against prompt length"
-			: "TTFT at concurrency 1 against prompt length");
-	if (use_quad)
-		cal_coef(k, "per_prefill_attn", f->coef[2], f->has_ci ? f->ci_lo[2] : NAN,
-			 f->has_ci ? f->ci_hi[2] : NAN, "ms/token^2", "P(P-1)/2 term (F-test)");
-	else
-		cal_coef(k, "per_prefill_attn", 0, NAN, NAN, "ms/token^2", why);
-	if (!(k->ppt > 0)) {
-		/* Flat within the noise, or falling by less than 2% of the time
-		 * over the lengths measured: a server whose prefill is too cheap
-		 * to see. Clearly falling: the data are inconsistent. */
-		double fall = -k->ppt * (pmax - pmin);
-		if (!(f->has_ci && f->ci_hi[1] >= 0) && !(fall <= 0.02 * ymean)) {
-			r = sb_error_set(e, "TTFT at concurrency 1 falls as the prompt grows "
-					    "(per_prefill_token = %g ms/token): the prompt-length "
-					    "runs look inconsistent (cached prompts?)", k->ppt);
-			goto out;
-		}
-		cal_note(k, "per_prefill_token %.3g ms/token is zero within its interval or too small "
-			"to matter (%.2g ms over the prompt lengths measured): prefill cost is not "
-			"measurable here; set to 0", k->ppt, fall);
-		k->ppt = 0;
-		json_object_set_new(k->coefs, "per_prefill_token",
-				    json_pack("{s:f,s:[o,o],s:s,s:s}", "value", 0.0, "ci95",
-					      cal_num(f->ci_lo[1]), cal_num(f->ci_hi[1]), "unit",
-					      "ms/token", "from",
-					      "zero within its interval or negligible (set to 0)"));
-	}
-	double t95 = f->has_ci ? sb_linfit_t95((double)(f->n - f->p)) : NAN;
-	if (k->timings) {
-		k->pb = f->coef[0];
-		k->pb_se = f->has_ci ? f->se[0] : NAN;
-		cal_coef(k, "prefill_base", k->pb, f->has_ci ? f->ci_lo[0] : NAN,
-			 f->has_ci ? f->ci_hi[0] : NAN, "ms", "server prompt_ms intercept");
-		r = fit_overhead(k, ov, ovP, n_ov, e);
-		if (r < 0)
-			goto out;
-		json_object_set_new(k->fit, "overhead_split",
-				    json_string("server timings: overhead = TTFT - prompt_ms"));
-		if (k->pb < 0) {
-			cal_note(k, "prefill_base came out negative (%.3g ms): set to 0", k->pb);
-			k->pb = 0;
-		}
-		if (k->overhead < 0) {
-			cal_note(k, "overhead came out negative (%.3g ms): set to 0", k->overhead);
-			k->overhead = 0;
-		}
-	} else {
-		double icpt = f->coef[0];
-		double se = f->has_ci ? sqrt(f->se[0] * f->se[0] +
-					     (isfinite(k->d1_se) ? k->d1_se * k->d1_se : 0))
-				      : NAN;
-		k->pb = k->d1;
-		k->pb_se = k->d1_se;
-		k->overhead = icpt;
-		k->overhead_se = se;
-		const char *split = "no server timings: the TTFT intercept is overhead + "
-				    "prefill_base; prefill_base taken = decode_ms(1) (a forward "
-				    "pass reads the weights once, prompt or not)";
-		if (icpt < 0) {
-			k->overhead = 0;
-			k->pb = k->d1 + icpt > 0 ? k->d1 + icpt : 0;
-			split = "no server timings and the intercept is below decode_ms(1): "
-				"overhead set to 0, prefill_base = the whole intercept";
-			cal_note(k, "%s", split);
-		}
-		json_object_set_new(k->fit, "overhead_split", json_string(split));
-		cal_coef(k, "overhead_ms", k->overhead, k->overhead - t95 * se,
-			 k->overhead + t95 * se, "ms", "TTFT intercept at concurrency 1 minus "
-						    "prefill_base");
-		cal_coef(k, "prefill_base", k->pb, NAN, NAN, "ms", "= decode_ms(1) (assumed)");
-		cal_missing(k, "overhead vs prefill_base: without server timings (prompt_ms) they are "
-			   "split by assumption; a llama.cpp target reports them");
-	}
-out:
-	sb_linfit_fini(&lin);
-	sb_linfit_fini(&quad);
-	free(X);
-	free(y);
-	free(yt);
-	free(w);
-	free(P);
-	free(ov);
-	free(ovP);
-	free(li);
+	(void)d;
+	out->timings = p->n_t == p->n;
+	if (out->timings)
+		memcpy(p->y, p->yt, p->n * sizeof(double));
+	double pmin, pmax, ymean = 0;
+	for (size_t i = 0; i < p->n; i++)
+		ymean += p->y[i] / (double)p->n;
+	long distinct = distinct_lengths(out->P, p->n, &pmin, &pmax);
+	if (distinct < 0)
+		return (int)distinct;
+	out->distinct = (size_t)distinct;
+	if (distinct < 2)
+		return sb_error_set(e, "TTFT at concurrency 1 was measured at one prompt length only "
+				       "(%g tokens): per_prefill_token needs two or more, well apart "
+				       "(e.g. servebench run --concurrency 1 --input-len 16 and "
+				       "--input-len 2048)", pmin);
+	int r = fit_linear_terms(g, p, out, e);
+	if (r == 0)
+		r = test_attention(g, p, out, e);
+	if (r == 0)
+		r = take_slope(cal_prefill_chosen(out), ymean, pmax - pmin, g, out, e);
+	if (r == 0)
+		split_intercept(p, cal_prefill_chosen(out), g, out);
 	return r;
 }
 
-/* TTFT with no queueing when c prompts of P tokens start in one wave. */
-double cal_ttft_wave(const cal *k, double c, double P)
+int cal_prefill_fit(const cal_data *d, cal_engine *g, cal_prefill *out, sb_error *e)
 {
-	double tok = c * P;
-	return cal_ovh(k, P) + k->pb * (double)cal_nsteps(k, tok) + k->ppt * tok +
-	       k->attn * c * P * (P - 1.0) / 2.0;
+	size_t cap = d->n_lv + d->n_rq;
+	pf_points p = { malloc(3 * cap * sizeof(double)), malloc(cap * sizeof(double)),
+			malloc(cap * sizeof(double)), malloc(cap * sizeof(double)),
+			malloc(cap * sizeof(double)), malloc(cap * sizeof(double)), 0, 0, 0 };
+	out->P = malloc(cap * sizeof(double));
+	out->lvi = malloc(cap * sizeof(size_t));
+	int r;
+	if (!p.X || !p.y || !p.yt || !p.w || !p.ov || !p.ovP || !out->P || !out->lvi) {
+		r = -ENOMEM;
+	} else {
+		prefill_points(d, g, &p, out);
+		out->n = p.n;
+		if (p.n == 0)
+			r = sb_error_set(e, "no TTFT at concurrency 1: the prefill fit needs "
+					    "single-client runs at two or more prompt lengths "
+					    "(servebench run --concurrency 1 --input-len 16, then 2048)");
+		else
+			r = fit_points(d, g, &p, out, e);
+	}
+	free(p.X);
+	free(p.y);
+	free(p.yt);
+	free(p.w);
+	free(p.ov);
+	free(p.ovP);
+	return r;
 }

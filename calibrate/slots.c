@@ -34,6 +34,79 @@ static int first_round_split(const sb_slot_obs *o)
 	return 0;
 }
 
+/* Observation o's busy slots (Little's law, or its first round when that
+ * is complete) into *busy, the queue wait used into *wq and whether it
+ * queued into *queued; returns where the wait came from (static). */
+static const char *busy_slots(const sb_slot_obs *o, double *wq_out, double *busy_out,
+			      int *queued_out)
+{
+	double wq = o->wait_ms;
+	const char *wsrc = "measured wait";
+	if (!isfinite(wq)) {
+		wq = isfinite(o->ttft_nq_ms) ? o->ttft_ms - o->ttft_nq_ms : 0.0;
+		wsrc = "TTFT above the no-queue prediction";
+	}
+	if (wq < 0)
+		wq = 0;
+	if (wq > o->e2e_ms)
+		wq = o->e2e_ms;
+	double busy = o->c * (o->e2e_ms - wq) / o->e2e_ms;
+	int queued = o->c - busy >= 0.5;
+	int split = first_round_split(o);
+	if (split > 0) {
+		busy = split;
+		queued = 1;
+		wsrc = "first round: TTFTs split into fast and queued";
+	} else if (split == 0) {
+		busy = o->c;
+		queued = 0;
+		wsrc = "first round: no TTFT split (all started at once)";
+	}
+	*wq_out = wq;
+	*busy_out = busy;
+	*queued_out = queued;
+	return wsrc;
+}
+
+/* The estimate from the queued levels' busy slots (mean, range) and the
+ * bounds already in out: slots, confidence and why. */
+static void conclude(sb_slot_guess *out, double mean, double s_min, double s_max)
+{
+	int s = (int)lround(mean);
+	if (s < 1)
+		s = 1;
+	int inconsistent = out->hi != 0 && out->hi < out->lo;
+	if (!inconsistent) {
+		if (s < out->lo)
+			s = out->lo;
+		if (s > out->hi)
+			s = out->hi;
+	}
+	out->slots = s;
+	if (inconsistent)
+		out->confidence = "low";
+	else if (out->lo == out->hi)
+		out->confidence = "high";
+	else if (s_max - s_min < 1.0 && fabs(mean - s) < 0.35)
+		out->confidence = "medium";
+	else
+		out->confidence = "low";
+	if (inconsistent)
+		snprintf(out->why, sizeof(out->why),
+			 "levels disagree: one queued at %d clients while another did not at "
+			 "%d; busy slots average %.2f, so %d", out->hi + 1, out->lo, mean, s);
+	else if (out->lo == out->hi)
+		snprintf(out->why, sizeof(out->why),
+			 "no queueing at %d clients and queueing at %d: exactly %d slots "
+			 "(busy slots at queued levels %.2f..%.2f)", out->lo, out->hi + 1, s,
+			 s_min, s_max);
+	else
+		snprintf(out->why, sizeof(out->why),
+			 "busy slots at %d queued level(s) %.2f..%.2f (mean %.2f) -> %d; the "
+			 "sweep allows %d..%d (a level at %d and %d clients would settle it)",
+			 out->n_queued, s_min, s_max, mean, s, out->lo, out->hi, s, s + 1);
+}
+
 int sb_slots_infer(const sb_slot_obs *obs, size_t n, sb_slot_guess *out, json_t **est,
 		   sb_error *e)
 {
@@ -54,28 +127,9 @@ int sb_slots_infer(const sb_slot_obs *obs, size_t n, sb_slot_guess *out, json_t 
 		}
 		if (o->c < 2 || !(o->e2e_ms > 0) || !isfinite(o->ttft_ms))
 			continue;
-		double wq = o->wait_ms;
-		const char *wsrc = "measured wait";
-		if (!isfinite(wq)) {
-			wq = isfinite(o->ttft_nq_ms) ? o->ttft_ms - o->ttft_nq_ms : 0.0;
-			wsrc = "TTFT above the no-queue prediction";
-		}
-		if (wq < 0)
-			wq = 0;
-		if (wq > o->e2e_ms)
-			wq = o->e2e_ms;
-		double busy = o->c * (o->e2e_ms - wq) / o->e2e_ms;
-		int queued = o->c - busy >= 0.5;
-		int split = first_round_split(o);
-		if (split > 0) {
-			busy = split;
-			queued = 1;
-			wsrc = "first round: TTFTs split into fast and queued";
-		} else if (split == 0) {
-			busy = o->c;
-			queued = 0;
-			wsrc = "first round: no TTFT split (all started at once)";
-		}
+		double wq, busy;
+		int queued;
+		const char *wsrc = busy_slots(o, &wq, &busy, &queued);
 		used++;
 		if (queued) {
 			out->n_queued++;
@@ -113,39 +167,6 @@ int sb_slots_infer(const sb_slot_obs *obs, size_t n, sb_slot_guess *out, json_t 
 			 "(measure a level above it to see the knee)", out->lo, out->lo);
 		return 0;
 	}
-	double mean = sum_s / sum_w;
-	int s = (int)lround(mean);
-	if (s < 1)
-		s = 1;
-	int inconsistent = out->hi != 0 && out->hi < out->lo;
-	if (!inconsistent) {
-		if (s < out->lo)
-			s = out->lo;
-		if (s > out->hi)
-			s = out->hi;
-	}
-	out->slots = s;
-	if (inconsistent)
-		out->confidence = "low";
-	else if (out->lo == out->hi)
-		out->confidence = "high";
-	else if (s_max - s_min < 1.0 && fabs(mean - s) < 0.35)
-		out->confidence = "medium";
-	else
-		out->confidence = "low";
-	if (inconsistent)
-		snprintf(out->why, sizeof(out->why),
-			 "levels disagree: one queued at %d clients while another did not at "
-			 "%d; busy slots average %.2f, so %d", out->hi + 1, out->lo, mean, s);
-	else if (out->lo == out->hi)
-		snprintf(out->why, sizeof(out->why),
-			 "no queueing at %d clients and queueing at %d: exactly %d slots "
-			 "(busy slots at queued levels %.2f..%.2f)", out->lo, out->hi + 1, s,
-			 s_min, s_max);
-	else
-		snprintf(out->why, sizeof(out->why),
-			 "busy slots at %d queued level(s) %.2f..%.2f (mean %.2f) -> %d; the "
-			 "sweep allows %d..%d (a level at %d and %d clients would settle it)",
-			 out->n_queued, s_min, s_max, mean, s, out->lo, out->hi, s, s + 1);
+	conclude(out, sum_s / sum_w, s_min, s_max);
 	return 0;
 }

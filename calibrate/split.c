@@ -19,7 +19,7 @@
  * (Clopper-Pearson) 95% interval, for groups no larger than the slot count
  * (split_prob) and larger ones (split_prob_crowded: on the local target
  * pairs to 2 slots split 0-30% of the time, groups of four 7 times in 8). */
-#include "calibrate/cal.h"
+#include "calibrate/split.h"
 
 #include <errno.h>
 #include <math.h>
@@ -50,14 +50,15 @@ static int by_first(const void *a, const void *b)
 /* Counts the trials and splits of one level's requests, [0] of groups no
  * larger than the slot count, [1] of larger ones (crowded: some wait in the
  * queue). */
-static int level_splits(const cal *k, const lvpt *L, long trials[2], long splits[2])
+static int level_splits(const cal_data *k, const cal_engine *eng, int slots, const cal_level *L,
+			long trials[2], long splits[2])
 {
 	size_t n = L->nrq;
 	tsent *q = malloc((n ? n : 1) * sizeof(*q));
 	if (!q)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++) {
-		const rqpt *R = &k->rqs[L->rq0 + i];
+		const cal_request *R = &k->rqs[L->rq0 + i];
 		q[i] = (tsent){ R->t_sent, R->t_first, R->t_done, R->P };
 	}
 	qsort(q, n, sizeof(*q), by_sent);
@@ -73,8 +74,8 @@ static int level_splits(const cal *k, const lvpt *L, long trials[2], long splits
 			busy_until = fmax(busy_until, q[j].done);
 		if (m >= 2 && idle) {
 			qsort(q + g, m, sizeof(*q), by_first);
-			size_t adm = m < (size_t)k->slots ? m : (size_t)k->slots;
-			int crowded = m > (size_t)k->slots;
+			size_t adm = m < (size_t)slots ? m : (size_t)slots;
+			int crowded = m > (size_t)slots;
 			double ttft0 = q[g].first - q[g].sent;
 			for (size_t j = 1; j < adm; j++) {
 				double d = q[g + j].first - q[g].first;
@@ -83,8 +84,7 @@ static int level_splits(const cal *k, const lvpt *L, long trials[2], long splits
 				/* a later step holds at least this prompt: half of
 				 * that step's predicted time, or of the first's share
 				 * per prompt, whichever is more */
-				double alone = (k->pb * (double)cal_nsteps(k, q[g + j].P) +
-						cal_prefill_var(k, q[g + j].P)) / 1000.0;
+				double alone = cal_engine_prefill_ms(eng, q[g + j].P) / 1000.0;
 				trials[crowded]++;
 				splits[crowded] += d > 0.5 * fmax(ttft0 / (double)m, alone);
 			}
@@ -95,71 +95,38 @@ static int level_splits(const cal *k, const lvpt *L, long trials[2], long splits
 	return 0;
 }
 
-/* splits / trials with its exact (Clopper-Pearson) 95% interval, into
- * v[0..2] and fit.KEY. */
-static void binomial(cal *k, const char *key, long trials, long splits, double v[3])
+/* splits / trials with its exact (Clopper-Pearson) 95% interval into c. */
+static void binomial(long trials, long splits, cal_split_class *c)
 {
-	v[0] = (double)splits / (double)trials;
-	v[1] = splits > 0 ? gsl_cdf_beta_Pinv(0.025, (double)splits, (double)(trials - splits + 1))
-			  : 0;
-	v[2] = splits < trials
-		       ? gsl_cdf_beta_Pinv(0.975, (double)(splits + 1), (double)(trials - splits))
-		       : 1;
-	json_object_set_new(
-		k->fit, key,
-		json_pack("{s:I,s:I,s:f,s:f,s:f,s:s}", "trials", (json_int_t)trials, "splits",
-			  (json_int_t)splits, "value", v[0], "ci95_low", v[1], "ci95_high", v[2],
-			  "how",
-			  "requests sent within 1 ms to an idle server: each admitted one after "
-			  "the first is a trial, split when its first token came more than half "
-			  "of max(TTFT / m, its prompt's predicted prefill alone) after the "
-			  "first one's (m sent together); exact binomial interval"));
+	c->trials = trials;
+	c->splits = splits;
+	c->value = (double)splits / (double)trials;
+	c->lo = splits > 0 ? gsl_cdf_beta_Pinv(0.025, (double)splits, (double)(trials - splits + 1))
+			   : 0;
+	c->hi = splits < trials
+			? gsl_cdf_beta_Pinv(0.975, (double)(splits + 1), (double)(trials - splits))
+			: 1;
 }
 
-int cal_fit_split(cal *k)
+int cal_split_fit(const cal_data *k, const cal_engine *g, int slots, cal_split *out)
 {
 	long trials[2] = { 0, 0 }, splits[2] = { 0, 0 };
 	for (size_t l = 0; l < k->n_lv; l++) {
-		const lvpt *L = &k->lvs[l];
-		if (!L->use_reqs || L->c < 2 || k->slots < 2)
+		const cal_level *L = &k->lvs[l];
+		if (!L->use_reqs || L->c < 2 || slots < 2)
 			continue;
-		if (level_splits(k, L, trials, splits) < 0)
+		if (level_splits(k, g, slots, L, trials, splits) < 0)
 			return -ENOMEM;
 	}
-	static const char *const what[2] = {
-		"share of requests sent together to an idle server that were prefilled in a "
-		"later step (exact binomial interval)",
-		"the same when more were sent together than there were slots (exact binomial "
-		"interval)"
-	};
 	for (int c = 0; c < 2; c++) {
-		double *v = c ? k->split_crowded : k->split;
-		v[0] = 0;
-		v[1] = v[2] = NAN;
+		out->cls[c] = (cal_split_class){ 0, 0, 0, NAN, NAN };
 		if (trials[c] > 0)
-			binomial(k, c ? "split_crowded" : "split", trials[c], splits[c], v);
-	}
-	if (trials[0] + trials[1] == 0) {
-		cal_coef(k, "split_prob", 0, NAN, NAN, "", "not identified (set to 0)");
-		cal_missing(k, "split_prob: needs per-request records of a closed-loop level at "
-			       "concurrency 2 or more with requests sent together to an idle server");
-		return 0;
+			binomial(trials[c], splits[c], &out->cls[c]);
 	}
 	/* a class without trials takes the other's value */
-	for (int c = 0; c < 2; c++) {
-		double *v = c ? k->split_crowded : k->split;
-		const double *o = c ? k->split : k->split_crowded;
-		const char *name = c ? "split_prob_crowded" : "split_prob";
-		if (trials[c] > 0) {
-			cal_coef(k, name, v[0], v[1], v[2], "", what[c]);
-		} else {
-			v[0] = o[0];
-			cal_coef(k, name, v[0], NAN, NAN, "",
-				 c ? "no group larger than the slot count sent to an idle server: "
-				     "takes split_prob"
-				   : "no group within the slot count sent to an idle server: takes "
-				     "split_prob_crowded");
-		}
-	}
+	if (trials[0] + trials[1] > 0)
+		for (int c = 0; c < 2; c++)
+			if (trials[c] == 0)
+				out->cls[c].value = out->cls[1 - c].value;
 	return 0;
 }

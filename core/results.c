@@ -51,6 +51,34 @@ static long opt_long(const json_t *o, const char *k)
 	return d >= 0 && d <= 1e15 ? (long)d : -1;
 }
 
+/* A record's "server" object (NULL: none) as numbers; NaN where absent. */
+static void server_timing(const json_t *srv, sb_server_timing *t)
+{
+	t->prompt_n = opt_num(srv, "prompt_n");
+	t->prompt_ms = opt_num(srv, "prompt_ms");
+	t->predicted_n = opt_num(srv, "predicted_n");
+	t->predicted_ms = opt_num(srv, "predicted_ms");
+	t->cache_n = opt_num(srv, "cache_n");
+}
+
+/* An integer target field, else -1. */
+static long target_long(const json_t *t, const char *key)
+{
+	const json_t *v = json_object_get(t, key);
+	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
+}
+
+/* The document's "target" (may be NULL) into *out (strings borrowed). */
+static void target_info(const json_t *t, sb_target_info *out)
+{
+	const json_t *m = json_object_get(t, "model");
+	if (json_is_object(m)) /* a simulated run: the model object */
+		m = json_object_get(m, "name");
+	out->model = json_string_value(m);
+	out->slots = target_long(t, "slots");
+	out->batch_tokens = target_long(t, "batch_tokens");
+}
+
 static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb_error *e)
 {
 	size_t n = json_array_size(arr);
@@ -66,8 +94,9 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 	}
 	lv->reqs = calloc(n ? n : 1, sizeof(*lv->reqs));
 	lv->server = calloc(n ? n : 1, sizeof(*lv->server));
+	lv->timing = malloc((n ? n : 1) * sizeof(*lv->timing));
 	lv->itl_pool = malloc((n_itl ? n_itl : 1) * sizeof(double));
-	if (!lv->reqs || !lv->server || !lv->itl_pool)
+	if (!lv->reqs || !lv->server || !lv->timing || !lv->itl_pool)
 		return -ENOMEM;
 	size_t pos = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -99,6 +128,7 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		q->n_itl = json_array_size(itl);
 		const json_t *srv = json_object_get(r, "server");
 		lv->server[i] = json_is_object(srv) ? srv : NULL;
+		server_timing(lv->server[i], &lv->timing[i]);
 		const json_t *err = json_object_get(r, "error");
 		if (json_is_object(err)) {
 			const char *cls = json_string_value(json_object_get(err, "class"));
@@ -133,6 +163,7 @@ int sb_results_from_json(json_t *root, sb_results *out, const char *where, sb_er
 	const char *src = json_string_value(json_object_get(root, "source"));
 	snprintf(out->source, sizeof(out->source), "%s", src ? src : "measured");
 	int r = 0;
+	target_info(json_object_get(root, "target"), &out->target);
 	const json_t *wl = json_object_get(root, "workload");
 	if (json_is_object(wl) && json_object_size(wl) > 0) {
 		char w[200];
@@ -197,6 +228,7 @@ void sb_results_fini(sb_results *r)
 	for (size_t i = 0; r->levels && i < r->n_levels; i++) {
 		free(r->levels[i].reqs);
 		free(r->levels[i].server);
+		free(r->levels[i].timing);
 		free(r->levels[i].itl_pool);
 	}
 	free(r->levels);

@@ -19,18 +19,40 @@
 
 #define SB_RESULTS_SCHEMA "servebench.results/1"
 
+/* What the server itself reported about one request (a record's "server"
+ * object, written by measure/api.c from llama.cpp's "timings"). Every field
+ * is NaN when the record has no such number. */
+typedef struct sb_server_timing {
+	double prompt_n;     /* prompt tokens the server processed (prefix-cache misses) */
+	double prompt_ms;    /* the server's time for them (its prefill), ms */
+	double predicted_n;  /* output tokens the server generated */
+	double predicted_ms; /* the server's time for them (its decode), ms */
+	double cache_n;      /* prompt tokens taken from the prefix cache */
+} sb_server_timing;
+
 /* A level read back from a file: its summary and its request records. The
  * records' strings and itl arrays point into storage owned by sb_results. */
 typedef struct sb_rlevel {
 	sb_level sum;
 	sb_reqrec *reqs;
-	const json_t **server; /* per request: the "server" object or NULL */
+	const json_t **server;     /* per request: the raw "server" object or NULL */
+	sb_server_timing *timing;  /* per request: its numbers (all NaN: none) */
 	size_t n_reqs;
 	double *itl_pool;
 } sb_rlevel;
 
+/* The document's "target" as far as tools read it. Strings point into the
+ * document (owned by sb_results). */
+typedef struct sb_target_info {
+	const char *model;  /* target.model; for a simulated run, whose target.model
+			     * is the model object itself, that model's name; NULL: none */
+	long slots;         /* target.slots (an integer), else -1 */
+	long batch_tokens;  /* target.batch_tokens (an integer), else -1 */
+} sb_target_info;
+
 typedef struct sb_results {
 	char source[16];
+	sb_target_info target; /* typed view of "target" */
 	sb_workload workload; /* defaults where the file has none */
 	int has_workload;
 	sb_rlevel *levels;
