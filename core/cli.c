@@ -176,6 +176,14 @@ int sb_cli_parse(const sb_cli_opt *opts, size_t n, int argc, char **argv, int al
 	return 0;
 }
 
+int sb_cli_given(const sb_cli_opt *opts, size_t n, const sb_cli_args *args, const char *name)
+{
+	for (size_t k = 0; k < n && args->given; k++)
+		if (opts[k].kind != SB_CLI_SECTION && opts[k].name && !strcmp(opts[k].name, name))
+			return args->given[k];
+	return 0;
+}
+
 void sb_cli_args_fini(sb_cli_args *args)
 {
 	free(args->pos);

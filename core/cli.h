@@ -84,6 +84,10 @@ typedef struct sb_cli_args {
 int sb_cli_parse(const sb_cli_opt *opts, size_t n, int argc, char **argv, int allow_pos,
 		 sb_cli_args *args, sb_error *e);
 
+/* How often the option called `name` was given (0 when not, or no such
+ * option). */
+int sb_cli_given(const sb_cli_opt *opts, size_t n, const sb_cli_args *args, const char *name);
+
 /* Frees args->pos and args->given; args may be partly filled or zeroed. */
 void sb_cli_args_fini(sb_cli_args *args);
 void sb_cli_list_fini(sb_cli_list *l);

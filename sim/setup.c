@@ -58,21 +58,10 @@ int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model
 /* --rate or --concurrency into w's levels and mode. */
 static int apply_levels(const sb_setup_flags *f, sb_workload *w, sb_error *e)
 {
-	int israte = f->rate.n > 0;
-	const sb_cli_list *l = israte ? &f->rate : &f->concurrency;
-	const char *what = israte ? "--rate" : "--concurrency";
-	if (l->n > SB_WORKLOAD_MAX_LEVELS)
-		return sb_error_set(e, "%s: %zu levels, at most %d", what, l->n,
-				    SB_WORKLOAD_MAX_LEVELS);
-	for (size_t i = 0; i < l->n; i++) {
-		if (!israte && l->v[i] != floor(l->v[i]))
-			return sb_error_set(e, "--concurrency: '%g' is not a whole number of clients",
-					    l->v[i]);
-		w->levels[i] = l->v[i];
-	}
-	w->n_levels = (int)l->n;
-	w->mode = israte ? SB_MODE_RATE : SB_MODE_CONCURRENCY;
-	return 0;
+	if (f->rate.n > 0)
+		return sb_workload_set_levels(w, SB_MODE_RATE, f->rate.v, f->rate.n, "--rate", e);
+	return sb_workload_set_levels(w, SB_MODE_CONCURRENCY, f->concurrency.v, f->concurrency.n,
+				      "--concurrency", e);
 }
 
 /* A length flag's distribution; a fixed length must be a whole token count. */
