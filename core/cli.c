@@ -86,8 +86,10 @@ static int store_value(const sb_cli_opt *o, const char *v, sb_error *e)
 	int ranged = o->lo != 0 || o->hi != 0;
 	switch (o->kind) {
 	case SB_CLI_LONG:
-		return sb_parse_long(v, ranged ? (long)o->lo : LONG_MIN,
-				     ranged ? (long)o->hi : LONG_MAX, o->dest, flag, e);
+		/* bounds beyond a long's range mean "no bound" there */
+		return sb_parse_long(v, ranged && o->lo > -9e18 ? (long)o->lo : LONG_MIN,
+				     ranged && o->hi < 9e18 ? (long)o->hi : LONG_MAX, o->dest, flag,
+				     e);
 	case SB_CLI_DOUBLE:
 		return sb_parse_double(v, ranged ? o->lo : -DBL_MAX, ranged ? o->hi : DBL_MAX,
 				       o->dest, flag, e);
