@@ -21,14 +21,17 @@
 #include <unistd.h>
 
 #include "cmd.h"
-#include "flag.h"
+#include "exit_status.h"
+#include "core/cli.h"
 #include "core/dist.h"
 #include "core/jsonfile.h"
-#include "core/parse.h"
 #include "core/workload.h"
 #include "measure/credentials.h"
 #include "measure/progress.h"
 #include "measure/run.h"
+#include "measure/run_table.h"
+
+#define PROG "servebench run"
 
 static volatile sig_atomic_t stop_signal;
 
@@ -37,39 +40,119 @@ static void on_signal(int sig)
 	stop_signal = sig;
 }
 
+/* The command line: the run's configuration plus what the command does. */
+static struct {
+	sb_run_config c;
+	sb_cli_list conc, levels;
+	int mode; /* -1 not given, else an index of "rate|concurrency" */
+	long seed;
+	const char *out, *key_env, *key_file;
+	int no_cache_prompt, quiet, verbose;
+} cmd;
+
+/* A token count: a fixed whole number or a distribution, mean >= 1. */
+static int parse_len(const char *s, void *dest, const char *what, sb_error *e)
+{
+	sb_dist *d = dest;
+	if (sb_dist_parse(s, d, what, e) < 0)
+		return -EINVAL;
+	if (sb_dist_mean(d) < 1 || (sb_dist_is_det(d) && d->a != floor(d->a)))
+		return sb_error_set(e, "%s: '%s' is not a token count of at least 1", what, s);
+	return 0;
+}
+
+static int parse_api(const char *s, void *dest, const char *what, sb_error *e)
+{
+	return sb_api_parse(s, dest, e);
+}
+
+static int parse_arrival(const char *s, void *dest, const char *what, sb_error *e)
+{
+	return sb_arrival_parse(s, dest, e);
+}
+
+/* A CA bundle must be readable now, not at the first TLS handshake. */
+static int parse_cacert(const char *s, void *dest, const char *what, sb_error *e)
+{
+	if (access(s, R_OK) != 0)
+		return sb_error_set(e, "%s: cannot read '%s': %s", what, s, strerror(errno));
+	*(const char **)dest = s;
+	return 0;
+}
+
+#define C (&cmd.c)
+#define W (&cmd.c.workload)
+#define FN(name, dest, value, fn, help) { name, 0, SB_CLI_FUNC, dest, 0, 0, value, help, NULL, fn }
+static const sb_cli_opt opts[] = {
+	SB_CLI_OPT("url", SB_CLI_STRING, &C->url, 0, 0, "URL",
+		   "base URL: http://127.0.0.1:11434/v1 (Ollama),\n"
+		   "http://127.0.0.1:8080 or .../v1 (llama.cpp)"),
+	SB_CLI_OPT("model", SB_CLI_STRING, &C->model, 0, 0, "NAME",
+		   "model name sent with each request"),
+	SB_CLI_OPT("concurrency", SB_CLI_DOUBLE_LIST, &cmd.conc, 1, 100000, "LIST",
+		   "closed loop: that many requests in flight per level"),
+	{ "mode", 0, SB_CLI_CHOICE, &cmd.mode, 0, 0, "rate", "open loop (with --levels)",
+	  "rate|concurrency", NULL },
+	SB_CLI_OPT("levels", SB_CLI_DOUBLE_LIST, &cmd.levels, 1e-6, 1e6, "LIST",
+		   "open loop: arrivals at LIST req/s (with --mode rate)"),
+	SB_CLI_OPT("num-requests", SB_CLI_LONG, &W->requests, 1, 100000000, "N",
+		   "measured requests per level (default 64)"),
+	SB_CLI_OPT("duration", SB_CLI_DOUBLE, &W->duration_s, 1e-3, 1e7, "S",
+		   "per level by time instead of count"),
+	FN("input-len", &W->input_len, "N", parse_len,
+	   "prompt tokens (or a distribution, e.g. lognormal:5.5,0.5)"),
+	FN("output-len", &W->output_len, "N", parse_len,
+	   "output tokens (max_tokens + ignore_eos / num_predict)"),
+	SB_CLI_OPT("warmup", SB_CLI_LONG, &W->warmup, 0, 1000000, "N",
+		   "unmeasured requests before each level (default 2)"),
+	SB_CLI_OPT("seed", SB_CLI_LONG, &cmd.seed, 0, 4294967295.0, "N",
+		   "seed of prompts, lengths and arrivals (default: from the clock)"),
+	SB_CLI_OPT("out", SB_CLI_STRING, &cmd.out, 0, 0, "FILE",
+		   "results JSON (atomic); FILE.partial.jsonl logs each request as it ends"),
+	FN("api", &C->api, "A", parse_api,
+	   "auto|openai-chat|openai-completions|ollama-generate|ollama-chat"),
+	FN("arrival", &W->arrival, "A", parse_arrival, "poisson|constant|gamma (open loop)"),
+	SB_CLI_OPT("arrival-cv", SB_CLI_DOUBLE, &W->arrival_cv, 1e-3, 100, "X",
+		   "coefficient of variation of gamma gaps"),
+	SB_CLI_OPT("reuse-prompt", SB_CLI_FLAG, &C->reuse_prompt, 0, 0, NULL,
+		   "send one prompt for every request (shows prefix caching)"),
+	SB_CLI_OPT("no-cache-prompt", SB_CLI_FLAG, &cmd.no_cache_prompt, 0, 0, NULL,
+		   "ask llama.cpp not to reuse its prompt cache"),
+	SB_CLI_OPT("ipv4", SB_CLI_FLAG, &C->ipv4, 0, 0, NULL, "resolve names to IPv4 only"),
+	SB_CLI_OPT("timeout", SB_CLI_DOUBLE, &C->timeout_s, 1e-3, 1e6, "S",
+		   "a stream silent for S seconds fails (default 300)"),
+	SB_CLI_OPT("slo-ttft-ms", SB_CLI_DOUBLE, &W->slo.ttft_ms, 1e-6, 1e9, "X",
+		   "TTFT SLO for goodput"),
+	SB_CLI_OPT("slo-tpot-ms", SB_CLI_DOUBLE, &W->slo.tpot_ms, 1e-6, 1e9, "X",
+		   "TPOT SLO for goodput"),
+	SB_CLI_OPT("api-key-env", SB_CLI_STRING, &cmd.key_env, 0, 0, "VAR",
+		   "send the key in environment variable VAR as a bearer token\n"
+		   "(default: $SERVEBENCH_API_KEY when set)"),
+	SB_CLI_OPT("api-key-file", SB_CLI_STRING, &cmd.key_file, 0, 0, "FILE",
+		   "read the key from the first line of FILE instead"),
+	FN("cacert", &C->ca_file, "FILE", parse_cacert,
+	   "verify TLS servers against this CA bundle (PEM)"),
+	SB_CLI_OPT("insecure", SB_CLI_FLAG, &C->insecure, 0, 0, NULL,
+		   "do not verify TLS certificates (verification is on by default)"),
+	SB_CLI_OPT("verbose", SB_CLI_FLAG, &cmd.verbose, 0, 0, NULL,
+		   "print the endpoint and request headers (keys redacted)"),
+	SB_CLI_OPT("quiet", SB_CLI_FLAG, &cmd.quiet, 0, 0, NULL, "no progress line and no table"),
+};
+#undef C
+#undef W
+#undef FN
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+enum { MODE_RATE = 0, MODE_CONCURRENCY = 1 };
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: servebench run --url URL --model NAME\n"
 		"                      (--concurrency 1,2,4 | --mode rate --levels 1,2,3) [options]\n"
 		"\n"
-		"Measures a live LLM server (Ollama, llama.cpp, any OpenAI-compatible API).\n"
-		"  --url URL            base URL: http://127.0.0.1:11434/v1 (Ollama),\n"
-		"                       http://127.0.0.1:8080 or .../v1 (llama.cpp)\n"
-		"  --model NAME         model name sent with each request\n"
-		"  --concurrency LIST   closed loop: that many requests in flight per level\n"
-		"  --mode rate --levels LIST   open loop: arrivals at LIST req/s\n"
-		"  --num-requests N     measured requests per level (default 64)\n"
-		"  --duration S         per level by time instead of count\n"
-		"  --input-len N        prompt tokens (or a distribution, e.g. lognormal:5.5,0.5)\n"
-		"  --output-len N       output tokens (max_tokens + ignore_eos / num_predict)\n"
-		"  --warmup N           unmeasured requests before each level (default 2)\n"
-		"  --seed N             seed of prompts, lengths and arrivals (default: from the clock)\n"
-		"  --out FILE           results JSON (atomic); FILE.partial.jsonl logs each request as it ends\n"
-		"  --api A              auto|openai-chat|openai-completions|ollama-generate|ollama-chat\n"
-		"  --arrival A          poisson|constant|gamma (open loop), --arrival-cv X for gamma\n"
-		"  --reuse-prompt       send one prompt for every request (shows prefix caching)\n"
-		"  --no-cache-prompt    ask llama.cpp not to reuse its prompt cache\n"
-		"  --ipv4               resolve names to IPv4 only\n"
-		"  --timeout S          a stream silent for S seconds fails (default 300)\n"
-		"  --slo-ttft-ms X, --slo-tpot-ms X   SLOs for goodput\n"
-		"  --api-key-env VAR    send the key in environment variable VAR as a bearer token\n"
-		"                       (default: $SERVEBENCH_API_KEY when set)\n"
-		"  --api-key-file FILE  read the key from the first line of FILE instead\n"
-		"  --cacert FILE        verify TLS servers against this CA bundle (PEM)\n"
-		"  --insecure           do not verify TLS certificates (verification is on by default)\n"
-		"  --verbose            print the endpoint and request headers (keys redacted)\n"
-		"  --quiet              no progress line and no table\n"
+		"Measures a live LLM server (Ollama, llama.cpp, any OpenAI-compatible API).\n");
+	sb_cli_usage(f, opts, N_OPTS, 23);
+	fprintf(f,
 		"\n"
 		"Timing: closed-loop latency counts from the moment the request is written,\n"
 		"open-loop latency from its scheduled send time; a token's time is the\n"
@@ -82,289 +165,77 @@ static void usage(FILE *f)
 
 static void progress_cb(void *ud, const sb_run_progress *p)
 {
-	(void)ud;
 	char line[200];
 	sb_progress_format(p, line, sizeof(line));
 	fprintf(stderr, "\r\033[K%s", line);
 	fflush(stderr);
 }
 
-static double jnum(const json_t *o, const char *k)
+
+/* Prints e's message; returns the exit status of err. */
+static int fail(const sb_error *e, int err)
 {
-	const json_t *v = json_object_get(o, k);
-	return json_is_number(v) ? json_number_value(v) : NAN;
+	fprintf(stderr, PROG ": %s\n", e->msg);
+	return sb_exit_status(err);
 }
 
-static double jq(const json_t *o, const char *k, const char *q)
+/* The load: --concurrency LIST, or --mode rate --levels LIST. */
+static int set_load(sb_workload *w, sb_error *e)
 {
-	return jnum(json_object_get(o, k), q);
+	int rate = cmd.mode == MODE_RATE;
+	if (cmd.conc.n && (rate || cmd.levels.n))
+		return sb_error_set(e, "give either --concurrency LIST or --mode rate --levels LIST, "
+				       "not both");
+	if (rate && !cmd.levels.n)
+		return sb_error_set(e, "--mode rate needs --levels LIST (req/s)");
+	if (!cmd.conc.n && !cmd.levels.n)
+		return sb_error_set(e, "give --concurrency LIST or --mode rate --levels LIST");
+	const sb_cli_list *l = cmd.conc.n ? &cmd.conc : &cmd.levels;
+	return sb_workload_set_levels(w, rate ? SB_MODE_RATE : SB_MODE_CONCURRENCY, l->v, l->n,
+				      cmd.conc.n ? "--concurrency" : "--levels", e);
 }
 
-static void ms(char *buf, size_t n, double v)
+/* The seed when none is given: from the clock and the process id. */
+static unsigned long clock_seed(void)
 {
-	if (!isfinite(v))
-		snprintf(buf, n, "-");
-	else if (v >= 10000)
-		snprintf(buf, n, "%.0f", v);
-	else
-		snprintf(buf, n, "%.1f", v);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
+		(unsigned long)getpid()) & 0xffffffffUL;
 }
 
-static void print_table(const json_t *res)
+/* The flags into cmd.c: required flags, load, seed, key (*key: a key read
+ * from a file, to wipe), FILE.partial.jsonl (*partial). */
+static int configure(const sb_cli_args *a, char **key, char **partial, sb_error *e)
 {
-	const json_t *t = json_object_get(res, "target");
-	const json_t *ps = json_object_get(t, "prompt_sizing");
-	long slots = (long)json_integer_value(json_object_get(t, "slots"));
-	printf("target %s (%s", json_string_value(json_object_get(t, "endpoint")),
-	       json_string_value(json_object_get(t, "server")));
-	if (slots > 0)
-		printf(", %ld slots", slots);
-	printf("), api %s, model %s\n", json_string_value(json_object_get(t, "api")),
-	       json_string_value(json_object_get(t, "model")));
-	printf("prompt sizing: %s (%.2f tokens/word, overhead %.0f tokens)\n",
-	       json_string_value(json_object_get(ps, "method")),
-	       jnum(ps, "tokens_per_word"), jnum(ps, "overhead_tokens"));
-	printf("%-9s %5s %5s %9s %9s %9s %9s %9s %9s %9s %9s %9s %8s %6s %6s\n", "level", "ok",
-	       "fail", "TTFT p50", "TTFT p99", "TPOT p50", "TPOT p99", "ITL p50", "ITL p99",
-	       "E2E p50", "E2E p99", "out tok/s", "req/s", "L=lW", "L obs");
-	size_t i;
-	json_t *lv;
-	json_array_foreach(json_object_get(res, "levels"), i, lv) {
-		char name[24], c[10][16];
-		const char *mode = json_string_value(json_object_get(lv, "mode"));
-		snprintf(name, sizeof(name), "%s%g", mode && !strcmp(mode, "rate") ? "rate=" : "c=",
-			 jnum(lv, "level"));
-		ms(c[0], 16, jq(lv, "ttft_ms", "p50"));
-		ms(c[1], 16, jq(lv, "ttft_ms", "p99"));
-		ms(c[2], 16, jq(lv, "tpot_ms", "p50"));
-		ms(c[3], 16, jq(lv, "tpot_ms", "p99"));
-		ms(c[4], 16, jq(lv, "itl_ms", "p50"));
-		ms(c[5], 16, jq(lv, "itl_ms", "p99"));
-		ms(c[6], 16, jq(lv, "e2e_ms", "p50"));
-		ms(c[7], 16, jq(lv, "e2e_ms", "p99"));
-		printf("%-9s %5.0f %5.0f %9s %9s %9s %9s %9s %9s %9s %9s %9.1f %8.2f %6.2f %6.2f\n",
-		       name, jnum(lv, "requests_ok"), jnum(lv, "requests_failed"), c[0], c[1], c[2],
-		       c[3], c[4], c[5], c[6], c[7], jnum(lv, "output_tok_s"), jnum(lv, "req_s"),
-		       jq(lv, "littles_law", "l_law"), jq(lv, "littles_law", "l_observed"));
-	}
-	const char *m0 = json_string_value(json_object_get(
-		json_array_get(json_object_get(res, "levels"), 0), "mode"));
-	printf("(times in ms; TTFT and E2E count from the %s send time)\n",
-	       m0 && !strcmp(m0, "rate") ? "scheduled" : "actual");
-	json_array_foreach(json_object_get(res, "levels"), i, lv) {
-		char name[24];
-		const char *mode = json_string_value(json_object_get(lv, "mode"));
-		snprintf(name, sizeof(name), "%s%g", mode && !strcmp(mode, "rate") ? "rate=" : "c=",
-			 jnum(lv, "level"));
-		double good = jnum(lv, "goodput_req_s"), lag = jnum(lv, "schedule_lag_p99_ms");
-		const json_t *slo = json_object_get(json_object_get(res, "workload"), "slo");
-		if ((jnum(slo, "ttft_ms") > 0 || jnum(slo, "tpot_ms") > 0) && isfinite(good))
-			printf("%s: goodput %.2f req/s under the SLOs\n", name, good);
-		if (isfinite(lag))
-			printf("%s: schedule lag p99 %.2f ms (client send delay)\n", name, lag);
-		const json_t *errs = json_object_get(lv, "errors");
-		if (json_object_size(errs)) {
-			printf("%s: %.0f failed:", name, jnum(lv, "requests_failed"));
-			const char *k;
-			json_t *v;
-			json_object_foreach((json_t *)errs, k, v)
-				printf(" %lld %s", (long long)json_integer_value(v), k);
-			printf("\n");
-		}
-	}
-}
-
-static int parse_len(const char *s, sb_dist *d, const char *what, sb_error *e)
-{
-	if (sb_dist_parse(s, d, what, e) < 0)
+	sb_run_config *c = &cmd.c;
+	if (!c->url || !c->model)
+		return sb_error_set(e, "%s is required (see servebench run --help)",
+				    !c->url ? "--url" : "--model");
+	int r = set_load(&c->workload, e);
+	if (r < 0)
+		return r;
+	if (c->workload.duration_s > 0 && sb_cli_given(opts, N_OPTS, a, "num-requests"))
+		return sb_error_set(e, "give --num-requests or --duration, not both");
+	c->workload.seed = sb_cli_given(opts, N_OPTS, a, "seed") ? (unsigned long)cmd.seed
+								  : clock_seed();
+	c->cache_prompt = !cmd.no_cache_prompt;
+	if (sb_workload_validate(&c->workload, e) < 0)
 		return -EINVAL;
-	if (sb_dist_mean(d) < 1 || (sb_dist_is_det(d) && d->a != floor(d->a)))
-		return sb_error_set(e, "%s: '%s' is not a token count of at least 1", what, s);
+	if ((r = sb_credentials_resolve(cmd.key_env, cmd.key_file, &c->api_key, key, e)) < 0)
+		return r;
+	if (cmd.out && strcmp(cmd.out, "-")) {
+		size_t n = strlen(cmd.out) + 16;
+		if (!(*partial = malloc(n)))
+			return sb_error_code(e, -ENOMEM, "out of memory");
+		snprintf(*partial, n, "%s.partial.jsonl", cmd.out);
+		c->partial_path = *partial;
+	}
 	return 0;
 }
 
-int sb_cmd_run(int argc, char **argv)
+static void install_signals(void)
 {
-	sb_run_config c;
-	sb_run_config_init(&c);
-	sb_workload *w = &c.workload;
-	sb_error e = { { 0 } };
-	const char *conc = NULL, *levels = NULL, *mode = NULL, *out = NULL, *key_env = NULL;
-	const char *key_file = NULL;
-	int have_seed = 0, quiet = 0, have_nreq = 0, verbose = 0;
-
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i], *v;
-		int m;
-		if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
-			usage(stdout);
-			return 0;
-		}
-		if (!strcmp(a, "--reuse-prompt")) { c.reuse_prompt = 1; continue; }
-		if (!strcmp(a, "--no-cache-prompt")) { c.cache_prompt = 0; continue; }
-		if (!strcmp(a, "--ipv4")) { c.ipv4 = 1; continue; }
-		if (!strcmp(a, "--quiet")) { quiet = 1; continue; }
-		if (!strcmp(a, "--verbose")) { verbose = 1; continue; }
-		if (!strcmp(a, "--insecure")) { c.insecure = 1; continue; }
-#define FLAG(name) (v = sb_flag_value(argc, argv, &i, name, &m), m)
-#define NEED(name) do { if (!v) { fprintf(stderr, "servebench run: %s needs a value\n", name); return 2; } } while (0)
-		int rc = 0;
-		if (FLAG("--url")) { NEED("--url"); c.url = v; }
-		else if (FLAG("--model")) { NEED("--model"); c.model = v; }
-		else if (FLAG("--concurrency")) { NEED("--concurrency"); conc = v; }
-		else if (FLAG("--levels")) { NEED("--levels"); levels = v; }
-		else if (FLAG("--mode")) { NEED("--mode"); mode = v; }
-		else if (FLAG("--num-requests")) {
-			NEED("--num-requests");
-			rc = sb_parse_long(v, 1, 100000000, &w->requests, "--num-requests", &e);
-			have_nreq = 1;
-		} else if (FLAG("--duration")) {
-			NEED("--duration");
-			rc = sb_parse_double(v, 1e-3, 1e7, &w->duration_s, "--duration", &e);
-		} else if (FLAG("--input-len")) {
-			NEED("--input-len");
-			rc = parse_len(v, &w->input_len, "--input-len", &e);
-		} else if (FLAG("--output-len")) {
-			NEED("--output-len");
-			rc = parse_len(v, &w->output_len, "--output-len", &e);
-		} else if (FLAG("--warmup")) {
-			NEED("--warmup");
-			rc = sb_parse_long(v, 0, 1000000, &w->warmup, "--warmup", &e);
-		} else if (FLAG("--seed")) {
-			NEED("--seed");
-			long s;
-			rc = sb_parse_long(v, 0, 4294967295L, &s, "--seed", &e);
-			w->seed = (unsigned long)s;
-			have_seed = 1;
-		} else if (FLAG("--out")) { NEED("--out"); out = v; }
-		else if (FLAG("--api")) { NEED("--api"); rc = sb_api_parse(v, &c.api, &e); }
-		else if (FLAG("--arrival")) { NEED("--arrival"); rc = sb_arrival_parse(v, &w->arrival, &e); }
-		else if (FLAG("--arrival-cv")) {
-			NEED("--arrival-cv");
-			rc = sb_parse_double(v, 1e-3, 100, &w->arrival_cv, "--arrival-cv", &e);
-		} else if (FLAG("--timeout")) {
-			NEED("--timeout");
-			rc = sb_parse_double(v, 1e-3, 1e6, &c.timeout_s, "--timeout", &e);
-		} else if (FLAG("--slo-ttft-ms")) {
-			NEED("--slo-ttft-ms");
-			rc = sb_parse_double(v, 1e-6, 1e9, &w->slo.ttft_ms, "--slo-ttft-ms", &e);
-		} else if (FLAG("--slo-tpot-ms")) {
-			NEED("--slo-tpot-ms");
-			rc = sb_parse_double(v, 1e-6, 1e9, &w->slo.tpot_ms, "--slo-tpot-ms", &e);
-		} else if (FLAG("--api-key-env")) { NEED("--api-key-env"); key_env = v; }
-		else if (FLAG("--api-key-file")) { NEED("--api-key-file"); key_file = v; }
-		else if (FLAG("--cacert")) {
-			NEED("--cacert");
-			if (access(v, R_OK) != 0)
-				rc = sb_error_set(&e, "--cacert: cannot read '%s': %s", v, strerror(errno));
-			c.ca_file = v;
-		}
-		else {
-			fprintf(stderr, "servebench run: unknown option '%s' (see servebench run --help)\n", a);
-			return 2;
-		}
-#undef FLAG
-#undef NEED
-		if (rc < 0) {
-			fprintf(stderr, "servebench run: %s\n", e.msg);
-			return 2;
-		}
-	}
-	if (!c.url || !c.model) {
-		fprintf(stderr, "servebench run: %s is required (see servebench run --help)\n",
-			!c.url ? "--url" : "--model");
-		return 2;
-	}
-	if (mode && strcmp(mode, "rate") && strcmp(mode, "concurrency")) {
-		fprintf(stderr, "servebench run: --mode: unknown mode '%s' (expected rate or concurrency)\n", mode);
-		return 2;
-	}
-	int rate = mode && !strcmp(mode, "rate");
-	if (conc && (rate || levels)) {
-		fprintf(stderr, "servebench run: give either --concurrency LIST or --mode rate --levels LIST, not both\n");
-		return 2;
-	}
-	if (rate && !levels) {
-		fprintf(stderr, "servebench run: --mode rate needs --levels LIST (req/s)\n");
-		return 2;
-	}
-	const char *list = conc ? conc : levels;
-	if (!list) {
-		fprintf(stderr, "servebench run: give --concurrency LIST or --mode rate --levels LIST\n");
-		return 2;
-	}
-	const char *lname = conc ? "--concurrency" : "--levels";
-	double *lv = NULL;
-	size_t nl = 0;
-	if (sb_parse_double_list(list, rate ? 1e-6 : 1, rate ? 1e6 : 100000, &lv, &nl, lname, &e) < 0) {
-		fprintf(stderr, "servebench run: %s\n", e.msg);
-		return 2;
-	}
-	if (nl > SB_WORKLOAD_MAX_LEVELS) {
-		fprintf(stderr, "servebench run: %s: at most %d levels (got %zu)\n", lname,
-			SB_WORKLOAD_MAX_LEVELS, nl);
-		free(lv);
-		return 2;
-	}
-	for (size_t k = 0; k < nl; k++) {
-		if (!rate && lv[k] != floor(lv[k])) {
-			fprintf(stderr, "servebench run: %s: '%g' is not a whole number of streams\n",
-				lname, lv[k]);
-			free(lv);
-			return 2;
-		}
-		w->levels[k] = lv[k];
-	}
-	w->n_levels = (int)nl;
-	free(lv);
-	w->mode = rate ? SB_MODE_RATE : SB_MODE_CONCURRENCY;
-	if (w->duration_s > 0 && have_nreq) {
-		fprintf(stderr, "servebench run: give --num-requests or --duration, not both\n");
-		return 2;
-	}
-	if (!have_seed) {
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		w->seed = ((unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
-			   (unsigned long)getpid()) & 0xffffffffUL;
-	}
-	if (sb_workload_validate(w, &e) < 0) {
-		fprintf(stderr, "servebench run: %s\n", e.msg);
-		return 2;
-	}
-	if (key_env && key_file) {
-		fprintf(stderr, "servebench run: give --api-key-env or --api-key-file, not both\n");
-		return 2;
-	}
-	char *file_key = NULL;
-	if (key_file) {
-		file_key = sb_credentials_read_file(key_file, &e);
-		if (!file_key) {
-			fprintf(stderr, "servebench run: --api-key-file: %s\n", e.msg);
-			return 2;
-		}
-		c.api_key = file_key;
-	} else if (!key_env) {
-		c.api_key = getenv("SERVEBENCH_API_KEY");
-	}
-	if (key_env) {
-		c.api_key = getenv(key_env);
-		if (!c.api_key || !*c.api_key) {
-			fprintf(stderr, "servebench run: --api-key-env: environment variable '%s' is not set\n",
-				key_env);
-			return 2;
-		}
-	}
-	char *partial = NULL;
-	if (out && strcmp(out, "-")) {
-		size_t n = strlen(out) + 16;
-		partial = malloc(n);
-		if (!partial)
-			return 1;
-		snprintf(partial, n, "%s.partial.jsonl", out);
-		c.partial_path = partial;
-	}
-
 	struct sigaction sa;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -373,55 +244,91 @@ int sb_cmd_run(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	c.stop = &stop_signal;
-	int tty = isatty(STDERR_FILENO) && !quiet;
-	if (tty)
-		c.progress = progress_cb;
+	cmd.c.stop = &stop_signal;
+}
 
-	if (verbose) {
-		fprintf(stderr, "servebench run: url %s, TLS verification %s%s%s\n", c.url,
-			c.insecure ? "off" : "on", c.ca_file ? ", CA bundle " : "",
-			c.ca_file ? c.ca_file : "");
-		fprintf(stderr, "servebench run: header Content-Type: application/json\n");
-		if (c.api_key && *c.api_key)
-			fprintf(stderr, "servebench run: header Authorization: Bearer [redacted, %zu chars]\n",
-				strlen(c.api_key));
+static void print_verbose(const sb_run_config *c)
+{
+	fprintf(stderr, PROG ": url %s, TLS verification %s%s%s\n", c->url,
+		c->insecure ? "off" : "on", c->ca_file ? ", CA bundle " : "",
+		c->ca_file ? c->ca_file : "");
+	fprintf(stderr, PROG ": header Content-Type: application/json\n");
+	if (c->api_key && *c->api_key)
+		fprintf(stderr, PROG ": header Authorization: Bearer [redacted, %zu chars]\n",
+			strlen(c->api_key));
+}
+
+/* The table, the results file and the exit status of a finished run
+ * (rc: 0 or -EINTR). */
+static int report(const json_t *res, int rc, const char *partial, sb_error *e)
+{
+	int status = 0, r;
+	if (!cmd.quiet && !(cmd.out && !strcmp(cmd.out, "-")))
+		sb_run_print_table(stdout, res);
+	long failed = sb_run_failed_count(res);
+	if (cmd.out && (r = sb_json_write_file(cmd.out, res, e)) < 0) {
+		fprintf(stderr, PROG ": %s (records kept in %s)\n", e->msg, partial ? partial : "-");
+		status = sb_exit_status(r);
 	}
+	if (rc == -EINTR) {
+		fprintf(stderr, PROG ": interrupted by %s; %s holds what finished\n",
+			stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", cmd.out ? cmd.out : "the table");
+		status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+	} else if (failed > 0) {
+		if (!cmd.quiet)
+			printf("%ld request(s) failed; see the error classes above\n", failed);
+		if (!status)
+			status = SB_EXIT_FAILED;
+	}
+	return status;
+}
+
+/* Runs the measurement and reports it; wipes *key as soon as it ran. */
+static int measure(char **key, const char *partial, sb_error *e)
+{
+	install_signals();
+	int tty = isatty(STDERR_FILENO) && !cmd.quiet;
+	if (tty)
+		cmd.c.progress = progress_cb;
+	if (cmd.verbose)
+		print_verbose(&cmd.c);
 	json_t *res = NULL;
-	int rc = sb_run_execute(&c, &res, &e);
-	sb_credentials_free(file_key);
-	file_key = NULL;
+	int rc = sb_run_execute(&cmd.c, &res, e);
+	sb_credentials_free(*key);
+	*key = NULL;
+	cmd.c.api_key = NULL;
 	if (tty)
 		fprintf(stderr, "\r\033[K");
 	if (!res) {
-		fprintf(stderr, "servebench run: %s\n", e.msg);
 		if (partial)
 			unlink(partial);
-		free(partial);
-		return rc == -ECONNREFUSED ? 3 : (rc == -EINVAL || rc == -EIO) ? 2 : 1;
+		return fail(e, rc);
 	}
-	int status = 0;
-	if (!quiet && !(out && !strcmp(out, "-")))
-		print_table(res);
-	long failed = sb_run_failed_count(res);
-	if (out) {
-		if (sb_json_write_file(out, res, &e) < 0) {
-			fprintf(stderr, "servebench run: %s (records kept in %s)\n", e.msg,
-				partial ? partial : "-");
-			status = 1;
-		}
-	}
-	if (rc == -EINTR) {
-		fprintf(stderr, "servebench run: interrupted by %s; %s holds what finished\n",
-			stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", out ? out : "the table");
-		status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
-	} else if (failed > 0) {
-		if (!quiet)
-			printf("%ld request(s) failed; see the error classes above\n", failed);
-		if (!status)
-			status = 1;
-	}
+	int status = report(res, rc, partial, e);
 	json_decref(res);
+	return status;
+}
+
+int sb_cmd_run(int argc, char **argv)
+{
+	sb_run_config_init(&cmd.c);
+	cmd.mode = -1;
+	sb_cli_args a;
+	sb_error e = { { 0 } };
+	char *key = NULL, *partial = NULL;
+	int status, r = sb_cli_parse(opts, N_OPTS, argc, argv, 0, &a, &e);
+	if (r == 0 && a.help) {
+		usage(stdout);
+		status = 0;
+	} else {
+		if (r == 0)
+			r = configure(&a, &key, &partial, &e);
+		status = r < 0 ? fail(&e, r) : measure(&key, partial, &e);
+	}
+	sb_credentials_free(key);
 	free(partial);
+	sb_cli_list_fini(&cmd.conc);
+	sb_cli_list_fini(&cmd.levels);
+	sb_cli_args_fini(&a);
 	return status;
 }

@@ -233,3 +233,20 @@ long sb_workload_len(const sb_dist *d, const gsl_rng *r)
 		return 1000000000L;
 	return lround(v);
 }
+
+int sb_workload_set_levels(sb_workload *w, sb_mode mode, const double *v, size_t n,
+			   const char *what, sb_error *e)
+{
+	if (n > SB_WORKLOAD_MAX_LEVELS)
+		return sb_error_set(e, "%s: %zu levels, at most %d", what, n,
+				    SB_WORKLOAD_MAX_LEVELS);
+	for (size_t i = 0; i < n; i++)
+		if (mode == SB_MODE_CONCURRENCY && v[i] != floor(v[i]))
+			return sb_error_set(e, "%s: '%g' is not a whole number of clients", what,
+					    v[i]);
+	for (size_t i = 0; i < n; i++)
+		w->levels[i] = v[i];
+	w->n_levels = (int)n;
+	w->mode = mode;
+	return 0;
+}

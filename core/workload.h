@@ -63,6 +63,12 @@ int sb_workload_from_json_lenient(const json_t *j, sb_workload *w,
 json_t *sb_workload_to_json(const sb_workload *w);
 /* Checks consistency (levels > 0, lengths >= 1 ...). */
 int sb_workload_validate(const sb_workload *w, sb_error *e);
+/* Sets w's mode and levels from the n values of a level list (as
+ * sb_parse_double_list reads "1,2,4"): at most SB_WORKLOAD_MAX_LEVELS, and
+ * whole numbers of clients in closed loop. `what` names the flag in
+ * messages. Returns 0 or -EINVAL with a message (w unchanged). */
+int sb_workload_set_levels(sb_workload *w, sb_mode mode, const double *v, size_t n,
+			   const char *what, sb_error *e);
 const char *sb_arrival_name(sb_arrival a);
 int sb_arrival_parse(const char *s, sb_arrival *a, sb_error *e);
 /* Next inter-arrival gap in seconds for an open-loop level of rate λ. */

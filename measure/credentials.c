@@ -51,3 +51,30 @@ void sb_tls_apply(CURL *c, const char *ca_file, int insecure)
 	if (ca_file)
 		curl_easy_setopt(c, CURLOPT_CAINFO, ca_file);
 }
+
+int sb_credentials_resolve(const char *key_env, const char *key_file, const char **key,
+			   char **owned, sb_error *e)
+{
+	*key = NULL;
+	*owned = NULL;
+	if (key_env && key_file)
+		return sb_error_set(e, "give --api-key-env or --api-key-file, not both");
+	if (key_file) {
+		*owned = sb_credentials_read_file(key_file, e);
+		if (!*owned) {
+			sb_error_prefix(e, "--api-key-file");
+			return -EINVAL;
+		}
+		*key = *owned;
+		return 0;
+	}
+	if (!key_env) {
+		*key = getenv("SERVEBENCH_API_KEY");
+		return 0;
+	}
+	*key = getenv(key_env);
+	if (!*key || !**key)
+		return sb_error_set(e, "--api-key-env: environment variable '%s' is not set",
+				    key_env);
+	return 0;
+}

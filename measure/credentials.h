@@ -19,6 +19,14 @@
  * stripped). Returns a new string (free with sb_credentials_free, which
  * wipes it) or NULL with a message: unreadable, empty. */
 char *sb_credentials_read_file(const char *path, sb_error *e);
+/* The API key to send: the first line of key_file (then *owned is that
+ * new string, free it with sb_credentials_free), else the environment
+ * variable key_env (which must be set and not empty), else
+ * $SERVEBENCH_API_KEY (*key NULL when unset). Both given, an unreadable
+ * file or an unset key_env: -EINVAL with a message naming the flag.
+ * *key is borrowed from the environment or *owned. */
+int sb_credentials_resolve(const char *key_env, const char *key_file, const char **key,
+			   char **owned, sb_error *e);
 /* Wipes and frees a key; NULL is a no-op. */
 void sb_credentials_free(char *key);
 /* Applies TLS options to an easy handle: verification stays on unless

@@ -1,15 +1,75 @@
 /* test_parse.c — strict value parsing, distributions and workloads. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../check.h"
+#include "core/cli.h"
 #include "core/dist.h"
 #include "core/jsonfile.h"
 #include "core/parse.h"
 #include "core/workload.h"
 
+/* The option table: both value syntaxes, ranges, lists, choices, positional
+ * arguments, and the messages of each mistake. */
+static void test_cli(void)
+{
+	long n = 0;
+	double x = 0;
+	int flag = 0, choice = -1;
+	const char *str = NULL;
+	sb_cli_list l = { 0 };
+	sb_cli_strings rep = { 0 };
+	const sb_cli_opt opts[] = {
+		SB_CLI_OPT("num", SB_CLI_LONG, &n, 1, 10, "N", "a number"),
+		SB_CLI_OPT("x", SB_CLI_DOUBLE, &x, 0, 1, "X", "a fraction"),
+		SB_CLI_OPT("flag", SB_CLI_FLAG, &flag, 0, 0, NULL, "a flag"),
+		{ "out", 'o', SB_CLI_STRING, &str, 0, 0, "FILE", "output", NULL, NULL },
+		SB_CLI_OPT("levels", SB_CLI_DOUBLE_LIST, &l, 1, 100, "LIST", "levels"),
+		SB_CLI_OPT("url", SB_CLI_STRINGS, &rep, 0, 0, "URL", "repeatable"),
+		{ "kind", 0, SB_CLI_CHOICE, &choice, 0, 0, "K", "kind", "a|bb|c", NULL },
+	};
+	size_t no = sizeof(opts) / sizeof(opts[0]);
+	sb_cli_args a;
+	sb_error e = { "" };
+	char *ok[] = { "cmd", "--num", "3", "--x=0.5", "--flag", "-o", "f.png", "pos",
+		       "--levels", "1,2,4", "--url", "u1", "--url=u2", "--kind", "bb", "--", "--num" };
+	CHECK(sb_cli_parse(opts, no, 17, ok, 1, &a, &e) == 0);
+	CHECK(n == 3 && x == 0.5 && flag == 1 && str && !strcmp(str, "f.png"));
+	CHECK(l.n == 3 && l.v[2] == 4 && rep.n == 2 && !strcmp(rep.v[1], "u2") && choice == 1);
+	CHECK(a.n_pos == 2 && !strcmp(a.pos[0], "pos") && !strcmp(a.pos[1], "--num"));
+	CHECK(sb_cli_given(opts, no, &a, "url") == 2 && sb_cli_given(opts, no, &a, "nope") == 0);
+	sb_cli_args_fini(&a);
+	sb_cli_list_fini(&l);
+	sb_cli_strings_fini(&rep);
+	static const struct {
+		int argc;
+		char *argv[4];
+		const char *want;
+	} bad[] = {
+		{ 3, { "cmd", "--num", "11" }, "--num: 11 is outside [1, 10]" },
+		{ 2, { "cmd", "--num" }, "--num needs a value" },
+		{ 2, { "cmd", "--frob" }, "unknown option '--frob'" },
+		{ 3, { "cmd", "--flag", "--flag" }, "--flag given twice" },
+		{ 2, { "cmd", "--flag=1" }, "takes no value" },
+		{ 3, { "cmd", "--kind", "d" }, "unknown value 'd' (expected a, bb or c)" },
+		{ 3, { "cmd", "--levels", "1,,2" }, "--levels" },
+		{ 2, { "cmd", "stray" }, "unexpected argument 'stray'" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int rc = sb_cli_parse(opts, no, bad[i].argc, (char **)bad[i].argv, 0, &a, &e);
+		CHECK(rc == -EINVAL && strstr(e.msg, bad[i].want));
+		sb_cli_args_fini(&a);
+		sb_cli_list_fini(&l);
+	}
+	char *help[] = { "cmd", "--frob", "-h" };
+	CHECK(sb_cli_parse(opts, no, 3, help, 0, &a, &e) == 0 && a.help);
+	sb_cli_args_fini(&a);
+}
+
 int main(void)
 {
+	test_cli();
 	sb_error e;
 	double d;
 	long l;

@@ -55,6 +55,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cli.h"
+
 #define MAX_REQUEST_BYTES (16u << 20)
 #define LATE_BUCKETS 1000000 /* lateness histogram: 1 µs buckets up to 1 s */
 
@@ -412,7 +414,6 @@ static bool conn_flush(struct srv *s, struct conn *c)
  * unless in connection-close mode). */
 static void conn_body(struct srv *s, struct conn *c, const char *data, size_t n)
 {
-	(void)s;
 	if (n == 0)
 		return;
 	if (!s->close_mode)
@@ -442,7 +443,6 @@ static const char *status_text(int code)
 static void conn_respond(struct srv *s, struct conn *c, int code, const char *ctype,
 			 const char *body, const char *extra_headers)
 {
-	(void)s;
 	size_t n = body ? strlen(body) : 0;
 	buf_printf(&c->out,
 		   "HTTP/1.1 %d %s\r\nServer: servebench-stub\r\n%s%s%sContent-Length: %zu\r\n%s\r\n",
@@ -921,7 +921,6 @@ static void stream_on_timer(struct srv *s, struct conn *c, uint64_t at)
 		conn_body(s, c, b.p, b.len);
 		buf_free(&b);
 	}
-	(void)at;
 	stream_schedule_next(s, c);
 	conn_flush(s, c);
 }
@@ -1459,16 +1458,6 @@ static void usage(FILE *f)
 	      f);
 }
 
-static unsigned long parse_ulong(const char *opt, const char *v, unsigned long max)
-{
-	char *end;
-	errno = 0;
-	unsigned long x = strtoul(v ? v : "", &end, 10);
-	if (!v || !*v || *end || errno || x > max || v[0] == '-')
-		die("%s: '%s' is not a whole number in 0..%lu", opt, v ? v : "", max);
-	return x;
-}
-
 static double parse_ms(const char *opt, const char *v)
 {
 	char *end;
@@ -1508,109 +1497,91 @@ static void load_schedule(struct srv *s, const char *path)
 	sched_set(s, v, n);
 }
 
+/* The command line, in the option table's types (core/cli.h). */
+struct flags {
+	long port, slots, default_tokens, fault_after, fault_every, fault_tokens;
+	long huge_bytes, slow_after, die_after;
+	double ttft, itl, keepalive, slow_factor;
+	const char *model, *schedule, *require_key;
+	int fault, fault_body, error_style, split, crlf, close_mode, log;
+};
+
+/* The order of fault_names. */
+#define FAULT_CHOICES \
+	"refuse|reset|http429|http500|http503|stream-error|malformed|bad-utf8|huge-line|no-done|stall"
+
 static void parse_args(struct srv *s, int argc, char **argv)
 {
-	double ttft = 50, itl = 10;
-	const char *sched = NULL;
-	s->default_tokens = 16;
-	s->fault_tokens = 3;
-	s->fault_body_json = true;
-	s->huge_bytes = 1u << 20;
-	s->model = "stub-model";
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		const char *v = i + 1 < argc ? argv[i + 1] : NULL;
-		bool used = true;
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			exit(0);
-		} else if (!strcmp(a, "--port"))
-			s->port = (int)parse_ulong(a, v, 65535);
-		else if (!strcmp(a, "--model")) {
-			if (!v || !*v || strlen(v) > 100 || strpbrk(v, "\"\\"))
-				die("--model: '%s' is not a plain name", v ? v : "");
-			s->model = v;
-		} else if (!strcmp(a, "--ttft-ms"))
-			ttft = parse_ms(a, v);
-		else if (!strcmp(a, "--itl-ms"))
-			itl = parse_ms(a, v);
-		else if (!strcmp(a, "--schedule"))
-			sched = v ? v : "";
-		else if (!strcmp(a, "--slots"))
-			s->slots = (unsigned)parse_ulong(a, v, 1000000);
-		else if (!strcmp(a, "--default-tokens"))
-			s->default_tokens = (unsigned)parse_ulong(a, v, 10000000);
-		else if (!strcmp(a, "--require-key"))
-			s->require_key = v ? v : "";
-		else if (!strcmp(a, "--keepalive-ms"))
-			s->keepalive_ns = (uint64_t)(parse_ms(a, v) * 1e6);
-		else if (!strcmp(a, "--fault-after"))
-			s->fault_after = parse_ulong(a, v, ULONG_MAX / 2);
-		else if (!strcmp(a, "--fault-every"))
-			s->fault_every = parse_ulong(a, v, ULONG_MAX / 2);
-		else if (!strcmp(a, "--fault-tokens"))
-			s->fault_tokens = (unsigned)parse_ulong(a, v, 10000000);
-		else if (!strcmp(a, "--huge-bytes"))
-			s->huge_bytes = parse_ulong(a, v, 1u << 30);
-		else if (!strcmp(a, "--slow-after"))
-			s->slow_after = parse_ulong(a, v, ULONG_MAX / 2);
-		else if (!strcmp(a, "--slow-factor")) {
-			char *end;
-			s->slow_factor = strtod(v ? v : "", &end);
-			if (!v || !*v || *end || !(s->slow_factor > 0) || s->slow_factor > 1000)
-				die("--slow-factor: '%s' is not a factor in (0, 1000]", v ? v : "");
-		} else if (!strcmp(a, "--die-after"))
-			s->die_after = parse_ulong(a, v, ULONG_MAX / 2);
-		else if (!strcmp(a, "--fault-body")) {
-			if (v && !strcmp(v, "json"))
-				s->fault_body_json = true;
-			else if (v && !strcmp(v, "none"))
-				s->fault_body_json = false;
-			else
-				die("--fault-body: '%s' is not json or none", v ? v : "");
-		} else if (!strcmp(a, "--error-style")) {
-			if (v && !strcmp(v, "openai"))
-				s->llama_errors = false;
-			else if (v && !strcmp(v, "llama"))
-				s->llama_errors = true;
-			else
-				die("--error-style: '%s' is not openai or llama", v ? v : "");
-		} else if (!strcmp(a, "--fault")) {
-			size_t k;
-			for (k = 0; k < sizeof fault_names / sizeof fault_names[0]; k++)
-				if (v && !strcmp(v, fault_names[k].name))
-					break;
-			if (k == sizeof fault_names / sizeof fault_names[0])
-				die("--fault: unknown kind '%s' (see --help)", v ? v : "");
-			s->fault = fault_names[k].f;
-		} else {
-			used = false;
-			if (!strcmp(a, "--split"))
-				s->split = true;
-			else if (!strcmp(a, "--crlf"))
-				s->crlf = true;
-			else if (!strcmp(a, "--close-mode"))
-				s->close_mode = true;
-			else if (!strcmp(a, "--log"))
-				s->log = true;
-			else {
-				usage(stderr);
-				die("unknown option '%s'", a);
-			}
-		}
-		if (used)
-			i++;
+	struct flags f = { .default_tokens = 16, .fault_tokens = 3, .huge_bytes = 1L << 20,
+			   .ttft = 50, .itl = 10, .model = "stub-model", .fault = -1 };
+	const double big = 1e18; /* a count no run reaches */
+	const sb_cli_opt opts[] = {
+		SB_CLI_OPT("port", SB_CLI_LONG, &f.port, 0, 65535, "N", NULL),
+		SB_CLI_OPT("model", SB_CLI_STRING, &f.model, 0, 0, "NAME", NULL),
+		SB_CLI_OPT("ttft-ms", SB_CLI_DOUBLE, &f.ttft, 0, 3.6e6, "X", NULL),
+		SB_CLI_OPT("itl-ms", SB_CLI_DOUBLE, &f.itl, 0, 3.6e6, "Y", NULL),
+		SB_CLI_OPT("schedule", SB_CLI_STRING, &f.schedule, 0, 0, "FILE", NULL),
+		SB_CLI_OPT("slots", SB_CLI_LONG, &f.slots, 0, 1000000, "S", NULL),
+		SB_CLI_OPT("default-tokens", SB_CLI_LONG, &f.default_tokens, 0, 10000000, "N", NULL),
+		SB_CLI_OPT("keepalive-ms", SB_CLI_DOUBLE, &f.keepalive, 0, 3.6e6, "K", NULL),
+		SB_CLI_OPT("split", SB_CLI_FLAG, &f.split, 0, 0, NULL, NULL),
+		SB_CLI_OPT("crlf", SB_CLI_FLAG, &f.crlf, 0, 0, NULL, NULL),
+		SB_CLI_OPT("close-mode", SB_CLI_FLAG, &f.close_mode, 0, 0, NULL, NULL),
+		{ "fault", 0, SB_CLI_CHOICE, &f.fault, 0, 0, "KIND", NULL, FAULT_CHOICES, NULL },
+		SB_CLI_OPT("fault-after", SB_CLI_LONG, &f.fault_after, 0, big, "N", NULL),
+		SB_CLI_OPT("fault-every", SB_CLI_LONG, &f.fault_every, 0, big, "K", NULL),
+		SB_CLI_OPT("fault-tokens", SB_CLI_LONG, &f.fault_tokens, 0, 10000000, "N", NULL),
+		{ "fault-body", 0, SB_CLI_CHOICE, &f.fault_body, 0, 0, "B", NULL, "json|none", NULL },
+		SB_CLI_OPT("require-key", SB_CLI_STRING, &f.require_key, 0, 0, "KEY", NULL),
+		{ "error-style", 0, SB_CLI_CHOICE, &f.error_style, 0, 0, "S", NULL, "openai|llama",
+		  NULL },
+		SB_CLI_OPT("huge-bytes", SB_CLI_LONG, &f.huge_bytes, 0, 1L << 30, "N", NULL),
+		SB_CLI_OPT("slow-after", SB_CLI_LONG, &f.slow_after, 0, big, "N", NULL),
+		SB_CLI_OPT("slow-factor", SB_CLI_DOUBLE, &f.slow_factor, 1e-12, 1000, "F", NULL),
+		SB_CLI_OPT("die-after", SB_CLI_LONG, &f.die_after, 0, big, "N", NULL),
+		SB_CLI_OPT("log", SB_CLI_FLAG, &f.log, 0, 0, NULL, NULL),
+	};
+	sb_cli_args a;
+	sb_error e = { "" };
+	if (sb_cli_parse(opts, sizeof opts / sizeof opts[0], argc, argv, 0, &a, &e) < 0)
+		die("%s", e.msg);
+	if (a.help) {
+		usage(stdout);
+		exit(0);
 	}
+	sb_cli_args_fini(&a);
+	if (!*f.model || strlen(f.model) > 100 || strpbrk(f.model, "\"\\"))
+		die("--model: '%s' is not a plain name", f.model);
+	s->port = (int)f.port;
+	s->model = f.model;
+	s->slots = (unsigned)f.slots;
+	s->default_tokens = (unsigned)f.default_tokens;
+	s->require_key = f.require_key;
+	s->keepalive_ns = (uint64_t)(f.keepalive * 1e6);
+	s->split = f.split;
+	s->crlf = f.crlf;
+	s->close_mode = f.close_mode;
+	s->log = f.log;
+	s->fault = f.fault < 0 ? F_NONE : fault_names[f.fault].f;
+	s->fault_after = (unsigned long)f.fault_after;
+	s->fault_every = (unsigned long)f.fault_every;
+	s->fault_tokens = (unsigned)f.fault_tokens;
+	s->fault_body_json = f.fault_body == 0;
+	s->llama_errors = f.error_style == 1;
+	s->huge_bytes = (unsigned long)f.huge_bytes;
+	s->slow_after = (unsigned long)f.slow_after;
+	s->slow_factor = f.slow_factor;
+	s->die_after = (unsigned long)f.die_after;
 	if (s->split && s->keepalive_ns)
 		die("--split and --keepalive-ms cannot be combined (a comment would cut a split event)");
-	if (sched) {
-		load_schedule(s, sched);
+	if (f.schedule) {
+		load_schedule(s, f.schedule);
 	} else {
 		uint64_t *v = malloc(2 * sizeof *v);
 		if (!v)
 			die("out of memory");
-		v[0] = (uint64_t)(ttft * 1e6 + 0.5);
-		v[1] = (uint64_t)(itl * 1e6 + 0.5);
+		v[0] = (uint64_t)(f.ttft * 1e6 + 0.5);
+		v[1] = (uint64_t)(f.itl * 1e6 + 0.5);
 		sched_set(s, v, 2);
 	}
 }
@@ -1688,8 +1659,9 @@ int main(int argc, char **argv)
 				run_due(s);
 			if (fd == s->sfd) {
 				struct signalfd_siginfo si;
-				ssize_t r = read(s->sfd, &si, sizeof si);
-				(void)r;
+				if (read(s->sfd, &si, sizeof si) < 0) {
+					/* the signal's details do not matter */
+				}
 				print_summary(s);
 				exit(0);
 			} else if (fd == s->lfd) {

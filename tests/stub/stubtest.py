@@ -64,13 +64,6 @@ def cleanup():
             p.wait()
 
 
-def client_available(servebench):
-    """False while `servebench run` is still the placeholder."""
-    r = subprocess.run([servebench, "run"], capture_output=True, text=True,
-                       timeout=30)
-    return "not available in this build" not in (r.stderr + r.stdout)
-
-
 def tmpdir():
     return tempfile.mkdtemp(prefix="sbstub-")
 

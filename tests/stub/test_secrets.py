@@ -40,8 +40,6 @@ def run(servebench, port, out, extra, env):
 
 def test(argv):
     stub, servebench = argv[1], argv[2]
-    if not st.client_available(servebench):
-        return st.SKIP
     d = st.tmpdir()
     p, port = st.start_stub(stub, "--port", 0, "--ttft-ms", 2, "--itl-ms", 1,
                             "--require-key", KEY)

@@ -6,16 +6,18 @@
  * with curves, points and keys compress to much larger PNGs than empty axes
  * (pngcairo: ~19 KiB for four empty panels, ~110 KiB with data; libgd png:
  * ~10 KiB vs ~40 KiB), so the drawing must be at least 1.5x the reference.
- * Bad usage must exit 2. Skips (77) when gnuplot is not installed. */
+ * Bad input must fail with a message. Skips (77) when gnuplot is not
+ * installed. */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "app/cmd.h"
 #include "core/jsonfile.h"
 #include "core/results.h"
+#include "plot/plot.h"
 #include "sim/compare.h"
 #include "simdoc.h"
 #include "../check.h"
@@ -31,9 +33,16 @@ static long file_size(const char *p)
 	return stat(p, &st) == 0 ? (long)st.st_size : -1;
 }
 
-static int run_plot(int argc, const char **argv)
+/* Draws the n files into out; 0 or a negative errno. */
+static int draw(const char *const *files, size_t n, const char *out, unsigned kind)
 {
-	return sb_cmd_plot(argc, (char **)argv);
+	sb_plot_opts o = { files, n, out, NULL, kind, 0 };
+	sb_plot_result r;
+	sb_error e = { "" };
+	int rc = sb_plot_draw(&o, &r, &e);
+	if (rc < 0)
+		printf("plot: %s\n", e.msg);
+	return rc;
 }
 
 int main(void)
@@ -92,16 +101,14 @@ int main(void)
 				  "level", 6.0, "mode", "concurrency");
 	CHECK(empty && sb_json_write_file(empty_p, empty, &e) == 0);
 	json_decref(empty);
-	const char *a0[] = { "plot", empty_p, "-o", ref, "--kind", "latency", NULL };
-	CHECK(run_plot(6, a0) == 0);
-	const char *a0b[] = { "plot", meas_p, sim_p, "-o", lat, "--kind", "latency", NULL };
-	CHECK(run_plot(7, a0b) == 0);
+	const char *empty_f[] = { empty_p }, *both[] = { meas_p, sim_p }, *one[] = { meas_p };
+	CHECK(draw(empty_f, 1, ref, SB_PLOT_LATENCY) == 0);
+	CHECK(draw(both, 2, lat, SB_PLOT_LATENCY) == 0);
 	long nref = file_size(ref), nlat = file_size(lat);
 	printf("latency panels: %ld bytes; empty reference: %ld bytes\n", nlat, nref);
 	CHECK(nref > 0 && nlat > 3 * nref / 2);
 
-	const char *a1[] = { "plot", meas_p, sim_p, "-o", png, NULL };
-	CHECK(run_plot(5, a1) == 0);
+	CHECK(draw(both, 2, png, SB_PLOT_ALL) == 0);
 	long n = file_size(png);
 	printf("png (all panels): %ld bytes\n", n);
 	CHECK(n > 3 * nref / 2);
@@ -112,8 +119,7 @@ int main(void)
 		fclose(f);
 	CHECK(!memcmp(mg, "\x89PNG\r\n\x1a\n", 8));
 
-	const char *a2[] = { "plot", meas_p, sim_p, "-o", svg, "--kind", "cdf", NULL };
-	CHECK(run_plot(7, a2) == 0);
+	CHECK(draw(both, 2, svg, SB_PLOT_CDF) == 0);
 	char head[512] = "";
 	f = fopen(svg, "r");
 	CHECK(f && fread(head, 1, sizeof(head) - 1, f) > 0);
@@ -124,15 +130,16 @@ int main(void)
 	CHECK(strstr(head, "<svg") != NULL);
 	CHECK(file_size(svg) > 8 * 1024);
 
-	const char *a3[] = { "plot", meas_p, "-o", bad, NULL };
-	CHECK(run_plot(4, a3) == 2);
+	/* bad input: the output's extension, a missing file, an unknown kind,
+	 * no output */
+	CHECK(draw(one, 1, bad, SB_PLOT_ALL) == -EINVAL);
 	CHECK(file_size(bad) < 0);
-	const char *a4[] = { "plot", "/nonexistent/x.json", "-o", png, NULL };
-	CHECK(run_plot(4, a4) == 2);
-	const char *a5[] = { "plot", meas_p, "-o", png, "--kind", "pie", NULL };
-	CHECK(run_plot(6, a5) == 2);
-	const char *a6[] = { "plot", meas_p, NULL };
-	CHECK(run_plot(2, a6) == 2);
+	const char *missing[] = { "/nonexistent/x.json" };
+	CHECK(draw(missing, 1, png, SB_PLOT_ALL) < 0);
+	unsigned kind = 0;
+	CHECK(sb_plot_kind_parse("pie", &kind, "--kind", &e) == -EINVAL && strstr(e.msg, "pie"));
+	CHECK(sb_plot_kind_parse("cdf", &kind, "--kind", &e) == 0 && kind == SB_PLOT_CDF);
+	CHECK(draw(one, 1, NULL, SB_PLOT_ALL) == -EINVAL);
 
 	unlink(meas_p);
 	unlink(sim_p);

@@ -1,0 +1,302 @@
+/* sbsim.c — the `sbsim` command: simulate an LLM server under load.
+ *
+ * Flags into sb_setup_flags (one table, core/cli.h), the setup merged and
+ * checked by sim/setup.h, the sweep run and printed by sim/sweep.h and
+ * sim/sweep_print.h; --plan is sim/capacity_plan.h, --json
+ * sim/sweep_json.h, --compare sim/compare.h.
+ *
+ * Exit status: 0 done; 1 --check found an expectation not met, or a write
+ * or the simulation failed; 2 bad usage or input.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "core/cli.h"
+#include "core/jsonfile.h"
+#include "core/parse.h"
+#include "core/results.h"
+#include "exit_status.h"
+#include "sim/capacity_plan.h"
+#include "sim/compare.h"
+#include "sim/scenario.h"
+#include "sim/setup.h"
+#include "sim/sweep.h"
+#include "sim/sweep_json.h"
+#include "sim/sweep_print.h"
+
+/* The command line: the setup's flags plus what sbsim does with the run. */
+static struct {
+	sb_setup_flags f;
+	const char *json, *compare;
+	int version;
+} cmd;
+
+/* --max-queue: -1 means unbounded, which the message says. */
+static int parse_max_queue(const char *s, void *dest, const char *flag, sb_error *e)
+{
+	int r = sb_parse_long(s, -1, 100000000, dest, flag, e);
+	if (r < 0 && e) {
+		size_t n = strlen(e->msg);
+		snprintf(e->msg + n, sizeof(e->msg) - n, " (-1 means unbounded)");
+	}
+	return r;
+}
+
+#define F (&cmd.f)
+static const sb_cli_opt opts[] = {
+	SB_CLI_HEAD("load (one of):"),
+	SB_CLI_OPT("rate", SB_CLI_DOUBLE_LIST, &F->rate, 1e-9, 1e9, "R[,R...]",
+		   "open loop, requests/s per level"),
+	SB_CLI_OPT("concurrency", SB_CLI_DOUBLE_LIST, &F->concurrency, 1, 1e6, "C[,C...]",
+		   "closed loop, clients per level"),
+	SB_CLI_OPT("arrival", SB_CLI_STRING, &F->arrival, 0, 0, "poisson|constant|gamma",
+		   "open-loop gaps (default poisson)"),
+	SB_CLI_OPT("arrival-cv", SB_CLI_DOUBLE, &F->arrival_cv, 1e-3, 100, "X",
+		   "gamma gaps' coefficient of variation (bursty > 1)"),
+	SB_CLI_OPT("bursty", SB_CLI_DOUBLE, &F->bursty, 1e-3, 100, "CV",
+		   "same as --arrival gamma --arrival-cv CV"),
+	SB_CLI_OPT("think", SB_CLI_STRING, &F->think, 0, 0, "DIST",
+		   "closed loop: pause between a client's requests (s)"),
+	SB_CLI_HEAD("workload:"),
+	SB_CLI_OPT("input-len", SB_CLI_STRING, &F->input_len, 0, 0, "N|DIST",
+		   "prompt tokens (DIST: lognormal:MU,SIGMA ...)"),
+	SB_CLI_OPT("output-len", SB_CLI_STRING, &F->output_len, 0, 0, "N|DIST", "output tokens"),
+	SB_CLI_OPT("requests", SB_CLI_LONG, &F->requests, 1, 1e12, "N",
+		   "counted requests per level (default 2000)"),
+	SB_CLI_OPT("duration-s", SB_CLI_DOUBLE, &F->duration_s, 1e-6, 1e12, "S",
+		   "per level by simulated time instead of count"),
+	SB_CLI_OPT("warmup", SB_CLI_LONG, &F->warmup, 0, 1e9, "N",
+		   "requests of each level simulated but not counted (default 2):\n"
+		   "the start-up transient is deleted (servebench run's warm-up\n"
+		   "requests instead go one at a time before the level)"),
+	SB_CLI_OPT("warmup-s", SB_CLI_DOUBLE, &F->warmup_s, 0, 1e12, "S",
+		   "initial seconds of each level not counted (default 0)"),
+	SB_CLI_OPT("seed", SB_CLI_LONG, &F->seed, 0, 4294967295.0, "N", "random seed"),
+	SB_CLI_OPT("replications", SB_CLI_LONG, &F->replications, 1, 10000, "K",
+		   "K runs per level, 95% confidence intervals"),
+	SB_CLI_HEAD("server:"),
+	SB_CLI_OPT("model-file", SB_CLI_STRING, &F->model_file, 0, 0, "FILE",
+		   "engine model (default: the embedded model)"),
+	SB_CLI_OPT("slots", SB_CLI_LONG, &F->slots, 1, 4096, "S", "slots (overrides the model's)"),
+	{ "max-queue", 0, SB_CLI_FUNC, &F->max_queue, 0, 0, "N",
+	  "queue bound, -1 unbounded (overrides the model's)", NULL, parse_max_queue },
+	SB_CLI_OPT("batch-tokens", SB_CLI_LONG, &F->batch_tokens, -1, 1e8, "N",
+		   "tokens per step (overrides the model's)"),
+	SB_CLI_OPT("service", SB_CLI_STRING, &F->service, 0, 0,
+		   "exp:MEAN_S|det:S|lognormal:MU,SIGMA|gamma:K,THETA",
+		   "independent-service mode (M/G/c, no batching)"),
+	SB_CLI_OPT("no-noise", SB_CLI_FLAG, &F->no_noise, 0, 0, NULL,
+		   "no step noise or overhead spread"),
+	SB_CLI_OPT("queue-cap", SB_CLI_LONG, &F->queue_cap, 1, 1e8, "N",
+		   "open loop: stop arrivals when N wait (default 200000)"),
+	SB_CLI_HEAD("SLO and planning:"),
+	SB_CLI_OPT("slo-ttft-ms", SB_CLI_DOUBLE, &F->slo_ttft_ms, 1e-9, 1e12, "X", "TTFT SLO"),
+	SB_CLI_OPT("slo-tpot-ms", SB_CLI_DOUBLE, &F->slo_tpot_ms, 1e-9, 1e12, "X", "TPOT SLO"),
+	SB_CLI_OPT("slo-percentile", SB_CLI_DOUBLE, &F->slo_percentile, 1, 99.99, "P",
+		   "the SLOs' percentile (default 99)"),
+	SB_CLI_OPT("plan", SB_CLI_FLAG, &F->plan, 0, 0, NULL,
+		   "fewest slots for the (first) rate; highest rate for the slots"),
+	SB_CLI_OPT("max-slots", SB_CLI_LONG, &F->max_slots, 1, 4096, "N",
+		   "planning search bound (default 256)"),
+	SB_CLI_HEAD("files:"),
+	SB_CLI_OPT("scenario", SB_CLI_STRING, &F->scenario_file, 0, 0, "FILE",
+		   "run a scenario file (flags override it)"),
+	SB_CLI_OPT("check", SB_CLI_FLAG, &F->check, 0, 0, NULL,
+		   "check the scenario's \"expect\" bands (exit 1 on failure)"),
+	SB_CLI_OPT("json", SB_CLI_STRING, &cmd.json, 0, 0, "FILE",
+		   "write results (schema servebench.results/1, source simulated)"),
+	SB_CLI_OPT("json-requests", SB_CLI_FLAG, &F->json_requests, 0, 0, NULL,
+		   "include per-request records (first replication)"),
+	SB_CLI_OPT("compare", SB_CLI_STRING, &cmd.compare, 0, 0, "MEASURED.json",
+		   "replay a measured run through the model and print\n"
+		   "measured vs predicted (--json: the prediction)"),
+	SB_CLI_OPT("version", SB_CLI_FLAG, &cmd.version, 0, 0, NULL, "print the version"),
+};
+#undef F
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: sbsim [OPTIONS]\n"
+		   "Simulates an LLM server (slots, FIFO queue, continuous batching) under load.\n"
+		   "\n");
+	sb_cli_usage(f, opts, N_OPTS, 27);
+	fprintf(f, "  -h, --help               this text\n");
+}
+
+/* Prints e's message; returns the exit status of err. */
+static int fail(const sb_error *e, int err)
+{
+	fprintf(stderr, "sbsim: %s\n", e->msg);
+	return sb_exit_status(err);
+}
+
+/* --compare takes only the flags that make sense for a replay. */
+static int check_compare_flags(const sb_cli_args *a, sb_error *e)
+{
+	static const char *ok[] = { "compare", "model-file", "slots", "seed",
+				    "replications", "no-noise", "json" };
+	for (size_t k = 0; k < N_OPTS; k++) {
+		int allowed = 0;
+		for (size_t j = 0; j < sizeof(ok) / sizeof(ok[0]); j++)
+			allowed |= opts[k].name && !strcmp(opts[k].name, ok[j]);
+		if (a->given[k] && !allowed)
+			return sb_error_set(e, "--compare replays the measured workload; it takes "
+					       "only --model-file, --slots, --seed, --replications, "
+					       "--no-noise and --json (not --%s)", opts[k].name);
+	}
+	if (cmd.f.seed != LONG_MIN && cmd.f.seed > 0x7fffffffL)
+		return sb_error_set(e, "--seed: %ld is outside [0, 2147483647]", cmd.f.seed);
+	return 0;
+}
+
+/* Replays the measured file through the model; prints the comparison. */
+static int compare_with(const sb_model *m, sb_results *meas, sb_error *e)
+{
+	sb_compare_opts o;
+	sb_compare_opts_init(&o);
+	if (cmd.f.seed != LONG_MIN)
+		o.seed = (unsigned long)cmd.f.seed;
+	if (cmd.f.replications != LONG_MIN)
+		o.replications = (int)cmd.f.replications;
+	o.no_noise = cmd.f.no_noise || o.no_noise;
+	sb_comparison c;
+	int r = sb_compare_run(m, meas, &o, &c, e);
+	if (r < 0) {
+		sb_error_prefix(e, "--compare %s", cmd.compare);
+		return fail(e, r);
+	}
+	printf("sbsim: model \"%s\" against %s\n", m->name, cmd.compare);
+	int status = sb_compare_report(stdout, &c, 0) < 0 ? 1 : 0;
+	sb_compare_goals g;
+	sb_compare_goals_init(&g);
+	sb_compare_report_goals(stdout, &c, &g);
+	if (cmd.json && (r = sb_json_write_file(cmd.json, c.simulated, e)) < 0)
+		status = fail(e, r);
+	sb_comparison_fini(&c);
+	return status;
+}
+
+/* sbsim --compare: the measured file's own arrivals and lengths through the
+ * model (sim/compare.h). */
+static int run_compare(const sb_cli_args *a, sb_error *e)
+{
+	int r = check_compare_flags(a, e);
+	if (r < 0)
+		return fail(e, r);
+	sb_model m;
+	if ((r = sb_setup_load_model(&cmd.f, NULL, &m, e)) < 0)
+		return fail(e, r);
+	sb_results meas;
+	int status;
+	if ((r = sb_results_load(cmd.compare, &meas, e)) < 0) {
+		sb_error_prefix(e, "--compare");
+		status = fail(e, r);
+	} else {
+		status = compare_with(&m, &meas, e);
+		sb_results_fini(&meas);
+	}
+	sb_model_fini(&m);
+	return status;
+}
+
+/* --plan, printed; *plan its JSON. */
+static int run_plan(const sb_setup *s, json_t **plan, sb_error *e)
+{
+	sb_capacity_plan p;
+	int r = sb_capacity_plan_run(&s->model, &s->opts, &s->w, s->reps, s->max_slots, &p, e);
+	if (r < 0) {
+		sb_error_prefix(e, "--plan");
+		return fail(e, r);
+	}
+	sb_capacity_plan_print(stdout, &p, &s->w.slo);
+	*plan = sb_capacity_plan_to_json(&p);
+	return 0;
+}
+
+/* --json: the sweep (and plan, stolen) as a results file. */
+static int write_json(const sb_setup *s, const sb_sweep *sw, json_t *plan, sb_error *e)
+{
+	sb_sweep_doc d = { &s->model, &s->opts, &s->w,
+			   s->have_scenario ? s->scenario.name : NULL, cmd.f.json_requests };
+	json_t *res = sb_sweep_to_results(sw, &d, plan);
+	if (!res)
+		return fail(&(sb_error){ "out of memory building the results" }, -ENOMEM);
+	int r = sb_json_write_file(cmd.json, res, e);
+	json_decref(res);
+	if (r < 0) {
+		sb_error_prefix(e, "--json");
+		return fail(e, r);
+	}
+	return 0;
+}
+
+/* --check: the scenario's expectation bands; 1 when one is not met. */
+static int check_expectations(const sb_scenario *sc, const sb_sweep *sw)
+{
+	char buf[8192];
+	int nf = sb_scenario_check(sc, sw, buf, sizeof buf);
+	if (nf > 0) {
+		printf("\ncheck: %d of %d expectations FAILED:\n%s", nf, sc->n_expect, buf);
+		return 1;
+	}
+	printf("\ncheck: all %d expectations met\n", sc->n_expect);
+	return 0;
+}
+
+/* The setup, its sweep, the table; then --plan, --json and --check. */
+static int run_sweep(sb_error *e)
+{
+	sb_setup s;
+	int r = sb_setup_build(&cmd.f, &s, e);
+	if (r < 0)
+		return fail(e, r);
+	sb_setup_print(stdout, &s);
+	sb_sweep sw;
+	int status = 0;
+	if ((r = sb_sweep_run(&s.model, &s.opts, &s.w, s.reps, &sw, e)) < 0) {
+		status = fail(e, r);
+		goto out;
+	}
+	sb_sweep_print(stdout, &sw, &s.model, &s.opts, &s.w);
+	json_t *plan = NULL;
+	if (cmd.f.plan)
+		status = run_plan(&s, &plan, e);
+	if (!status && cmd.json)
+		status = write_json(&s, &sw, plan, e);
+	else
+		json_decref(plan);
+	if (!status && cmd.f.check)
+		status = check_expectations(&s.scenario, &sw);
+	sb_sweep_fini(&sw);
+out:
+	sb_setup_fini(&s);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	sb_setup_flags_init(&cmd.f);
+	sb_cli_args args;
+	sb_error err = { "" };
+	int status, r = sb_cli_parse(opts, N_OPTS, argc, argv, 0, &args, &err);
+	if (r < 0) {
+		status = fail(&err, r);
+	} else if (args.help) {
+		usage(stdout);
+		status = 0;
+	} else if (cmd.version) {
+		printf("sbsim %s\n", SB_VERSION);
+		status = 0;
+	} else if (cmd.compare) {
+		status = run_compare(&args, &err);
+	} else {
+		status = run_sweep(&err);
+	}
+	sb_cli_args_fini(&args);
+	sb_cli_list_fini(&cmd.f.rate);
+	sb_cli_list_fini(&cmd.f.concurrency);
+	return status;
+}

@@ -1,0 +1,35 @@
+/* capacity_plan.h — sbsim --plan: (a) the fewest slots meeting the SLO at
+ * the first rate, (b) the highest rate meeting it with the model's slots
+ * (sb_plan_min_slots / sb_plan_max_rate in sweep.h), printed and as JSON. */
+#ifndef SB_CAPACITY_PLAN_H
+#define SB_CAPACITY_PLAN_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "core/workload.h"
+#include "sim.h"
+
+typedef struct sb_capacity_plan {
+	double rate;         /* the rate of (a): w->levels[0] */
+	int max_slots;       /* (a)'s search bound */
+	int min_slots;       /* (a); <= 0: none up to max_slots */
+	int slots;           /* the model's slots, for (b) */
+	double max_rate;     /* (b) req/s; 0: no rate meets the SLO */
+} sb_capacity_plan;
+
+/* Runs both searches (w: open loop with an SLO; m, o, w borrowed). Returns 0
+ * or a negative errno with a message. Cost: tens of sweeps of `reps`. */
+int sb_capacity_plan_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+			 int reps, int max_slots, sb_capacity_plan *p, sb_error *e);
+
+/* "plan (SLO at p99: TTFT <= 500 ms):" and the two answers. */
+void sb_capacity_plan_print(FILE *out, const sb_capacity_plan *p, const sb_slo *slo);
+
+/* {"rate", "min_slots" (null: none), "slots", "max_rate_req_s"}: new
+ * reference, NULL when out of memory. */
+json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p);
+
+#endif

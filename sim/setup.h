@@ -1,0 +1,72 @@
+/* setup.h — what one sbsim run simulates: a model (a file or the embedded
+ * default), then a scenario file, then the command line's overrides, merged
+ * in that order and checked together.
+ *
+ * sb_setup_flags holds the command line as given (each field "not given"
+ * until set, see sb_setup_flags_init); sb_setup_build turns it into the
+ * model, simulator options and workload sb_sweep_run takes.
+ */
+#ifndef SB_SETUP_H
+#define SB_SETUP_H
+
+#include <stdio.h>
+
+#include "core/cli.h"
+#include "core/error.h"
+#include "core/model.h"
+#include "core/workload.h"
+#include "scenario.h"
+#include "sim.h"
+
+/* The most simulated requests one invocation may ask for (~20 min). */
+#define SB_SETUP_MAX_WORK 2e9
+
+/* The command line's values. Numbers already passed their flag's range
+ * check; strings are borrowed (argv). Not given: NULL, LONG_MIN or NaN. */
+typedef struct sb_setup_flags {
+	const char *scenario_file, *model_file;
+	long slots, max_queue, batch_tokens;
+	sb_cli_list rate, concurrency;     /* n == 0: not given; borrowed */
+	const char *arrival;
+	double arrival_cv, bursty;
+	const char *think, *input_len, *output_len, *service;
+	long requests, warmup, seed, replications, queue_cap, max_slots;
+	double duration_s, warmup_s, slo_ttft_ms, slo_tpot_ms, slo_percentile;
+	int no_noise, plan, check, json_requests;
+} sb_setup_flags;
+
+/* Everything "not given", flags 0. */
+void sb_setup_flags_init(sb_setup_flags *f);
+
+/* A checked simulation setup. Owns its model and scenario. */
+typedef struct sb_setup {
+	sb_model model;
+	sb_sim_opts opts;
+	sb_workload w;
+	int reps;            /* replications per level */
+	int max_slots;       /* --plan's search bound */
+	int have_scenario;
+	sb_scenario scenario;
+} sb_setup;
+
+/* Loads the model: flags->model_file, else the scenario's model_file
+ * (sc may be NULL), else the embedded default; then the scenario's server
+ * settings and --slots. m must not be initialised (this does); on failure it
+ * is left finalised. Returns 0, -EINVAL with a message naming the file, or
+ * -ENOTRECOVERABLE when the embedded model is broken. */
+int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model *m,
+			sb_error *e);
+
+/* Builds s from the flags: scenario, model, overrides, then the cross-checks
+ * (one load mode; --bursty alone; whole token counts; --plan's SLO and open
+ * loop; the total work below SB_SETUP_MAX_WORK). Returns 0 or a negative
+ * errno with a message naming the flag (-EINVAL bad input, -ENOMEM). On
+ * failure s needs no sb_setup_fini. */
+int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e);
+void sb_setup_fini(sb_setup *s);
+
+/* The lines describing the setup above a sweep's table: model, scenario,
+ * server, load. */
+void sb_setup_print(FILE *out, const sb_setup *s);
+
+#endif

@@ -1,0 +1,144 @@
+/* sweep_json.c — a sweep as a results document (see sweep_json.h). */
+#include "sweep_json.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <time.h>
+
+#include "core/dist.h"
+#include "core/level.h"
+#include "core/results.h"
+
+/* "created" from SOURCE_DATE_EPOCH, when it holds a valid time. */
+static void set_created(json_t *res)
+{
+	const char *sde = getenv("SOURCE_DATE_EPOCH");
+	if (!sde)
+		return;
+	char *end;
+	long long t = strtoll(sde, &end, 10);
+	if (*sde == 0 || *end != 0 || t < 0)
+		return;
+	time_t tt = (time_t)t;
+	struct tm tm;
+	char buf[32];
+	if (gmtime_r(&tt, &tm) && strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm))
+		json_object_set_new(res, "created", json_string(buf));
+}
+
+static json_t *target_json(const sb_sweep_doc *d)
+{
+	json_t *target = json_object();
+	json_object_set_new(target, "simulator", json_string("sbsim " SB_VERSION));
+	json_object_set_new(target, "model", sb_model_to_json(d->model));
+	json_object_set_new(target, "service_mode",
+			    json_string(d->opts->service_mode ? "independent" : "engine"));
+	if (d->opts->service_mode) {
+		char buf[128];
+		sb_dist_format(&d->opts->service, buf, sizeof buf);
+		json_object_set_new(target, "service", json_string(buf));
+	}
+	if (d->scenario)
+		json_object_set_new(target, "scenario", json_string(d->scenario));
+	return target;
+}
+
+static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t *plan)
+{
+	json_t *sim = json_object();
+	json_object_set_new(sim, "replications", json_integer(sw->replications));
+	json_object_set_new(sim, "seed", json_integer((json_int_t)d->w->seed));
+	json_object_set_new(sim, "capacity_req_s",
+			    isfinite(sw->capacity) ? json_real(sw->capacity) : json_null());
+	json_object_set_new(sim, "warmup_s", json_real(d->opts->warmup_s));
+	if (sw->knee >= 0) {
+		json_t *k = json_object();
+		json_object_set_new(k, "level", json_real(sw->levels[sw->knee].level));
+		json_object_set_new(k, "reason", json_string(sw->knee_reason));
+		json_object_set_new(sim, "knee", k);
+	} else {
+		json_object_set_new(sim, "knee", json_null());
+	}
+	if (plan)
+		json_object_set_new(sim, "plan", plan);
+	return sim;
+}
+
+/* The per-request records of a level's first replication. */
+static json_t *requests_json(const sb_sweep_level *l)
+{
+	json_t *reqs = json_array();
+	const sb_sim_level *r0 = &l->reps[0];
+	for (size_t j = 0; j < r0->n_recs; j++) {
+		const sb_sim_rec *x = &r0->recs[j];
+		sb_reqrec rr = {
+			.id = x->id, .t_scheduled_s = x->t_sched_s,
+			.t_sent_s = x->t_sched_s, .t_done_s = x->t_done_s,
+			.ttft_ms = x->ttft_ms, .e2e_ms = x->e2e_ms,
+			.wait_ms = x->wait_ms, .prompt_tokens = x->prompt_tokens,
+			.output_tokens = x->output_tokens,
+			.err_class = x->rejected ? "rejected" : NULL,
+			.err_msg = x->rejected ? "queue full (max_queue reached)" : NULL,
+		};
+		json_array_append_new(reqs, sb_reqrec_to_json(&rr, NULL));
+	}
+	return reqs;
+}
+
+/* [mean - h, mean + h] per metric with a finite interval. */
+static json_t *ci95_json(const sb_sweep_level *l)
+{
+	json_t *ci = json_object();
+	for (int k = 0; k < SB_MET_N; k++) {
+		double mu = l->mean[k], h = l->half[k];
+		if (!isfinite(mu) || !isfinite(h))
+			continue;
+		json_t *pair = json_array();
+		json_array_append_new(pair, json_real(mu - h));
+		json_array_append_new(pair, json_real(mu + h));
+		json_object_set_new(ci, sb_metric_name((sb_metric)k), pair);
+	}
+	return ci;
+}
+
+/* The simulator's own fields of level i's entry lj. */
+static void level_extras(json_t *lj, const sb_sweep *sw, int i)
+{
+	const sb_sweep_level *l = &sw->levels[i];
+	json_object_set_new(lj, "utilization", json_real(l->mean[SB_MET_UTIL]));
+	long rej = 0;
+	json_t *seeds = json_array();
+	for (int r = 0; r < l->n_reps; r++) {
+		rej += l->reps[r].rejected;
+		json_array_append_new(seeds, json_integer((json_int_t)l->reps[r].seed));
+	}
+	json_object_set_new(lj, "rejected", json_integer(rej));
+	json_object_set_new(lj, "overloaded", json_boolean(l->overloaded));
+	json_object_set_new(lj, "diverged", json_boolean(l->diverged));
+	json_object_set_new(lj, "knee", json_boolean(sw->knee == i));
+	json_object_set_new(lj, "seeds", seeds);
+	if (sw->replications > 1)
+		json_object_set_new(lj, "ci95", ci95_json(l));
+}
+
+json_t *sb_sweep_to_results(const sb_sweep *sw, const sb_sweep_doc *d, json_t *plan)
+{
+	json_t *res = sb_results_new("simulated", target_json(d), d->w);
+	if (!res) {
+		json_decref(plan);
+		return NULL;
+	}
+	set_created(res);
+	json_object_set_new(res, "simulation", simulation_json(sw, d, plan));
+	json_t *levels = json_object_get(res, "levels");
+	for (int i = 0; i < sw->n_levels; i++) {
+		const sb_sweep_level *l = &sw->levels[i];
+		json_t *reqs = d->with_requests && l->n_reps > 0 ? requests_json(l) : NULL;
+		if (sb_results_add_level(res, &l->summary, reqs) < 0) {
+			json_decref(res);
+			return NULL;
+		}
+		level_extras(json_array_get(levels, json_array_size(levels) - 1), sw, i);
+	}
+	return res;
+}

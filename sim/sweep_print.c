@@ -1,0 +1,116 @@
+/* sweep_print.c — a sweep as text (see sweep_print.h). */
+#include "sweep_print.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Formats v (and its CI half-width) into buf. */
+static void cell(char *buf, size_t len, double v, double h, int prec, int ci)
+{
+	if (!isfinite(v))
+		snprintf(buf, len, "-");
+	else if (ci && isfinite(h))
+		snprintf(buf, len, "%.*f±%.*f", prec, v, prec, h);
+	else
+		snprintf(buf, len, "%.*f", prec, v);
+}
+
+static const struct {
+	const char *head;
+	sb_metric m;
+	int prec;
+} cols[] = {
+	{ "TTFT p50", SB_MET_TTFT_P50, 1 }, { "TTFT p90", SB_MET_TTFT_P90, 1 },
+	{ "TTFT p99", SB_MET_TTFT_P99, 1 }, { "TPOT p50", SB_MET_TPOT_P50, 2 },
+	{ "TPOT p99", SB_MET_TPOT_P99, 2 }, { "E2E p50", SB_MET_E2E_P50, 1 },
+	{ "E2E p99", SB_MET_E2E_P99, 1 },   { "wait", SB_MET_WAIT_MEAN, 1 },
+	{ "out tok/s", SB_MET_OUT_TOK_S, 1 }, { "req/s", SB_MET_REQ_S, 3 },
+	{ "util", SB_MET_UTIL, 3 },         { "L=λW", SB_MET_L_LAW, 3 },
+	{ "L obs", SB_MET_L_OBS, 3 },       { "goodput", SB_MET_GOODPUT, 3 },
+};
+
+/* One row of the table: the level, its cells, its marks. */
+static void print_row(FILE *out, const sb_sweep *sw, int i, int ncols, int wd, int bounded)
+{
+	const sb_sweep_level *l = &sw->levels[i];
+	int ci = sw->replications > 1;
+	fprintf(out, "%8g", l->level);
+	for (int c = 0; c < ncols; c++) {
+		char buf[64];
+		cell(buf, sizeof buf, l->mean[cols[c].m], l->half[cols[c].m], cols[c].prec, ci);
+		int extra = strstr(buf, "±") ? 1 : 0;
+		fprintf(out, " %*s", wd + extra, buf);
+	}
+	if (sw->knee == i)
+		fprintf(out, "  <- knee");
+	if (l->diverged || (l->overloaded && !bounded))
+		fprintf(out, "  (unstable)");
+	else if (l->overloaded)
+		fprintf(out, "  (overloaded)");
+	fprintf(out, "\n");
+}
+
+static void print_table(FILE *out, const sb_sweep *sw, const sb_workload *w, int has_slo,
+			int bounded)
+{
+	int ncols = (int)(sizeof cols / sizeof cols[0]) - (has_slo ? 0 : 1);
+	int wd = sw->replications > 1 ? 17 : 10;
+	fprintf(out, "%8s", w->mode == SB_MODE_RATE ? "rate" : "clients");
+	for (int c = 0; c < ncols; c++) {
+		/* "λ" takes two bytes but one column */
+		int extra = strstr(cols[c].head, "λ") ? 1 : 0;
+		fprintf(out, " %*s", wd + extra, cols[c].head);
+	}
+	fprintf(out, "\n");
+	for (int i = 0; i < sw->n_levels; i++)
+		print_row(out, sw, i, ncols, wd, bounded);
+}
+
+/* The lines under the table for overloaded, diverged and rejecting levels. */
+static void print_level_notes(FILE *out, const sb_sweep *sw, const sb_model *m)
+{
+	for (int i = 0; i < sw->n_levels; i++) {
+		const sb_sweep_level *l = &sw->levels[i];
+		if (l->overloaded && m->max_queue >= 0)
+			fprintf(out, "rate %g: offered load λ=%.3f ≥ capacity μ≈%.3f req/s; the bounded "
+				     "queue (max_queue %ld) turns the excess away\n",
+				l->level, l->level, sw->capacity, m->max_queue);
+		else if (l->overloaded)
+			fprintf(out, "rate %g: queue grows without bound: λ=%.3f ≥ capacity μ≈%.3f req/s "
+				     "(run bounded: up to %ld waiting; its figures describe a transient, "
+				     "not a steady state)\n",
+				l->level, l->level, sw->capacity, l->max_waiting);
+		else if (l->diverged)
+			fprintf(out, "rate %g: queue grows without bound: the queue reached %ld waiting "
+				     "(λ=%.3f vs capacity μ≈%.3f req/s); run stopped early\n",
+				l->level, l->max_waiting, l->level, sw->capacity);
+		long rej = 0, tot = 0;
+		for (int r = 0; r < l->n_reps; r++) {
+			rej += l->reps[r].rejected;
+			tot += l->reps[r].sum.requests_ok + l->reps[r].sum.requests_failed;
+		}
+		if (rej > 0)
+			fprintf(out, "level %g: %ld of %ld requests rejected (max_queue %ld)\n",
+				l->level, rej, tot, m->max_queue);
+	}
+}
+
+void sb_sweep_print(FILE *out, const sb_sweep *sw, const sb_model *m, const sb_sim_opts *o,
+		    const sb_workload *w)
+{
+	int has_slo = w->slo.ttft_ms > 0 || w->slo.tpot_ms > 0;
+	if (isfinite(sw->capacity))
+		fprintf(out, "capacity μ ≈ %.3f req/s (%s)\n", sw->capacity,
+			o->service_mode ? "slots / mean service time"
+					: "saturated closed-loop simulation");
+	fprintf(out, "times in ms%s\n\n",
+		has_slo ? "; goodput = requests meeting the SLO per second" : "");
+	print_table(out, sw, w, has_slo, m->max_queue >= 0);
+	fprintf(out, "\n");
+	print_level_notes(out, sw, m);
+	if (sw->knee >= 0)
+		fprintf(out, "knee: level %g — %s\n", sw->levels[sw->knee].level, sw->knee_reason);
+	else
+		fprintf(out, "knee: none within the sweep (no 3x jump in p99 TTFT%s)\n",
+			has_slo ? ", SLO met at every level" : "");
+}
