@@ -108,7 +108,8 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 						"scheduler",   "noise",	    "fit",
 						"description", "overhead_per_prompt_token_ms",
 						NULL };
-	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens", NULL };
+	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens",
+						   "kv_cache", NULL };
 	static const char *const step_keys[] = { "decode_ms",	     "base",
 						 "per_seq",	     "per_kv_token",
 						 "per_prefill_token", "per_prefill_attn",
@@ -141,6 +142,14 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 				     "model.server", e) < 0)
 			return -EINVAL;
 		m->slots = (int)slots;
+		const char *kv = NULL;
+		if (sb_json_get_string(server, "kv_cache", &kv, "model.server", e) < 0)
+			return -EINVAL;
+		if (kv && !strcmp(kv, "per-slot"))
+			m->kv_cache = SB_KV_PER_SLOT;
+		else if (kv && strcmp(kv, "unified"))
+			return sb_error_set(e, "model.server.kv_cache: \"%s\" is neither \"unified\" "
+					       "nor \"per-slot\"", kv);
 	}
 	if (sb_json_get_double(j, "overhead_ms", 0, 1e7, &m->overhead_ms, "model", e) < 0 ||
 	    sb_json_get_double(j, "overhead_sd_ms", 0, 1e7, &m->overhead_sd_ms, "model", e) < 0 ||
@@ -245,6 +254,9 @@ json_t *sb_model_to_json(const sb_model *m)
 		"prefill_base", m->prefill_base_ms, "scheduler", "admit_delay_ms",
 		m->admit_delay_ms, "noise", "kind", sb_noise_name(m->noise_kind), "cv",
 		m->noise_cv, "prefill_cv", m->noise_prefill_cv);
+	if (j && m->kv_cache != SB_KV_UNIFIED)
+		json_object_set_new(json_object_get(j, "server"), "kv_cache",
+				    json_string(sb_kv_cache_name(m->kv_cache)));
 	if (j && m->overhead_per_token_ms > 0)
 		json_object_set_new(j, "overhead_per_prompt_token_ms",
 				    json_real(m->overhead_per_token_ms));
@@ -326,4 +338,9 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 		return sb_error_set(e, "model: scheduler.split_prob_crowded must be a probability "
 				       "in [0, 1]");
 	return 0;
+}
+
+const char *sb_kv_cache_name(sb_kv_cache k)
+{
+	return k == SB_KV_PER_SLOT ? "per-slot" : "unified";
 }

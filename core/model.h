@@ -34,11 +34,25 @@
  * the other's task is queued; the pair then stays a step apart).
  * split_prob_crowded: the same chance when more requests arrived together
  * than there were free slots (the others wait in the queue).
+ * kv_cache: how the server lays out its KV cache, which decides how a step's
+ * tokens are grouped into the passes it computes:
+ *   "unified"  one cache for all slots (vLLM, llama.cpp without -np): a step
+ *              is one pass, decode_ms(B) for its B decoding slots;
+ *   "per-slot" one cache stream per slot (llama.cpp and Ollama with -np N,
+ *              the default there): a pass holds only slots with consecutive
+ *              ids, so a step costs decode_ms(n) for each run of n
+ *              consecutive decoding slots, plus prefill_base_ms for each run
+ *              of consecutive slots in prefill; a request takes the idle slot
+ *              least recently released, ties to the highest id (llama.cpp's
+ *              rule), so which ids are busy, and so a step's cost, moves as
+ *              requests come and go. decode_ms(B) is then the cost of a pass
+ *              of B consecutive slots.
  * (What was measured behind these parameters: docs/accuracy.md.)
  *
  * JSON:
  *  { "schema": "servebench.model/1", "name": "...",
- *    "server":  { "slots": 4, "max_queue": -1, "batch_tokens": 2048 },
+ *    "server":  { "slots": 4, "max_queue": -1, "batch_tokens": 2048,
+ *                 "kv_cache": "unified" },   (optional, default "unified")
  *    "overhead_ms": 20.0, "overhead_sd_ms": 0.5,
  *    "overhead_per_prompt_token_ms": 0.0,        (optional, default 0)
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
@@ -74,6 +88,11 @@ typedef enum sb_noise_kind {
 	SB_NOISE_GAMMA,
 } sb_noise_kind;
 
+typedef enum sb_kv_cache {
+	SB_KV_UNIFIED = 0,
+	SB_KV_PER_SLOT,
+} sb_kv_cache;
+
 typedef struct sb_decode_point {
 	int batch;
 	double ms;
@@ -84,6 +103,7 @@ typedef struct sb_model {
 	int slots;
 	long max_queue;
 	long batch_tokens;
+	sb_kv_cache kv_cache;
 	double overhead_ms, overhead_sd_ms, overhead_per_token_ms;
 	sb_decode_point decode[SB_MODEL_MAX_DECODE]; /* batch ascending */
 	int n_decode;
@@ -122,5 +142,7 @@ double sb_model_decode_ms(const sb_model *m, int batch);
  * ascending and positive). */
 int sb_model_validate(const sb_model *m, sb_error *e);
 const char *sb_noise_name(sb_noise_kind k);
+/* "unified" / "per-slot". */
+const char *sb_kv_cache_name(sb_kv_cache k);
 
 #endif

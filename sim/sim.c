@@ -42,12 +42,14 @@ typedef struct slot {
 	double ready;
 	long chunk;
 	int joiner; /* reached an idle engine in the instant another did first */
+	double released; /* when it was last freed (-1: never); kv_cache per-slot */
 } slot;
 
 typedef struct sim {
 	/* configuration */
 	const sb_model *m;
 	int S;
+	int per_slot;   /* model.server.kv_cache == per-slot */
 	long max_queue, batch_tokens;
 	int service_mode;
 	sb_dist service;
@@ -275,6 +277,28 @@ static void run_cut(sim *s, double ready)
 	push(s, s->run_end, EV_RUN_END, s->run_gen, 0);
 }
 
+/* kv_cache per-slot: the fixed cost of a step's passes. Each run of
+ * consecutive slots decoding is one pass of decode_ms(run length); each run
+ * of consecutive slots in prefill (chunk planned) one of prefill_base_ms. */
+static double passes_ms(const sim *s)
+{
+	double ms = 0;
+	for (int i = 0; i < s->S;) {
+		int st = s->slots[i].state, j = i + 1;
+		int prompt = st == SL_PREFILL && s->slots[i].chunk > 0;
+		if (st != SL_DECODE && !prompt) {
+			i++;
+			continue;
+		}
+		while (j < s->S && s->slots[j].state == st &&
+		       (st == SL_DECODE || s->slots[j].chunk > 0))
+			j++;
+		ms += prompt ? s->m->prefill_base_ms : sb_model_decode_ms(s->m, j - i);
+		i = j;
+	}
+	return ms;
+}
+
 static void start_run(sim *s, double T)
 {
 	const sb_model *m = s->m;
@@ -322,14 +346,16 @@ static void start_run(sim *s, double T)
 	double a, b = 0, f;
 	long k;
 	if (P > 0) {
-		double base = B > 0 ? sb_model_decode_ms(m, B) + m->per_kv_token_ms * sum_ctx
-				    : m->prefill_base_ms;
+		double base = s->per_slot   ? passes_ms(s) + m->per_kv_token_ms * sum_ctx
+			      : B > 0	    ? sb_model_decode_ms(m, B) + m->per_kv_token_ms * sum_ctx
+					    : m->prefill_base_ms;
 		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn;
 		k = 1;
 		f = noise_factor(s, s->prefill_cv);
 		s->run_prefill = 1;
 	} else {
-		a = sb_model_decode_ms(m, B) + m->per_kv_token_ms * sum_ctx;
+		a = (s->per_slot ? passes_ms(s) : sb_model_decode_ms(m, B)) +
+		    m->per_kv_token_ms * sum_ctx;
 		b = m->per_kv_token_ms * (double)B;
 		k = minrem;
 		f = noise_factor(s, s->noise_cv / sqrt((double)k));
@@ -508,17 +534,42 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 	}
 }
 
+/* Takes a free slot (nfreeslot > 0): unified, the top of the stack (the
+ * lowest-numbered at the start); per-slot, llama.cpp's choice: the one
+ * released longest ago, ties to the highest id. */
+static int take_free_slot(sim *s)
+{
+	int top = s->nfreeslot - 1, best = top;
+	if (s->per_slot) {
+		for (int k = 0; k < top; k++) {
+			const slot *a = &s->slots[s->freeslot[k]], *b = &s->slots[s->freeslot[best]];
+			if (a->released < b->released ||
+			    (a->released == b->released && s->freeslot[k] > s->freeslot[best]))
+				best = k;
+		}
+	}
+	int si = s->freeslot[best];
+	s->freeslot[best] = s->freeslot[top];
+	s->nfreeslot--;
+	return si;
+}
+
 static void free_slot(sim *s, int si, double t)
 {
 	slot *sl = &s->slots[si];
 	sl->r = -1;
 	sl->state = SL_FREE;
+	sl->released = t;
 	busy_change(s, t, -1);
-	if (s->qlen > 0) {
+	if (s->qlen > 0 && !s->per_slot) {
 		long ri = q_pop(s);
 		assign(s, si, ri, t, t + s->admit_s, 0);
-	} else {
-		s->freeslot[s->nfreeslot++] = si;
+		return;
+	}
+	s->freeslot[s->nfreeslot++] = si;
+	if (s->qlen > 0) {
+		long ri = q_pop(s);
+		assign(s, take_free_slot(s), ri, t, t + s->admit_s, 0);
 	}
 }
 
@@ -527,9 +578,7 @@ static void arrive(sim *s, long ri, double t)
 	req *r = &s->reqs[ri];
 	r->t_arr = t;
 	if (s->nfreeslot > 0) {
-		/* lowest-numbered free slot last pushed: take from the top */
-		int si = s->freeslot[--s->nfreeslot];
-		assign(s, si, ri, t, t, 1);
+		assign(s, take_free_slot(s), ri, t, t, 1);
 		return;
 	}
 	if (s->max_queue >= 0 && (long)s->qlen >= s->max_queue) {
@@ -754,8 +803,10 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	if (sb_levelacc_init(&s->acc, slo) < 0)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	s->acc_ok = 1;
+	s->per_slot = !service_mode && m->kv_cache == SB_KV_PER_SLOT;
 	for (int i = 0; i < s->S; i++) {
 		s->slots[i].r = -1;
+		s->slots[i].released = -1;
 		/* pushed in reverse so slot 0 is taken first */
 		s->freeslot[s->nfreeslot++] = s->S - 1 - i;
 	}
