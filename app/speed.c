@@ -210,10 +210,10 @@ int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 	sp->f_decode = sp->f_prefill + nl;
 	for (i = 0; i < np; i++) {
 		const sb_cmp_level *l = &pc.levels[i];
-		sp->ttft_ms[i] = l->meas[SB_CMP_TTFT_P50];
-		sp->tpot_ms[i] = l->meas[SB_CMP_TPOT_P50];
-		sp->ttft_model[i] = l->pred[SB_CMP_TTFT_P50];
-		sp->tpot_model[i] = l->pred[SB_CMP_TPOT_P50];
+		sp->ttft_ms[i] = l->meas[SB_MET_TTFT_P50];
+		sp->tpot_ms[i] = l->meas[SB_MET_TPOT_P50];
+		sp->ttft_model[i] = l->pred[SB_MET_TTFT_P50];
+		sp->tpot_model[i] = l->pred[SB_MET_TPOT_P50];
 	}
 	sb_comparison_fini(&pc);
 	sp->change_pct[0] = probe_change(sp->ttft_ms, sp->ttft_model, np);
@@ -281,10 +281,10 @@ void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp)
 		   "times by the TPOT ratio of the probes beside each level), %zu level%s (c=1 "
 		   "left out: the probes measure it): median |error| mean-p50 / p90-p99: "
 		   "TTFT %.1f%% / %.1f%%, TPOT %.1f%% / %.1f%%, E2E %.1f%% / %.1f%%\n",
-		s->n_levels, s->n_levels == 1 ? "" : "s", s->mdape_quant[SB_CMP_Q_TTFT][0],
-		s->mdape_quant[SB_CMP_Q_TTFT][1], s->mdape_quant[SB_CMP_Q_TPOT][0],
-		s->mdape_quant[SB_CMP_Q_TPOT][1], s->mdape_quant[SB_CMP_Q_E2E][0],
-		s->mdape_quant[SB_CMP_Q_E2E][1]);
+		s->n_levels, s->n_levels == 1 ? "" : "s", s->mdape_quant[SB_QTY_TTFT][0],
+		s->mdape_quant[SB_QTY_TTFT][1], s->mdape_quant[SB_QTY_TPOT][0],
+		s->mdape_quant[SB_QTY_TPOT][1], s->mdape_quant[SB_QTY_E2E][0],
+		s->mdape_quant[SB_QTY_E2E][1]);
 }
 
 static json_t *num(double v)
@@ -315,8 +315,10 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 			continue;
 		const sb_cmp_level *l = &s->levels[k++];
 		json_t *err = json_object();
-		for (int q = 0; q < SB_CMP_N_METRICS; q++)
-			json_object_set_new(err, sb_compare_metric_name(q), num(l->err_pct[q]));
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+			sb_metric q = sb_compare_metrics[j];
+			json_object_set_new(err, sb_metric_key(q), num(l->err_pct[q]));
+		}
 		json_array_append_new(la, json_pack("{s:I,s:s,s:f,s:f,s:f,s:o}", "index",
 						    (json_int_t)L, "mode",
 						    cmp->levels[L].mode == SB_MODE_RATE ? "rate"

@@ -9,79 +9,28 @@
 #include <string.h>
 
 #include "core/dist.h"
+#include "core/knee.h"
 #include "sim/sim.h"
 
-/* ---- metric table ---------------------------------------------------- */
+/* ---- the metrics compared ------------------------------------------ */
 
-static const char *const metric_names[SB_CMP_N_METRICS] = {
-	"ttft_mean", "ttft_p50", "ttft_p90", "ttft_p99",
-	"tpot_mean", "tpot_p50", "tpot_p90", "tpot_p99",
-	"e2e_mean",  "e2e_p50",  "e2e_p90",  "e2e_p99",
-	"output_tok_s", "req_s",
+const sb_metric sb_compare_metrics[SB_COMPARE_N_METRICS] = {
+	SB_MET_TTFT_MEAN, SB_MET_TTFT_P50, SB_MET_TTFT_P90, SB_MET_TTFT_P99,
+	SB_MET_TPOT_MEAN, SB_MET_TPOT_P50, SB_MET_TPOT_P90, SB_MET_TPOT_P99,
+	SB_MET_E2E_MEAN,  SB_MET_E2E_P50,  SB_MET_E2E_P90,  SB_MET_E2E_P99,
+	SB_MET_OUT_TOK_S, SB_MET_REQ_S,
 };
 
-const char *sb_compare_metric_name(int metric)
+int sb_compare_metric_class(sb_metric k)
 {
-	if (metric < 0 || metric >= SB_CMP_N_METRICS)
-		return "?";
-	return metric_names[metric];
-}
-
-int sb_compare_metric_class(int metric)
-{
-	if (metric >= SB_CMP_OUT_TOK_S)
-		return SB_CMP_THROUGHPUT;
-	int k = metric % 4;
-	return k <= 1 ? SB_CMP_CENTRAL : SB_CMP_TAIL;
-}
-
-int sb_compare_metric_quantity(int metric)
-{
-	if (metric < 0 || metric >= SB_CMP_OUT_TOK_S)
-		return -1;
-	return metric / 4;
-}
-
-static double summary_stat(const sb_summary *s, int k)
-{
-	switch (k) {
-	case 0: return s->mean;
-	case 1: return s->p50;
-	case 2: return s->p90;
-	default: return s->p99;
+	switch (sb_metric_stat(k)) {
+	case SB_STAT_MEAN:
+	case SB_STAT_P50: return SB_CMP_CENTRAL;
+	case SB_STAT_P90:
+	case SB_STAT_P99: return SB_CMP_TAIL;
+	case SB_STAT_NONE: break;
 	}
-}
-
-double sb_compare_metric_get(const sb_level *lv, int metric)
-{
-	if (metric == SB_CMP_OUT_TOK_S)
-		return lv->output_tok_s;
-	if (metric == SB_CMP_REQ_S)
-		return lv->req_s;
-	if (metric < 0 || metric >= SB_CMP_N_METRICS)
-		return NAN;
-	const sb_summary *s = metric < 4 ? &lv->ttft_ms : metric < 8 ? &lv->tpot_ms : &lv->e2e_ms;
-	return summary_stat(s, metric % 4);
-}
-
-/* Writes value into the summary field that metric reads. */
-static void metric_set(sb_level *lv, int metric, double v)
-{
-	if (metric == SB_CMP_OUT_TOK_S) {
-		lv->output_tok_s = v;
-		return;
-	}
-	if (metric == SB_CMP_REQ_S) {
-		lv->req_s = v;
-		return;
-	}
-	sb_summary *s = metric < 4 ? &lv->ttft_ms : metric < 8 ? &lv->tpot_ms : &lv->e2e_ms;
-	switch (metric % 4) {
-	case 0: s->mean = v; break;
-	case 1: s->p50 = v; break;
-	case 2: s->p90 = v; break;
-	default: s->p99 = v; break;
-	}
+	return SB_CMP_THROUGHPUT;
 }
 
 /* ---- maths ----------------------------------------------------------- */
@@ -128,36 +77,6 @@ double sb_compare_median_abs(const double *x, size_t n)
 	return m;
 }
 
-int sb_compare_knee(const double *levels, const double *p99, size_t n, double min_ratio)
-{
-	if (n < 2)
-		return -1;
-	for (size_t i = 0; i < n; i++) {
-		if (!isfinite(levels[i]) || !isfinite(p99[i]))
-			return -1;
-		if (i > 0 && !(levels[i] > levels[i - 1]))
-			return -1;
-	}
-	int best = -1;
-	double best_slope = -INFINITY;
-	for (size_t i = 1; i < n; i++) {
-		double slope = (p99[i] - p99[i - 1]) / (levels[i] - levels[i - 1]);
-		if (slope > best_slope) {
-			best_slope = slope;
-			best = (int)i;
-		}
-	}
-	/* the baseline is the lowest p99 below the knee, not the first
-	 * level's: a short open-loop run at light load can draw a burst */
-	double low = p99[0];
-	for (int i = 1; i < best; i++)
-		if (p99[i] < low)
-			low = p99[i];
-	if (best < 0 || !(best_slope > 0) || !(p99[best] >= min_ratio * low))
-		return -1;
-	return best;
-}
-
 /* ---- options, goals -------------------------------------------------- */
 
 void sb_compare_opts_init(sb_compare_opts *o)
@@ -166,7 +85,7 @@ void sb_compare_opts_init(sb_compare_opts *o)
 	o->replications = 20;
 	o->seed = 1;
 	o->forecast_reps = 200;
-	o->knee_min_ratio = 1.5;
+	o->knee_min_ratio = SB_KNEE_MIN_RATIO;
 }
 
 void sb_compare_goals_init(sb_compare_goals *g)
@@ -321,7 +240,7 @@ static int forecast_level(const sb_model *m, const sb_results *meas, const sb_co
 	sb_sim_opts so;
 	sb_sim_opts_init(&so);
 	so.no_noise = o->no_noise;
-	double *vals = malloc((size_t)reps * SB_CMP_N_METRICS * sizeof(*vals));
+	double *vals = malloc((size_t)reps * SB_COMPARE_N_METRICS * sizeof(*vals));
 	if (!vals)
 		return -ENOMEM;
 	for (int rep = 0; rep < reps; rep++) {
@@ -334,14 +253,16 @@ static int forecast_level(const sb_model *m, const sb_results *meas, const sb_co
 			sb_error_prefix(e, "forecast of level %g", cl->level);
 			return r;
 		}
-		for (int k = 0; k < SB_CMP_N_METRICS; k++)
-			vals[(size_t)k * (size_t)reps + (size_t)rep] = sb_compare_metric_get(&sl.sum, k);
+		for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
+			vals[i * (size_t)reps + (size_t)rep] =
+				sb_metric_get(&sl.sum, sb_compare_metrics[i]);
 		if (rep == 0 && sum0)
 			*sum0 = sl.sum;
 		sb_sim_level_fini(&sl);
 	}
-	for (int k = 0; k < SB_CMP_N_METRICS; k++) {
-		double *v = vals + (size_t)k * (size_t)reps;
+	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+		sb_metric k = sb_compare_metrics[j];
+		double *v = vals + j * (size_t)reps;
 		welford wf = { 0, 0, 0 };
 		size_t nf = 0;
 		for (int i = 0; i < reps; i++) {
@@ -384,7 +305,7 @@ static int replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 	unsigned char *counted = calloc(n ? n : 1, 1);
 	sb_reqrec *recs = malloc((n ? n : 1) * sizeof(*recs));
 	welford *wt = calloc(n ? n : 1, sizeof(*wt)), *we = calloc(n ? n : 1, sizeof(*we));
-	welford wm[SB_CMP_N_METRICS];
+	welford wm[SB_MET_N];
 	memset(wm, 0, sizeof(wm));
 	if (!ord || !rq || !pd || !counted || !recs || !wt || !we)
 		goto out;
@@ -460,8 +381,8 @@ static int replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 	sb_level ms;
 	if (summarize(recs, c, cl->level, cl->mode, &ms) < 0)
 		goto out;
-	for (int mi = 0; mi < SB_CMP_N_METRICS; mi++)
-		cl->meas[mi] = sb_compare_metric_get(&ms, mi);
+	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
+		cl->meas[sb_compare_metrics[i]] = sb_metric_get(&ms, sb_compare_metrics[i]);
 
 	int reps = o->no_noise ? 1 : (o->replications > 0 ? o->replications : 1);
 	sb_replay_opts ro;
@@ -507,8 +428,9 @@ static int replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 		sb_level ps;
 		if (summarize(recs, c, cl->level, cl->mode, &ps) < 0)
 			goto out;
-		for (int mi = 0; mi < SB_CMP_N_METRICS; mi++)
-			welford_add(&wm[mi], sb_compare_metric_get(&ps, mi));
+		for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
+			welford_add(&wm[sb_compare_metrics[i]],
+				    sb_metric_get(&ps, sb_compare_metrics[i]));
 		if (rep == 0) {
 			*sum0 = ps;
 			for (size_t j = 0; j < c; j++) {
@@ -518,7 +440,8 @@ static int replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 			}
 		}
 	}
-	for (int mi = 0; mi < SB_CMP_N_METRICS; mi++) {
+	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++) {
+		sb_metric mi = sb_compare_metrics[i];
 		cl->pred[mi] = welford_mean(&wm[mi]);
 		cl->pred_sd[mi] = welford_sd(&wm[mi]);
 	}
@@ -589,17 +512,50 @@ static size_t mode_levels(const sb_comparison *c, sb_mode mode, size_t *idx)
 	return n;
 }
 
-void sb_compare_summarize(sb_comparison *c, double knee_min_ratio)
+/* Median |error| over every level of the compared metrics that match
+ * quantity, class and metric (-1: any); buf holds n_levels *
+ * SB_COMPARE_N_METRICS values. */
+static double mdape_select(const sb_comparison *c, double *buf, int quantity, int cls,
+			   int metric)
 {
-	size_t nl = c->n_levels;
-	size_t cap = (nl ? nl : 1) * SB_CMP_N_METRICS;
-	double *buf = malloc(cap * sizeof(*buf));
-	size_t *idx = malloc((nl ? nl : 1) * sizeof(*idx));
-	double *lv = malloc((nl ? nl : 1) * sizeof(*lv));
-	double *pm = malloc((nl ? nl : 1) * sizeof(*pm));
-	double *pp = malloc((nl ? nl : 1) * sizeof(*pp));
+	size_t n = 0;
+	for (size_t i = 0; i < c->n_levels; i++) {
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+			sb_metric k = sb_compare_metrics[j];
+			if ((quantity < 0 || (int)sb_metric_quantity(k) == quantity) &&
+			    (cls < 0 || sb_compare_metric_class(k) == cls) &&
+			    (metric < 0 || (int)k == metric))
+				buf[n++] = c->levels[i].err_pct[k];
+		}
+	}
+	return sb_compare_median_abs(buf, n);
+}
+
+/* The knees of TTFT p99 against load, measured and predicted, per mode;
+ * idx, lv, pm, pp: room for n_levels values each. */
+static void summarize_knees(sb_comparison *c, double min_ratio, size_t *idx, double *lv,
+			    double *pm, double *pp)
+{
+	for (int md = 0; md < 2; md++) {
+		size_t n = mode_levels(c, (sb_mode)md, idx);
+		for (size_t i = 0; i < n; i++) {
+			lv[i] = c->levels[idx[i]].level;
+			pm[i] = c->levels[idx[i]].meas[SB_MET_TTFT_P99];
+			pp[i] = c->levels[idx[i]].pred[SB_MET_TTFT_P99];
+		}
+		int km = sb_knee_find(lv, pm, n, min_ratio);
+		int kp = sb_knee_find(lv, pp, n, min_ratio);
+		c->knee_meas[md] = km >= 0 ? lv[km] : NAN;
+		c->knee_pred[md] = kp >= 0 ? lv[kp] : NAN;
+		if (n >= 2)
+			c->knee_match[md] = km == kp;
+	}
+}
+
+static void summary_clear(sb_comparison *c)
+{
 	c->mdape_central = c->mdape_tail = c->mdape_throughput = NAN;
-	for (int k = 0; k < SB_CMP_N_METRICS; k++)
+	for (int k = 0; k < SB_MET_N; k++)
 		c->mdape_metric[k] = NAN;
 	for (int q = 0; q < SB_CMP_N_QUANT; q++)
 		c->mdape_quant[q][0] = c->mdape_quant[q][1] = NAN;
@@ -607,62 +563,31 @@ void sb_compare_summarize(sb_comparison *c, double knee_min_ratio)
 		c->knee_meas[md] = c->knee_pred[md] = NAN;
 		c->knee_match[md] = -1;
 	}
-	if (!buf || !idx || !lv || !pm || !pp)
-		goto out;
-	/* by class */
-	for (int cls = SB_CMP_CENTRAL; cls <= SB_CMP_THROUGHPUT; cls++) {
-		size_t n = 0;
-		for (size_t i = 0; i < nl; i++)
-			for (int k = 0; k < SB_CMP_N_METRICS; k++)
-				if (sb_compare_metric_class(k) == cls)
-					buf[n++] = c->levels[i].err_pct[k];
-		double v = sb_compare_median_abs(buf, n);
-		if (cls == SB_CMP_CENTRAL)
-			c->mdape_central = v;
-		else if (cls == SB_CMP_TAIL)
-			c->mdape_tail = v;
-		else
-			c->mdape_throughput = v;
-	}
-	/* by metric */
-	for (int k = 0; k < SB_CMP_N_METRICS; k++) {
-		for (size_t i = 0; i < nl; i++)
-			buf[i] = c->levels[i].err_pct[k];
-		c->mdape_metric[k] = sb_compare_median_abs(buf, nl);
-	}
-	/* by quantity and class */
-	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
-		for (int cls = 0; cls < 2; cls++) {
-			size_t n = 0;
-			for (size_t i = 0; i < nl; i++)
-				for (int k = 0; k < SB_CMP_N_METRICS; k++)
-					if (sb_compare_metric_quantity(k) == q &&
-					    sb_compare_metric_class(k) == cls)
-						buf[n++] = c->levels[i].err_pct[k];
-			c->mdape_quant[q][cls] = sb_compare_median_abs(buf, n);
+}
+
+void sb_compare_summarize(sb_comparison *c, double knee_min_ratio)
+{
+	size_t nl = c->n_levels ? c->n_levels : 1;
+	double *buf = malloc(nl * SB_COMPARE_N_METRICS * sizeof(*buf));
+	size_t *idx = malloc(nl * sizeof(*idx));
+	double *lv = malloc(3 * nl * sizeof(*lv));
+	summary_clear(c);
+	if (buf && idx && lv) {
+		c->mdape_central = mdape_select(c, buf, -1, SB_CMP_CENTRAL, -1);
+		c->mdape_tail = mdape_select(c, buf, -1, SB_CMP_TAIL, -1);
+		c->mdape_throughput = mdape_select(c, buf, -1, SB_CMP_THROUGHPUT, -1);
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+			sb_metric k = sb_compare_metrics[j];
+			c->mdape_metric[k] = mdape_select(c, buf, -1, -1, (int)k);
 		}
+		for (int q = 0; q < SB_CMP_N_QUANT; q++)
+			for (int cls = SB_CMP_CENTRAL; cls <= SB_CMP_TAIL; cls++)
+				c->mdape_quant[q][cls] = mdape_select(c, buf, q, cls, -1);
+		summarize_knees(c, knee_min_ratio, idx, lv, lv + nl, lv + 2 * nl);
 	}
-	/* knees: TTFT p99 against load, per mode */
-	for (int md = 0; md < 2; md++) {
-		size_t n = mode_levels(c, (sb_mode)md, idx);
-		for (size_t i = 0; i < n; i++) {
-			lv[i] = c->levels[idx[i]].level;
-			pm[i] = c->levels[idx[i]].meas[SB_CMP_TTFT_P99];
-			pp[i] = c->levels[idx[i]].pred[SB_CMP_TTFT_P99];
-		}
-		int km = sb_compare_knee(lv, pm, n, knee_min_ratio);
-		int kp = sb_compare_knee(lv, pp, n, knee_min_ratio);
-		c->knee_meas[md] = km >= 0 ? lv[km] : NAN;
-		c->knee_pred[md] = kp >= 0 ? lv[kp] : NAN;
-		if (n >= 2)
-			c->knee_match[md] = km == kp;
-	}
-out:
 	free(buf);
 	free(idx);
 	free(lv);
-	free(pm);
-	free(pp);
 }
 
 /* ---- the whole comparison ---------------------------------------------- */
@@ -695,7 +620,7 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 	else
 		sb_compare_opts_init(&o);
 	if (o.knee_min_ratio <= 0)
-		o.knee_min_ratio = 1.5;
+		o.knee_min_ratio = SB_KNEE_MIN_RATIO;
 	if (meas->n_levels == 0)
 		return sb_error_set(e, "the measured results have no levels");
 	int r = sb_model_validate(m, e);
@@ -719,12 +644,14 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 		cl->level = rl->sum.level;
 		cl->mode = rl->sum.mode;
 		cl->req_ttft_mdape = cl->req_e2e_mdape = NAN;
-		for (int k = 0; k < SB_CMP_N_METRICS; k++) {
-			cl->meas[k] = sb_compare_metric_get(&rl->sum, k);
-			cl->pred[k] = cl->pred_sd[k] = cl->err_pct[k] = NAN;
+		for (int k = 0; k < SB_MET_N; k++) {
+			cl->meas[k] = cl->pred[k] = cl->pred_sd[k] = cl->err_pct[k] = NAN;
 			cl->fc_lo[k] = cl->fc_hi[k] = NAN;
 			cl->fc_inside[k] = -1;
 		}
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
+			cl->meas[sb_compare_metrics[j]] =
+				sb_metric_get(&rl->sum, sb_compare_metrics[j]);
 		sb_level sum0;
 		memset(&sum0, 0, sizeof(sum0));
 		json_t *reqs = NULL;
@@ -757,9 +684,10 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 			if (r < 0)
 				goto fail;
 		}
-		for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+			sb_metric k = sb_compare_metrics[j];
 			cl->err_pct[k] = sb_compare_err_pct(cl->meas[k], cl->pred[k]);
-			metric_set(&sum0, k, cl->pred[k]);
+			sb_metric_set(&sum0, k, cl->pred[k]);
 			if (cl->fc_inside[k] >= 0) {
 				out->fc_total++;
 				out->fc_inside += cl->fc_inside[k];
@@ -816,7 +744,8 @@ json_t *sb_comparison_to_json(const sb_comparison *c)
 		json_object_set_new(jl, "method", json_string(cl->replayed ? "replay" : "forecast"));
 		json_object_set_new(jl, "requests", json_integer(cl->n_counted));
 		json_t *mt = json_object();
-		for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+			sb_metric k = sb_compare_metrics[j];
 			json_t *x = json_object();
 			json_object_set_new(x, "measured", jnum(cl->meas[k]));
 			json_object_set_new(x, "predicted", jnum(cl->pred[k]));
@@ -829,7 +758,7 @@ json_t *sb_comparison_to_json(const sb_comparison *c)
 						    cl->fc_inside[k] < 0 ? json_null()
 									 : json_boolean(cl->fc_inside[k]));
 			}
-			json_object_set_new(mt, sb_compare_metric_name(k), x);
+			json_object_set_new(mt, sb_metric_key(k), x);
 		}
 		json_object_set_new(jl, "metrics", mt);
 		if (cl->replayed) {
@@ -869,8 +798,9 @@ json_t *sb_comparison_to_json(const sb_comparison *c)
 		json_object_set_new(s, k, jnum(c->mdape_quant[q][1]));
 	}
 	json_t *pm = json_object();
-	for (int k = 0; k < SB_CMP_N_METRICS; k++)
-		json_object_set_new(pm, sb_compare_metric_name(k), jnum(c->mdape_metric[k]));
+	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
+		json_object_set_new(pm, sb_metric_key(sb_compare_metrics[j]),
+				    jnum(c->mdape_metric[sb_compare_metrics[j]]));
 	json_object_set_new(s, "mdape_by_metric_pct", pm);
 	for (int md = 0; md < 2; md++) {
 		json_t *kn = json_object();

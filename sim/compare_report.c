@@ -58,24 +58,24 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 		for (int q = 0; q < SB_CMP_N_QUANT; q++) {
 			fprintf(f, "%-8s", qn[q]);
 			for (int s = 0; s < 4; s++) {
-				int k = q * 4 + s;
+				sb_metric k = sb_compare_metrics[q * 4 + s]; /* q's stat s */
 				cell(buf, sizeof(buf), cl->meas[k], cl->pred[k], cl->err_pct[k]);
 				fprintf(f, " %-23s", buf);
 			}
 			fputc('\n', f);
 		}
-		cell(buf, sizeof(buf), cl->meas[SB_CMP_OUT_TOK_S], cl->pred[SB_CMP_OUT_TOK_S],
-		     cl->err_pct[SB_CMP_OUT_TOK_S]);
+		cell(buf, sizeof(buf), cl->meas[SB_MET_OUT_TOK_S], cl->pred[SB_MET_OUT_TOK_S],
+		     cl->err_pct[SB_MET_OUT_TOK_S]);
 		fprintf(f, "%-8s %-23s", "tok/s", buf);
-		cell(buf, sizeof(buf), cl->meas[SB_CMP_REQ_S], cl->pred[SB_CMP_REQ_S],
-		     cl->err_pct[SB_CMP_REQ_S]);
+		cell(buf, sizeof(buf), cl->meas[SB_MET_REQ_S], cl->pred[SB_MET_REQ_S],
+		     cl->err_pct[SB_MET_REQ_S]);
 		fprintf(f, " req/s %s\n", buf);
 		if (cl->replayed)
 			fprintf(f, "per request: median |error| TTFT %.1f%%, E2E %.1f%%\n",
 				cl->req_ttft_mdape, cl->req_e2e_mdape);
 		if (cl->has_forecast) {
 			int in = 0, tot = 0;
-			for (int k = 0; k < SB_CMP_N_METRICS; k++) {
+			for (int k = 0; k < SB_MET_N; k++) {
 				if (cl->fc_inside[k] >= 0) {
 					tot++;
 					in += cl->fc_inside[k];
@@ -83,14 +83,16 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 			}
 			fprintf(f, "forecast for fresh traffic (95%% of runs of this size): "
 				   "TTFT p50 %.1f..%.1f, p99 %.1f..%.1f; %d/%d measured values inside\n",
-				cl->fc_lo[SB_CMP_TTFT_P50], cl->fc_hi[SB_CMP_TTFT_P50],
-				cl->fc_lo[SB_CMP_TTFT_P99], cl->fc_hi[SB_CMP_TTFT_P99], in, tot);
+				cl->fc_lo[SB_MET_TTFT_P50], cl->fc_hi[SB_MET_TTFT_P50],
+				cl->fc_lo[SB_MET_TTFT_P99], cl->fc_hi[SB_MET_TTFT_P99], in, tot);
 		}
 		if (verbose) {
 			fprintf(f, "replay sd over replications:");
-			for (int k = 0; k < SB_CMP_N_METRICS; k++)
+			for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+				sb_metric k = sb_compare_metrics[j];
 				if (isfinite(cl->pred_sd[k]))
-					fprintf(f, " %s %.3g", sb_compare_metric_name(k), cl->pred_sd[k]);
+					fprintf(f, " %s %.3g", sb_metric_key(k), cl->pred_sd[k]);
+			}
 			fputc('\n', f);
 			for (size_t j = 0; j < cl->n_reqs; j++) {
 				const sb_cmp_req *r = &cl->reqs[j];
@@ -136,13 +138,13 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 	 * prefill: a miss there is the same, or the model's prefill line off
 	 * at a prompt length it was not calibrated at. */
 	static const struct {
-		int cell;
+		sb_metric cell;
 		const char *name, *why;
 	} notes[] = {
-		{ SB_CMP_TPOT_MEAN, "TPOT",
+		{ SB_MET_TPOT_MEAN, "TPOT",
 		  "if the model was calibrated on this server, its speed has changed since "
 		  "(other load on the machine?), and the errors above include that" },
-		{ SB_CMP_TTFT_MEAN, "TTFT",
+		{ SB_MET_TTFT_MEAN, "TTFT",
 		  "the server's prefill speed has changed since calibration, or the model's "
 		  "prefill line is off at this prompt length; every level's TTFT carries it" },
 	};

@@ -9,6 +9,7 @@
 
 #include "core/dist.h"
 #include "core/jsonfile.h"
+#include "core/knee.h"
 #include "core/model.h"
 #include "core/parse.h"
 #include "core/results.h"
@@ -692,7 +693,8 @@ int main(int argc, char **argv)
 	if (sw.knee >= 0)
 		printf("knee: level %g — %s\n", sw.levels[sw.knee].level, sw.knee_reason);
 	else
-		printf("knee: none within the sweep (no 3x jump in p99 TTFT%s)\n",
+		printf("knee: none within the sweep (p99 TTFT never reaches %gx the lowest p99 below it%s)\n",
+		       SB_KNEE_MIN_RATIO,
 		       has_slo ? ", SLO met at every level" : "");
 
 	if (seen[O_PLAN]) {
