@@ -28,9 +28,9 @@
 #include "measure/progress.h"
 #include "measure/driver.h"
 #include "measure/run.h"
-#include "sim/compare.h"
+#include "validate/compare.h"
 #include "sim/sim.h"
-#include "speed.h"
+#include "validate/speed.h"
 
 #define PROG "servebench validate"
 

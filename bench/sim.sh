@@ -18,8 +18,8 @@ SOAK=${2:-10000000}
 if [ ! -d "$B" ]; then
 	meson setup "$B" -Dbuildtype=release -Db_ndebug=true >/dev/null
 fi
-meson compile -C "$B" -j 2 sim/sbsim:executable >/dev/null
-SBSIM=$B/sim/sbsim
+meson compile -C "$B" -j 2 app/sbsim:executable >/dev/null
+SBSIM=$B/app/sbsim
 
 # ELAPSED USER_S MAXRSS_KIB of a command, quietly
 measure() {

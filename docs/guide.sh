@@ -13,7 +13,7 @@
 #                    so the committed results are not overwritten.
 #   --analyse-only   measure nothing: recalibrate, predict, compare, plot and
 #                    print the tables from the results already in the data dir.
-#   --build DIR      meson build directory with app/servebench and sim/sbsim
+#   --build DIR      meson build directory with app/servebench and app/sbsim
 #                    (default build-doc; configured and compiled when missing)
 #   --data DIR       results directory (default data/local)
 #   --img DIR        plot directory (default docs/img)
@@ -81,13 +81,13 @@ SLOTS=4    # the server Experiments 4-6 predict: -np 4
 API=openai-completions   # exact prompt lengths (the chat template adds ~28 tokens)
 
 SB="$BUILD/app/servebench"
-SIM="$BUILD/sim/sbsim"
+SIM="$BUILD/app/sbsim"
 
 # ---- build ------------------------------------------------------------------
 if [[ ! -x "$SB" || ! -x "$SIM" ]]; then
     say "building servebench and sbsim in $BUILD"
     [[ -d "$BUILD" ]] || meson setup "$BUILD" >/dev/null || die "meson setup $BUILD"
-    meson compile -C "$BUILD" -j 2 app/servebench:executable sim/sbsim:executable \
+    meson compile -C "$BUILD" -j 2 app/servebench:executable app/sbsim:executable \
         || die "meson compile -C $BUILD"
 fi
 

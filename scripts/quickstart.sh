@@ -8,8 +8,8 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh build
 echo "== Closed loop, 4 slots, 256 prompt / 128 output tokens (guide Experiments 3-4)"
-build/sim/sbsim --slots 4 --concurrency 1,2,4,5,6,8 --input-len 256 --output-len 128 \
+build/app/sbsim --slots 4 --concurrency 1,2,4,5,6,8 --input-len 256 --output-len 128 \
   --requests 64 --replications 10 --seed 1
 echo
 echo "== Open loop, 8 slots, Poisson arrivals at 3.5 req/s"
-build/sim/sbsim --slots 8 --rate 3.5 --seed 1
+build/app/sbsim --slots 8 --rate 3.5 --seed 1

@@ -14,7 +14,7 @@
 #include "core/parse.h"
 #include "core/results.h"
 #include "core/workload.h"
-#include "compare.h"
+#include "validate/compare.h"
 #include "scenario.h"
 #include "sim.h"
 #include "sweep.h"
@@ -318,7 +318,7 @@ static json_t *build_json(const sb_model *m, const sb_sim_opts *o, const sb_work
 }
 
 /* sbsim --compare: the measured file's own arrivals and lengths through the
- * model (sim/compare.h); prints the side-by-side table. Returns 0 when the
+ * model (validate/compare.h); prints the side-by-side table. Returns 0 when the
  * comparison ran, 2 with a message in e on bad input. */
 static int run_compare(const sb_model *m, const char **val, sb_error *e)
 {

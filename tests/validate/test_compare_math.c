@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/compare.h"
+#include "validate/compare.h"
 #include "../check.h"
 
 static void test_err_pct(void)

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/results.h"
-#include "sim/compare.h"
+#include "validate/compare.h"
 #include "sim/sim.h"
 #include "simdoc.h"
 #include "../check.h"

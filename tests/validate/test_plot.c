@@ -16,7 +16,7 @@
 #include "app/cmd.h"
 #include "core/jsonfile.h"
 #include "core/results.h"
-#include "sim/compare.h"
+#include "validate/compare.h"
 #include "simdoc.h"
 #include "../check.h"
 

@@ -34,7 +34,7 @@
 #include "core/model.h"
 #include "core/workload.h"
 #include "measure/run.h"
-#include "sim/compare.h"
+#include "validate/compare.h"
 
 typedef struct sb_speed {
 	json_t *probes;      /* owned array: {"t_s", "before_level", "level": {...}} */
