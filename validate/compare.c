@@ -289,101 +289,183 @@ static int forecast_level(const sb_model *m, const sb_results *meas, const sb_co
 
 /* ---- replay ------------------------------------------------------------ */
 
-/* Replays level li of meas. Fills cl (meas, pred, per request) and appends
- * replication 0's records to sim_reqs (a JSON array); *sum0 receives the
- * summary of replication 0. */
-static int replay_level(const sb_model *m, const sb_results *meas, const sb_compare_opts *o,
-			size_t li, sb_cmp_level *cl, json_t *sim_reqs, sb_level *sum0,
-			long *warmup_out, long *len_in_out, long *len_out_out, sb_error *e)
-{
-	const sb_rlevel *rl = &meas->levels[li];
-	size_t n = rl->n_reqs;
-	int ret = -ENOMEM;
-	idx_time *ord = malloc((n ? n : 1) * sizeof(*ord));
-	sb_replay_req *rq = malloc((n ? n : 1) * sizeof(*rq));
-	sb_replay_pred *pd = malloc((n ? n : 1) * sizeof(*pd));
-	unsigned char *counted = calloc(n ? n : 1, 1);
-	sb_reqrec *recs = malloc((n ? n : 1) * sizeof(*recs));
-	welford *wt = calloc(n ? n : 1, sizeof(*wt)), *we = calloc(n ? n : 1, sizeof(*we));
-	welford wm[SB_MET_N];
-	memset(wm, 0, sizeof(wm));
-	if (!ord || !rq || !pd || !counted || !recs || !wt || !we)
-		goto out;
+/* One level's replay: the measured records it replays and what the
+ * replications predict for each. Arrays hold n entries (k used). */
+typedef struct replay {
+	const sb_rlevel *rl;
+	size_t n, k;            /* records; successful ones, replayed */
+	idx_time *ord;          /* replayed records in send order */
+	sb_replay_req *rq;      /* what the simulator is given, by send order */
+	sb_replay_pred *pd;     /* what it predicts */
+	unsigned char *counted; /* in the statistics (not warm-up) */
+	sb_reqrec *recs;        /* counted records, measured or predicted */
+	welford *wt, *we;       /* predicted TTFT, E2E per counted request */
+	long n_counted, warm, lmin_in, lmax_in, lmin_out, lmax_out;
+} replay;
 
-	/* Which records are replayed (successful ones), in send order. */
-	size_t k = 0;
-	long warm = 0, lmin_in = -1, lmax_in = -1, lmin_out = -1, lmax_out = -1;
-	for (size_t i = 0; i < n; i++) {
-		const sb_reqrec *q = &rl->reqs[i];
+static void replay_free(replay *rp)
+{
+	free(rp->ord);
+	free(rp->rq);
+	free(rp->pd);
+	free(rp->counted);
+	free(rp->recs);
+	free(rp->wt);
+	free(rp->we);
+}
+
+static int replay_alloc(replay *rp, const sb_rlevel *rl)
+{
+	memset(rp, 0, sizeof(*rp));
+	rp->rl = rl;
+	rp->n = rl->n_reqs;
+	size_t n = rp->n ? rp->n : 1;
+	rp->ord = malloc(n * sizeof(*rp->ord));
+	rp->rq = malloc(n * sizeof(*rp->rq));
+	rp->pd = malloc(n * sizeof(*rp->pd));
+	rp->counted = calloc(n, 1);
+	rp->recs = malloc(n * sizeof(*rp->recs));
+	rp->wt = calloc(n, sizeof(*rp->wt));
+	rp->we = calloc(n, sizeof(*rp->we));
+	rp->lmin_in = rp->lmax_in = rp->lmin_out = rp->lmax_out = -1;
+	if (!rp->ord || !rp->rq || !rp->pd || !rp->counted || !rp->recs || !rp->wt || !rp->we)
+		return -ENOMEM;
+	return 0;
+}
+
+/* The successful records in send order (open loop: scheduled send). */
+static void replay_order(replay *rp, sb_mode mode)
+{
+	for (size_t i = 0; i < rp->n; i++) {
+		const sb_reqrec *q = &rp->rl->reqs[i];
 		if (q->err_class)
 			continue;
-		double t = cl->mode == SB_MODE_RATE ? q->t_scheduled_s : q->t_sent_s;
+		double t = mode == SB_MODE_RATE ? q->t_scheduled_s : q->t_sent_s;
 		if (!isfinite(t))
 			t = isfinite(q->t_sent_s) ? q->t_sent_s : (double)i;
-		ord[k++] = (idx_time){ i, t };
+		rp->ord[rp->k++] = (idx_time){ i, t };
 	}
-	if (k == 0) {
-		ret = sb_error_set(e, "level %g: no successful requests to replay", cl->level);
-		goto out;
-	}
-	qsort(ord, k, sizeof(*ord), cmp_idx_time);
-	double t_first = ord[0].t;
-	long n_counted = 0;
-	for (size_t j = 0; j < k; j++) {
-		const sb_reqrec *q = &rl->reqs[ord[j].i];
-		long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
-		/* tokens the server actually prefilled (prompt-cache hits excluded),
-		 * as the calibration counts them */
-		const json_t *pn = rl->server ? json_object_get(rl->server[ord[j].i], "prompt_n") : NULL;
-		if (json_is_number(pn) && json_number_value(pn) >= 1)
-			pin = (long)json_number_value(pn);
-		long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
-		/* open loop: the level's clock starts at its first send */
-		rq[j] = (sb_replay_req){ cl->mode == SB_MODE_RATE ? ord[j].t - t_first : 0.0, pin, pout };
-		counted[j] = !rec_is_warmup(meas, li, ord[j].i);
-		if (!counted[j]) {
-			warm++;
-			continue;
-		}
-		n_counted++;
-		if (lmin_in < 0 || pin < lmin_in)
-			lmin_in = pin;
-		if (pin > lmax_in)
-			lmax_in = pin;
-		if (lmin_out < 0 || pout < lmin_out)
-			lmin_out = pout;
-		if (pout > lmax_out)
-			lmax_out = pout;
-	}
-	if (n_counted == 0) {
-		ret = sb_error_set(e, "level %g: every successful request is marked warmup", cl->level);
-		goto out;
-	}
-	*warmup_out = warm;
-	*len_in_out = lmin_in == lmax_in ? lmin_in : -1;
-	*len_out_out = lmin_out == lmax_out ? lmin_out : -1;
-	cl->n_counted = n_counted;
+	qsort(rp->ord, rp->k, sizeof(*rp->ord), cmp_idx_time);
+}
 
-	/* Measured side, recomputed from the same counted records. */
+/* Replayed request j: its lengths and (open loop) send time, and whether
+ * it is counted. */
+static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mode mode, size_t j)
+{
+	const sb_reqrec *q = &rp->rl->reqs[rp->ord[j].i];
+	long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
+	/* tokens the server actually prefilled (prompt-cache hits excluded),
+	 * as the calibration counts them */
+	const json_t *pn = rp->rl->server ? json_object_get(rp->rl->server[rp->ord[j].i], "prompt_n")
+					  : NULL;
+	if (json_is_number(pn) && json_number_value(pn) >= 1)
+		pin = (long)json_number_value(pn);
+	long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
+	/* open loop: the level's clock starts at its first send */
+	double t = mode == SB_MODE_RATE ? rp->ord[j].t - rp->ord[0].t : 0.0;
+	rp->rq[j] = (sb_replay_req){ t, pin, pout };
+	rp->counted[j] = !rec_is_warmup(meas, li, rp->ord[j].i);
+	if (!rp->counted[j]) {
+		rp->warm++;
+		return;
+	}
+	rp->n_counted++;
+	if (rp->lmin_in < 0 || pin < rp->lmin_in)
+		rp->lmin_in = pin;
+	if (pin > rp->lmax_in)
+		rp->lmax_in = pin;
+	if (rp->lmin_out < 0 || pout < rp->lmin_out)
+		rp->lmin_out = pout;
+	if (pout > rp->lmax_out)
+		rp->lmax_out = pout;
+}
+
+/* The measured side, recomputed from the counted records, into cl->meas. */
+static int replay_measured(replay *rp, sb_cmp_level *cl)
+{
 	size_t c = 0;
-	for (size_t j = 0; j < k; j++) {
-		if (!counted[j])
+	for (size_t j = 0; j < rp->k; j++) {
+		if (!rp->counted[j])
 			continue;
-		recs[c] = rl->reqs[ord[j].i];
-		recs[c].prompt_tokens = rq[j].prompt_tokens;
-		recs[c].output_tokens = rq[j].output_tokens;
-		recs[c].itl_ms = NULL;
-		recs[c].n_itl = 0;
-		if (!isfinite(recs[c].t_done_s))
-			recs[c].t_done_s = recs[c].t_scheduled_s + recs[c].e2e_ms / 1e3;
-		c++;
+		sb_reqrec *q = &rp->recs[c++];
+		*q = rp->rl->reqs[rp->ord[j].i];
+		q->prompt_tokens = rp->rq[j].prompt_tokens;
+		q->output_tokens = rp->rq[j].output_tokens;
+		q->itl_ms = NULL;
+		q->n_itl = 0;
+		if (!isfinite(q->t_done_s))
+			q->t_done_s = q->t_scheduled_s + q->e2e_ms / 1e3;
 	}
 	sb_level ms;
-	if (summarize(recs, c, cl->level, cl->mode, &ms) < 0)
-		goto out;
+	if (summarize(rp->recs, c, cl->level, cl->mode, &ms) < 0)
+		return -ENOMEM;
 	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
 		cl->meas[sb_compare_metrics[i]] = sb_metric_get(&ms, sb_compare_metrics[i]);
+	return 0;
+}
 
+/* rp->recs: the counted requests as predicted (rp->pd); adds their TTFT
+ * and E2E to the per-request means. Returns how many. */
+static size_t replay_predicted(replay *rp)
+{
+	size_t c = 0;
+	for (size_t j = 0; j < rp->k; j++) {
+		if (!rp->counted[j])
+			continue;
+		const sb_replay_pred *p = &rp->pd[j];
+		sb_reqrec *q = &rp->recs[c];
+		memset(q, 0, sizeof(*q));
+		q->id = rp->rl->reqs[rp->ord[j].i].id;
+		q->t_scheduled_s = q->t_sent_s = p->t_sent_s;
+		q->t_done_s = p->t_done_s;
+		q->ttft_ms = p->ttft_ms;
+		q->e2e_ms = p->e2e_ms;
+		q->wait_ms = p->wait_ms;
+		q->prompt_tokens = rp->rq[j].prompt_tokens;
+		q->output_tokens = rp->rq[j].output_tokens;
+		q->err_class = p->rejected ? "rejected" : NULL;
+		q->err_msg = p->rejected ? "turned away by max_queue (simulated)" : NULL;
+		if (!p->rejected) {
+			welford_add(&rp->wt[c], p->ttft_ms);
+			welford_add(&rp->we[c], p->e2e_ms);
+		}
+		c++;
+	}
+	return c;
+}
+
+/* Replication `rep` of the replay: adds its level summary to wm; with rep
+ * 0 also *sum0 and the records appended to sim_reqs. */
+static int replay_once(replay *rp, const sb_model *m, const sb_replay_opts *ro,
+		       sb_cmp_level *cl, int rep, welford *wm, json_t *sim_reqs, sb_level *sum0,
+		       sb_error *e)
+{
+	int r = sb_sim_replay(m, ro, rp->rq, rp->k, rp->pd, NULL, e);
+	if (r < 0) {
+		sb_error_prefix(e, "replay of level %g", cl->level);
+		return r;
+	}
+	size_t c = replay_predicted(rp);
+	sb_level ps;
+	if (summarize(rp->recs, c, cl->level, cl->mode, &ps) < 0)
+		return -ENOMEM;
+	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
+		welford_add(&wm[sb_compare_metrics[i]], sb_metric_get(&ps, sb_compare_metrics[i]));
+	if (rep != 0)
+		return 0;
+	*sum0 = ps;
+	for (size_t j = 0; j < c; j++) {
+		json_t *jr = sb_reqrec_to_json(&rp->recs[j], NULL);
+		if (!jr || json_array_append_new(sim_reqs, jr))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The replications of the replay: cl->pred and pred_sd. */
+static int replay_all(replay *rp, const sb_model *m, const sb_compare_opts *o, size_t li,
+		      sb_cmp_level *cl, json_t *sim_reqs, sb_level *sum0, sb_error *e)
+{
 	int reps = o->no_noise ? 1 : (o->replications > 0 ? o->replications : 1);
 	sb_replay_opts ro;
 	memset(&ro, 0, sizeof(ro));
@@ -393,81 +475,45 @@ static int replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 		ro.concurrency = 1;
 	ro.think_s = o->think_s;
 	ro.no_noise = o->no_noise;
+	welford wm[SB_MET_N];
+	memset(wm, 0, sizeof(wm));
 	for (int rep = 0; rep < reps; rep++) {
 		ro.seed = sb_sim_seed(o->seed, (int)li, rep);
-		int r = sb_sim_replay(m, &ro, rq, k, pd, NULL, e);
-		if (r < 0) {
-			sb_error_prefix(e, "replay of level %g", cl->level);
-			ret = r;
-			goto out;
-		}
-		c = 0;
-		for (size_t j = 0; j < k; j++) {
-			if (!counted[j])
-				continue;
-			sb_reqrec *q = &recs[c];
-			q->id = rl->reqs[ord[j].i].id;
-			q->t_scheduled_s = pd[j].t_sent_s;
-			q->t_sent_s = pd[j].t_sent_s;
-			q->t_done_s = pd[j].t_done_s;
-			q->ttft_ms = pd[j].ttft_ms;
-			q->e2e_ms = pd[j].e2e_ms;
-			q->wait_ms = pd[j].wait_ms;
-			q->prompt_tokens = rq[j].prompt_tokens;
-			q->output_tokens = rq[j].output_tokens;
-			q->itl_ms = NULL;
-			q->n_itl = 0;
-			q->err_class = pd[j].rejected ? "rejected" : NULL;
-			q->err_msg = pd[j].rejected ? "turned away by max_queue (simulated)" : NULL;
-			if (!pd[j].rejected) {
-				welford_add(&wt[c], pd[j].ttft_ms);
-				welford_add(&we[c], pd[j].e2e_ms);
-			}
-			c++;
-		}
-		sb_level ps;
-		if (summarize(recs, c, cl->level, cl->mode, &ps) < 0)
-			goto out;
-		for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
-			welford_add(&wm[sb_compare_metrics[i]],
-				    sb_metric_get(&ps, sb_compare_metrics[i]));
-		if (rep == 0) {
-			*sum0 = ps;
-			for (size_t j = 0; j < c; j++) {
-				json_t *jr = sb_reqrec_to_json(&recs[j], NULL);
-				if (!jr || json_array_append_new(sim_reqs, jr))
-					goto out;
-			}
-		}
+		int r = replay_once(rp, m, &ro, cl, rep, wm, sim_reqs, sum0, e);
+		if (r < 0)
+			return r;
 	}
 	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++) {
-		sb_metric mi = sb_compare_metrics[i];
-		cl->pred[mi] = welford_mean(&wm[mi]);
-		cl->pred_sd[mi] = welford_sd(&wm[mi]);
+		sb_metric k = sb_compare_metrics[i];
+		cl->pred[k] = welford_mean(&wm[k]);
+		cl->pred_sd[k] = welford_sd(&wm[k]);
 	}
+	return 0;
+}
 
-	/* Per request. */
-	cl->reqs = calloc((size_t)n_counted, sizeof(*cl->reqs));
-	double *et = malloc((size_t)n_counted * sizeof(double));
-	double *ee = malloc((size_t)n_counted * sizeof(double));
-	if (!cl->reqs || !et || !ee) {
-		free(et);
-		free(ee);
+/* Per counted request: measured and predicted (mean over replications)
+ * TTFT and E2E into cl->reqs, and their median |error|. */
+static int replay_per_request(const replay *rp, sb_cmp_level *cl)
+{
+	size_t n = (size_t)rp->n_counted;
+	cl->reqs = calloc(n, sizeof(*cl->reqs));
+	double *et = malloc(n * sizeof(double)), *ee = malloc(n * sizeof(double));
+	int ret = -ENOMEM;
+	if (!cl->reqs || !et || !ee)
 		goto out;
-	}
-	c = 0;
-	for (size_t j = 0; j < k; j++) {
-		if (!counted[j])
+	size_t c = 0;
+	for (size_t j = 0; j < rp->k; j++) {
+		if (!rp->counted[j])
 			continue;
-		const sb_reqrec *q = &rl->reqs[ord[j].i];
+		const sb_reqrec *q = &rp->rl->reqs[rp->ord[j].i];
 		sb_cmp_req *cr = &cl->reqs[c];
 		cr->id = q->id;
-		cr->prompt_tokens = rq[j].prompt_tokens;
-		cr->output_tokens = rq[j].output_tokens;
+		cr->prompt_tokens = rp->rq[j].prompt_tokens;
+		cr->output_tokens = rp->rq[j].output_tokens;
 		cr->meas_ttft_ms = q->ttft_ms;
 		cr->meas_e2e_ms = q->e2e_ms;
-		cr->pred_ttft_ms = welford_mean(&wt[c]);
-		cr->pred_e2e_ms = welford_mean(&we[c]);
+		cr->pred_ttft_ms = welford_mean(&rp->wt[c]);
+		cr->pred_e2e_ms = welford_mean(&rp->we[c]);
 		et[c] = sb_compare_err_pct(cr->meas_ttft_ms, cr->pred_ttft_ms);
 		ee[c] = sb_compare_err_pct(cr->meas_e2e_ms, cr->pred_e2e_ms);
 		c++;
@@ -475,18 +521,50 @@ static int replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 	cl->n_reqs = c;
 	cl->req_ttft_mdape = sb_compare_median_abs(et, c);
 	cl->req_e2e_mdape = sb_compare_median_abs(ee, c);
-	free(et);
-	free(ee);
-	cl->replayed = 1;
 	ret = 0;
 out:
-	free(ord);
-	free(rq);
-	free(pd);
-	free(counted);
-	free(recs);
-	free(wt);
-	free(we);
+	free(et);
+	free(ee);
+	return ret;
+}
+
+/* Replays level li of meas. Fills cl (meas, pred, per request) and appends
+ * replication 0's records to sim_reqs (a JSON array); *sum0 receives the
+ * summary of replication 0. *warmup_out: the warm-up records replayed;
+ * *len_in_out, *len_out_out: the counted requests' lengths when they are
+ * all alike, else -1. */
+static int replay_level(const sb_model *m, const sb_results *meas, const sb_compare_opts *o,
+			size_t li, sb_cmp_level *cl, json_t *sim_reqs, sb_level *sum0,
+			long *warmup_out, long *len_in_out, long *len_out_out, sb_error *e)
+{
+	replay rp;
+	int ret = replay_alloc(&rp, &meas->levels[li]);
+	if (ret < 0)
+		goto out;
+	replay_order(&rp, cl->mode);
+	if (rp.k == 0) {
+		ret = sb_error_set(e, "level %g: no successful requests to replay", cl->level);
+		goto out;
+	}
+	for (size_t j = 0; j < rp.k; j++)
+		replay_request(&rp, meas, li, cl->mode, j);
+	if (rp.n_counted == 0) {
+		ret = sb_error_set(e, "level %g: every successful request is marked warmup", cl->level);
+		goto out;
+	}
+	*warmup_out = rp.warm;
+	*len_in_out = rp.lmin_in == rp.lmax_in ? rp.lmin_in : -1;
+	*len_out_out = rp.lmin_out == rp.lmax_out ? rp.lmin_out : -1;
+	cl->n_counted = rp.n_counted;
+	ret = replay_measured(&rp, cl);
+	if (ret == 0)
+		ret = replay_all(&rp, m, o, li, cl, sim_reqs, sum0, e);
+	if (ret == 0)
+		ret = replay_per_request(&rp, cl);
+	if (ret == 0)
+		cl->replayed = 1;
+out:
+	replay_free(&rp);
 	return ret;
 }
 
@@ -610,6 +688,75 @@ static json_t *sim_target(const sb_model *m, const sb_compare_opts *o, const sb_
 	return t;
 }
 
+/* Level li before its prediction: the measured summary's metrics, the
+ * rest NaN. */
+static void level_init(sb_cmp_level *cl, const sb_rlevel *rl)
+{
+	cl->level = rl->sum.level;
+	cl->mode = rl->sum.mode;
+	cl->req_ttft_mdape = cl->req_e2e_mdape = NAN;
+	for (int k = 0; k < SB_MET_N; k++) {
+		cl->meas[k] = cl->pred[k] = cl->pred_sd[k] = cl->err_pct[k] = NAN;
+		cl->fc_lo[k] = cl->fc_hi[k] = NAN;
+		cl->fc_inside[k] = -1;
+	}
+	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
+		cl->meas[sb_compare_metrics[j]] = sb_metric_get(&rl->sum, sb_compare_metrics[j]);
+}
+
+/* Predicts level li: a replay of its records (and the forecast when asked),
+ * or a forecast when it has none. *reqs: the predicted records (new array,
+ * NULL for a forecast); *sum0: replication 0's summary. */
+static int predict_level(const sb_model *m, const sb_results *meas, const sb_compare_opts *o,
+			 size_t li, sb_cmp_level *cl, json_t **reqs, sb_level *sum0, sb_error *e)
+{
+	const sb_rlevel *rl = &meas->levels[li];
+	long warm = (long)meas->workload.warmup, len_in = -1, len_out = -1;
+	if (rl->n_reqs == 0) {
+		cl->n_counted = rl->sum.requests_ok > 0 ? rl->sum.requests_ok : meas->workload.requests;
+		return forecast_level(m, meas, o, li, cl->n_counted, warm, -1, -1, cl, 1, sum0, e);
+	}
+	*reqs = json_array();
+	if (!*reqs)
+		return -ENOMEM;
+	int r = replay_level(m, meas, o, li, cl, *reqs, sum0, &warm, &len_in, &len_out, e);
+	if (r == 0 && o->forecast)
+		r = forecast_level(m, meas, o, li, cl->n_counted, warm, len_in, len_out, cl, 0,
+				   NULL, e);
+	if (r < 0) {
+		json_decref(*reqs);
+		*reqs = NULL;
+	}
+	return r;
+}
+
+/* Compares level li of meas into out->levels[li] and adds its prediction
+ * to out->simulated. */
+static int compare_level(const sb_model *m, const sb_results *meas, const sb_compare_opts *o,
+			 size_t li, sb_comparison *out, sb_error *e)
+{
+	sb_cmp_level *cl = &out->levels[li];
+	level_init(cl, &meas->levels[li]);
+	sb_level sum0;
+	memset(&sum0, 0, sizeof(sum0));
+	json_t *reqs = NULL;
+	int r = predict_level(m, meas, o, li, cl, &reqs, &sum0, e);
+	if (r < 0)
+		return r;
+	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+		sb_metric k = sb_compare_metrics[j];
+		cl->err_pct[k] = sb_compare_err_pct(cl->meas[k], cl->pred[k]);
+		sb_metric_set(&sum0, k, cl->pred[k]);
+		if (cl->fc_inside[k] >= 0) {
+			out->fc_total++;
+			out->fc_inside += cl->fc_inside[k];
+		}
+	}
+	sum0.level = cl->level;
+	sum0.mode = cl->mode;
+	return sb_results_add_level(out->simulated, &sum0, reqs);
+}
+
 int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_opts *opts,
 		   sb_comparison *out, sb_error *e)
 {
@@ -639,63 +786,7 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 	}
 	out->n_levels = meas->n_levels;
 	for (size_t li = 0; li < meas->n_levels; li++) {
-		const sb_rlevel *rl = &meas->levels[li];
-		sb_cmp_level *cl = &out->levels[li];
-		cl->level = rl->sum.level;
-		cl->mode = rl->sum.mode;
-		cl->req_ttft_mdape = cl->req_e2e_mdape = NAN;
-		for (int k = 0; k < SB_MET_N; k++) {
-			cl->meas[k] = cl->pred[k] = cl->pred_sd[k] = cl->err_pct[k] = NAN;
-			cl->fc_lo[k] = cl->fc_hi[k] = NAN;
-			cl->fc_inside[k] = -1;
-		}
-		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
-			cl->meas[sb_compare_metrics[j]] =
-				sb_metric_get(&rl->sum, sb_compare_metrics[j]);
-		sb_level sum0;
-		memset(&sum0, 0, sizeof(sum0));
-		json_t *reqs = NULL;
-		long warm = (long)meas->workload.warmup, len_in = -1, len_out = -1;
-		if (rl->n_reqs > 0) {
-			reqs = json_array();
-			if (!reqs) {
-				r = -ENOMEM;
-				goto fail;
-			}
-			r = replay_level(m, meas, &o, li, cl, reqs, &sum0, &warm, &len_in,
-					 &len_out, e);
-			if (r < 0) {
-				json_decref(reqs);
-				goto fail;
-			}
-			if (o.forecast) {
-				r = forecast_level(m, meas, &o, li, cl->n_counted, warm, len_in,
-						   len_out, cl, 0, NULL, e);
-				if (r < 0) {
-					json_decref(reqs);
-					goto fail;
-				}
-			}
-		} else {
-			cl->n_counted = rl->sum.requests_ok > 0 ? rl->sum.requests_ok
-								: meas->workload.requests;
-			r = forecast_level(m, meas, &o, li, cl->n_counted, warm, -1, -1, cl, 1,
-					   &sum0, e);
-			if (r < 0)
-				goto fail;
-		}
-		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
-			sb_metric k = sb_compare_metrics[j];
-			cl->err_pct[k] = sb_compare_err_pct(cl->meas[k], cl->pred[k]);
-			sb_metric_set(&sum0, k, cl->pred[k]);
-			if (cl->fc_inside[k] >= 0) {
-				out->fc_total++;
-				out->fc_inside += cl->fc_inside[k];
-			}
-		}
-		sum0.level = cl->level;
-		sum0.mode = cl->mode;
-		r = sb_results_add_level(out->simulated, &sum0, reqs);
+		r = compare_level(m, meas, &o, li, out, e);
 		if (r < 0)
 			goto fail;
 	}
@@ -719,72 +810,61 @@ void sb_comparison_fini(sb_comparison *c)
 
 /* ---- JSON ---------------------------------------------------------------- */
 
-json_t *sb_comparison_to_json(const sb_comparison *c)
+/* One metric of a level: measured, predicted, error (and the forecast). */
+static json_t *metric_to_json(const sb_cmp_level *cl, sb_metric k)
 {
-	json_t *root = json_object();
-	json_t *levels = json_array();
-	if (!root || !levels) {
-		json_decref(root);
-		json_decref(levels);
-		return NULL;
+	json_t *x = json_object();
+	json_object_set_new(x, "measured", jnum(cl->meas[k]));
+	json_object_set_new(x, "predicted", jnum(cl->pred[k]));
+	json_object_set_new(x, "predicted_sd", jnum(cl->pred_sd[k]));
+	json_object_set_new(x, "error_pct", jnum(cl->err_pct[k]));
+	if (cl->has_forecast) {
+		json_object_set_new(x, "forecast_lo", jnum(cl->fc_lo[k]));
+		json_object_set_new(x, "forecast_hi", jnum(cl->fc_hi[k]));
+		json_object_set_new(x, "inside", cl->fc_inside[k] < 0 ? json_null()
+								      : json_boolean(cl->fc_inside[k]));
 	}
-	json_object_set_new(root, "schema", json_string("servebench.comparison/1"));
-	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
-	json_object_set_new(root, "replications", json_integer(c->replications));
-	json_object_set_new(root, "model_slots", json_integer(c->model_slots));
-	json_object_set_new(root, "measured_slots",
-			    c->measured_slots > 0 ? json_integer(c->measured_slots) : json_null());
-	json_object_set_new(root, "error_definition",
-			    json_string("100 * (predicted - measured) / measured"));
-	for (size_t i = 0; i < c->n_levels; i++) {
-		const sb_cmp_level *cl = &c->levels[i];
-		json_t *jl = json_object();
-		json_object_set_new(jl, "level", json_real(cl->level));
-		json_object_set_new(jl, "mode", json_string(sb_mode_name(cl->mode)));
-		json_object_set_new(jl, "method", json_string(cl->replayed ? "replay" : "forecast"));
-		json_object_set_new(jl, "requests", json_integer(cl->n_counted));
-		json_t *mt = json_object();
-		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
-			sb_metric k = sb_compare_metrics[j];
-			json_t *x = json_object();
-			json_object_set_new(x, "measured", jnum(cl->meas[k]));
-			json_object_set_new(x, "predicted", jnum(cl->pred[k]));
-			json_object_set_new(x, "predicted_sd", jnum(cl->pred_sd[k]));
-			json_object_set_new(x, "error_pct", jnum(cl->err_pct[k]));
-			if (cl->has_forecast) {
-				json_object_set_new(x, "forecast_lo", jnum(cl->fc_lo[k]));
-				json_object_set_new(x, "forecast_hi", jnum(cl->fc_hi[k]));
-				json_object_set_new(x, "inside",
-						    cl->fc_inside[k] < 0 ? json_null()
-									 : json_boolean(cl->fc_inside[k]));
-			}
-			json_object_set_new(mt, sb_metric_key(k), x);
-		}
-		json_object_set_new(jl, "metrics", mt);
-		if (cl->replayed) {
-			json_object_set_new(jl, "request_ttft_mdape", jnum(cl->req_ttft_mdape));
-			json_object_set_new(jl, "request_e2e_mdape", jnum(cl->req_e2e_mdape));
-			json_t *rs = json_array();
-			for (size_t j = 0; j < cl->n_reqs; j++) {
-				const sb_cmp_req *q = &cl->reqs[j];
-				json_array_append_new(
-					rs, json_pack("{s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "id",
-						      (json_int_t)q->id, "prompt_tokens",
-						      (json_int_t)q->prompt_tokens, "output_tokens",
-						      (json_int_t)q->output_tokens, "ttft_ms_measured",
-						      jnum(q->meas_ttft_ms), "ttft_ms_predicted",
-						      jnum(q->pred_ttft_ms), "ttft_error_pct",
-						      jnum(sb_compare_err_pct(q->meas_ttft_ms, q->pred_ttft_ms)),
-						      "e2e_ms_measured", jnum(q->meas_e2e_ms),
-						      "e2e_ms_predicted", jnum(q->pred_e2e_ms),
-						      "e2e_error_pct",
-						      jnum(sb_compare_err_pct(q->meas_e2e_ms, q->pred_e2e_ms))));
-			}
-			json_object_set_new(jl, "requests", rs);
-		}
-		json_array_append_new(levels, jl);
+	return x;
+}
+
+static json_t *request_to_json(const sb_cmp_req *q)
+{
+	return json_pack("{s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "id", (json_int_t)q->id,
+			 "prompt_tokens", (json_int_t)q->prompt_tokens, "output_tokens",
+			 (json_int_t)q->output_tokens, "ttft_ms_measured", jnum(q->meas_ttft_ms),
+			 "ttft_ms_predicted", jnum(q->pred_ttft_ms), "ttft_error_pct",
+			 jnum(sb_compare_err_pct(q->meas_ttft_ms, q->pred_ttft_ms)),
+			 "e2e_ms_measured", jnum(q->meas_e2e_ms), "e2e_ms_predicted",
+			 jnum(q->pred_e2e_ms), "e2e_error_pct",
+			 jnum(sb_compare_err_pct(q->meas_e2e_ms, q->pred_e2e_ms)));
+}
+
+static json_t *level_to_json(const sb_cmp_level *cl)
+{
+	json_t *jl = json_object();
+	json_object_set_new(jl, "level", json_real(cl->level));
+	json_object_set_new(jl, "mode", json_string(sb_mode_name(cl->mode)));
+	json_object_set_new(jl, "method", json_string(cl->replayed ? "replay" : "forecast"));
+	json_object_set_new(jl, "requests", json_integer(cl->n_counted));
+	json_t *mt = json_object();
+	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
+		json_object_set_new(mt, sb_metric_key(sb_compare_metrics[j]),
+				    metric_to_json(cl, sb_compare_metrics[j]));
+	json_object_set_new(jl, "metrics", mt);
+	if (cl->replayed) {
+		json_object_set_new(jl, "request_ttft_mdape", jnum(cl->req_ttft_mdape));
+		json_object_set_new(jl, "request_e2e_mdape", jnum(cl->req_e2e_mdape));
+		json_t *rs = json_array();
+		for (size_t j = 0; j < cl->n_reqs; j++)
+			json_array_append_new(rs, request_to_json(&cl->reqs[j]));
+		json_object_set_new(jl, "requests", rs);
 	}
-	json_object_set_new(root, "levels", levels);
+	return jl;
+}
+
+/* The cross-level summaries: MdAPEs, knees, forecast coverage. */
+static json_t *summary_to_json(const sb_comparison *c)
+{
 	json_t *s = json_object();
 	json_object_set_new(s, "mdape_central_pct", jnum(c->mdape_central));
 	json_object_set_new(s, "mdape_tail_pct", jnum(c->mdape_tail));
@@ -816,7 +896,30 @@ json_t *sb_comparison_to_json(const sb_comparison *c)
 		json_object_set_new(s, "forecast_inside", json_integer(c->fc_inside));
 		json_object_set_new(s, "forecast_cells", json_integer(c->fc_total));
 	}
-	json_object_set_new(root, "summary", s);
+	return s;
+}
+
+json_t *sb_comparison_to_json(const sb_comparison *c)
+{
+	json_t *root = json_object();
+	json_t *levels = json_array();
+	if (!root || !levels) {
+		json_decref(root);
+		json_decref(levels);
+		return NULL;
+	}
+	json_object_set_new(root, "schema", json_string("servebench.comparison/1"));
+	json_object_set_new(root, "seed", json_integer((json_int_t)c->seed));
+	json_object_set_new(root, "replications", json_integer(c->replications));
+	json_object_set_new(root, "model_slots", json_integer(c->model_slots));
+	json_object_set_new(root, "measured_slots",
+			    c->measured_slots > 0 ? json_integer(c->measured_slots) : json_null());
+	json_object_set_new(root, "error_definition",
+			    json_string("100 * (predicted - measured) / measured"));
+	for (size_t i = 0; i < c->n_levels; i++)
+		json_array_append_new(levels, level_to_json(&c->levels[i]));
+	json_object_set_new(root, "levels", levels);
+	json_object_set_new(root, "summary", summary_to_json(c));
 	return root;
 }
 
