@@ -3,7 +3,7 @@
  * Flags into sb_setup_flags (one table, core/cli.h), the setup merged and
  * checked by sim/setup.h, the sweep run and printed by sim/sweep.h and
  * sim/sweep_print.h; --plan is sim/capacity_plan.h, --json
- * sim/sweep_json.h, --compare sim/compare.h.
+ * sim/sweep_json.h, --compare validate/compare.h.
  *
  * Exit status: 0 done; 1 --check found an expectation not met, or a write
  * or the simulation failed; 2 bad usage or input.
@@ -19,12 +19,12 @@
 #include "core/results.h"
 #include "exit_status.h"
 #include "sim/capacity_plan.h"
-#include "sim/compare.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
 #include "sim/sweep.h"
 #include "sim/sweep_json.h"
 #include "sim/sweep_print.h"
+#include "validate/compare.h"
 
 /* The command line: the setup's flags plus what sbsim does with the run. */
 static struct {
@@ -180,7 +180,7 @@ static int compare_with(const sb_model *m, sb_results *meas, sb_error *e)
 }
 
 /* sbsim --compare: the measured file's own arrivals and lengths through the
- * model (sim/compare.h). */
+ * model (validate/compare.h). */
 static int run_compare(const sb_cli_args *a, sb_error *e)
 {
 	int r = check_compare_flags(a, e);

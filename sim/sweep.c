@@ -10,67 +10,17 @@
 
 #include <gsl/gsl_cdf.h>
 
-static const char *const metric_names[SB_MET_N] = {
-	[SB_MET_TTFT_MEAN] = "ttft_ms.mean", [SB_MET_TTFT_P50] = "ttft_ms.p50",
-	[SB_MET_TTFT_P90] = "ttft_ms.p90",   [SB_MET_TTFT_P99] = "ttft_ms.p99",
-	[SB_MET_TPOT_MEAN] = "tpot_ms.mean", [SB_MET_TPOT_P50] = "tpot_ms.p50",
-	[SB_MET_TPOT_P99] = "tpot_ms.p99",   [SB_MET_ITL_P50] = "itl_ms.p50",
-	[SB_MET_ITL_P99] = "itl_ms.p99",     [SB_MET_E2E_MEAN] = "e2e_ms.mean",
-	[SB_MET_E2E_P50] = "e2e_ms.p50",     [SB_MET_E2E_P99] = "e2e_ms.p99",
-	[SB_MET_WAIT_MEAN] = "wait_ms.mean", [SB_MET_WAIT_P50] = "wait_ms.p50",
-	[SB_MET_WAIT_P99] = "wait_ms.p99",   [SB_MET_OUT_TOK_S] = "output_tok_s",
-	[SB_MET_REQ_S] = "req_s",            [SB_MET_GOODPUT] = "goodput_req_s",
-	[SB_MET_UTIL] = "utilization",       [SB_MET_L_LAW] = "l_law",
-	[SB_MET_L_OBS] = "l_observed",       [SB_MET_TTFT_PCT] = "ttft_ms.slo_pct",
-	[SB_MET_TPOT_PCT] = "tpot_ms.slo_pct", [SB_MET_REJECTED] = "rejected",
-};
-
-const char *sb_metric_name(sb_metric k)
-{
-	return (k >= 0 && k < SB_MET_N) ? metric_names[k] : "?";
-}
-
-int sb_metric_parse(const char *s, sb_metric *k)
-{
-	for (int i = 0; i < SB_MET_N; i++)
-		if (!strcmp(s, metric_names[i])) {
-			*k = (sb_metric)i;
-			return 0;
-		}
-	return -EINVAL;
-}
+#include "core/knee.h"
 
 double sb_sim_level_metric(const sb_sim_level *l, sb_metric k)
 {
-	const sb_level *s = &l->sum;
 	switch (k) {
-	case SB_MET_TTFT_MEAN: return s->ttft_ms.mean;
-	case SB_MET_TTFT_P50: return s->ttft_ms.p50;
-	case SB_MET_TTFT_P90: return s->ttft_ms.p90;
-	case SB_MET_TTFT_P99: return s->ttft_ms.p99;
-	case SB_MET_TPOT_MEAN: return s->tpot_ms.mean;
-	case SB_MET_TPOT_P50: return s->tpot_ms.p50;
-	case SB_MET_TPOT_P99: return s->tpot_ms.p99;
-	case SB_MET_ITL_P50: return s->itl_ms.p50;
-	case SB_MET_ITL_P99: return s->itl_ms.p99;
-	case SB_MET_E2E_MEAN: return s->e2e_ms.mean;
-	case SB_MET_E2E_P50: return s->e2e_ms.p50;
-	case SB_MET_E2E_P99: return s->e2e_ms.p99;
-	case SB_MET_WAIT_MEAN: return s->wait_ms.mean;
-	case SB_MET_WAIT_P50: return s->wait_ms.p50;
-	case SB_MET_WAIT_P99: return s->wait_ms.p99;
-	case SB_MET_OUT_TOK_S: return s->output_tok_s;
-	case SB_MET_REQ_S: return s->req_s;
-	case SB_MET_GOODPUT: return s->goodput_req_s;
 	case SB_MET_UTIL: return l->utilization;
-	case SB_MET_L_LAW: return s->l_law;
-	case SB_MET_L_OBS: return s->l_observed;
 	case SB_MET_TTFT_PCT: return l->ttft_pct_ms;
 	case SB_MET_TPOT_PCT: return l->tpot_pct_ms;
 	case SB_MET_REJECTED: return (double)l->rejected;
-	case SB_MET_N: break;
+	default: return sb_metric_get(&l->sum, k);
 	}
-	return NAN;
 }
 
 /* Mean of the finite values of x[0..n) across replications, and the 95%
@@ -222,6 +172,51 @@ int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo)
 	return 1;
 }
 
+/* Writes why level i of s breaks slo into buf. */
+static void slo_reason(const sb_sweep *s, int i, const sb_slo *slo, char *buf, size_t len)
+{
+	const sb_sweep_level *l = &s->levels[i];
+	double pct = slo->percentile > 0 ? slo->percentile : 99;
+	if (l->diverged || l->overloaded)
+		snprintf(buf, len, "SLO broken: the queue grows without bound");
+	else if (slo->ttft_ms > 0 && !(l->mean[SB_MET_TTFT_PCT] <= slo->ttft_ms))
+		snprintf(buf, len, "SLO broken: p%g TTFT %.1f ms > %g ms", pct,
+			 l->mean[SB_MET_TTFT_PCT], slo->ttft_ms);
+	else if (slo->tpot_ms > 0 && !(l->mean[SB_MET_TPOT_PCT] <= slo->tpot_ms))
+		snprintf(buf, len, "SLO broken: p%g TPOT %.2f ms > %g ms", pct,
+			 l->mean[SB_MET_TPOT_PCT], slo->tpot_ms);
+	else
+		snprintf(buf, len, "SLO broken: too many requests rejected");
+}
+
+/* The knee of s (core/knee.h) on the mean p99 TTFT across replications,
+ * or the first level that breaks w's SLO when that comes earlier. */
+static void set_knee(sb_sweep *s, const sb_workload *w)
+{
+	size_t n = (size_t)s->n_levels;
+	double lv[SB_WORKLOAD_MAX_LEVELS], p99[SB_WORKLOAD_MAX_LEVELS];
+	for (size_t i = 0; i < n && i < SB_WORKLOAD_MAX_LEVELS; i++) {
+		lv[i] = s->levels[i].level;
+		p99[i] = s->levels[i].mean[SB_MET_TTFT_P99];
+	}
+	int k = n <= SB_WORKLOAD_MAX_LEVELS ? sb_knee_find(lv, p99, n, SB_KNEE_MIN_RATIO) : -1;
+	int has_slo = w->slo.ttft_ms > 0 || w->slo.tpot_ms > 0;
+	for (int i = 0; has_slo && i < s->n_levels && (k < 0 || i < k); i++) {
+		if (!sb_sweep_level_meets(&s->levels[i], &w->slo)) {
+			s->knee = i;
+			slo_reason(s, i, &w->slo, s->knee_reason, sizeof s->knee_reason);
+			return;
+		}
+	}
+	s->knee = k;
+	if (k < 0)
+		return;
+	double base = sb_knee_base(p99, k);
+	snprintf(s->knee_reason, sizeof s->knee_reason,
+		 "p99 TTFT rises most steeply from level %g (%.1f -> %.1f ms), %.1fx the "
+		 "lowest p99 below it", lv[k - 1], p99[k - 1], p99[k], p99[k] / base);
+}
+
 int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		 int reps, sb_sweep *out, sb_error *e)
 {
@@ -253,42 +248,7 @@ int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 			return rc;
 		}
 	}
-	/* the knee: the first level whose p99 TTFT is >= 3x the previous
-	 * level's, or that breaks an SLO */
-	int has_slo = w->slo.ttft_ms > 0 || w->slo.tpot_ms > 0;
-	for (int i = 0; i < out->n_levels; i++) {
-		sb_sweep_level *l = &out->levels[i];
-		if (i > 0) {
-			double prev = out->levels[i - 1].mean[SB_MET_TTFT_P99];
-			double cur = l->mean[SB_MET_TTFT_P99];
-			if (prev > 0 && cur >= 3 * prev) {
-				out->knee = i;
-				snprintf(out->knee_reason, sizeof out->knee_reason,
-					 "p99 TTFT jumps %.1fx (%.1f -> %.1f ms) from level %g",
-					 cur / prev, prev, cur, out->levels[i - 1].level);
-				break;
-			}
-		}
-		if (has_slo && !sb_sweep_level_meets(l, &w->slo)) {
-			out->knee = i;
-			double pct = w->slo.percentile > 0 ? w->slo.percentile : 99;
-			if (l->diverged || l->overloaded)
-				snprintf(out->knee_reason, sizeof out->knee_reason,
-					 "SLO broken: the queue grows without bound");
-			else if (w->slo.ttft_ms > 0 && !(l->mean[SB_MET_TTFT_PCT] <= w->slo.ttft_ms))
-				snprintf(out->knee_reason, sizeof out->knee_reason,
-					 "SLO broken: p%g TTFT %.1f ms > %g ms", pct,
-					 l->mean[SB_MET_TTFT_PCT], w->slo.ttft_ms);
-			else if (w->slo.tpot_ms > 0 && !(l->mean[SB_MET_TPOT_PCT] <= w->slo.tpot_ms))
-				snprintf(out->knee_reason, sizeof out->knee_reason,
-					 "SLO broken: p%g TPOT %.2f ms > %g ms", pct,
-					 l->mean[SB_MET_TPOT_PCT], w->slo.tpot_ms);
-			else
-				snprintf(out->knee_reason, sizeof out->knee_reason,
-					 "SLO broken: too many requests rejected");
-			break;
-		}
-	}
+	set_knee(out, w);
 	return 0;
 }
 

@@ -5,25 +5,11 @@
 #ifndef SB_SWEEP_H
 #define SB_SWEEP_H
 
+#include "core/metric.h"
 #include "sim.h"
 
-/* Per-level figures that get a confidence interval. */
-typedef enum sb_metric {
-	SB_MET_TTFT_MEAN = 0, SB_MET_TTFT_P50, SB_MET_TTFT_P90, SB_MET_TTFT_P99,
-	SB_MET_TPOT_MEAN, SB_MET_TPOT_P50, SB_MET_TPOT_P99,
-	SB_MET_ITL_P50, SB_MET_ITL_P99,
-	SB_MET_E2E_MEAN, SB_MET_E2E_P50, SB_MET_E2E_P99,
-	SB_MET_WAIT_MEAN, SB_MET_WAIT_P50, SB_MET_WAIT_P99,
-	SB_MET_OUT_TOK_S, SB_MET_REQ_S, SB_MET_GOODPUT, SB_MET_UTIL,
-	SB_MET_L_LAW, SB_MET_L_OBS, SB_MET_TTFT_PCT, SB_MET_TPOT_PCT,
-	SB_MET_REJECTED,
-	SB_MET_N
-} sb_metric;
-
-/* "ttft_ms.p99", "output_tok_s", ... */
-const char *sb_metric_name(sb_metric k);
-/* Returns 0, or -EINVAL when s names no metric. */
-int sb_metric_parse(const char *s, sb_metric *k);
+/* Metric k of one simulated level (core/metric.h): the summary's figures
+ * and the simulator's own (utilization, SLO percentiles, rejections). */
 double sb_sim_level_metric(const sb_sim_level *l, sb_metric k);
 
 typedef struct sb_sweep_level {

@@ -4,6 +4,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "core/knee.h"
+
 /* Formats v (and its CI half-width) into buf. */
 static void cell(char *buf, size_t len, double v, double h, int prec, int ci)
 {
@@ -111,6 +113,7 @@ void sb_sweep_print(FILE *out, const sb_sweep *sw, const sb_model *m, const sb_s
 	if (sw->knee >= 0)
 		fprintf(out, "knee: level %g — %s\n", sw->levels[sw->knee].level, sw->knee_reason);
 	else
-		fprintf(out, "knee: none within the sweep (no 3x jump in p99 TTFT%s)\n",
+		fprintf(out, "knee: none within the sweep (p99 TTFT never reaches %gx the lowest "
+			     "p99 below it%s)\n", SB_KNEE_MIN_RATIO,
 			has_slo ? ", SLO met at every level" : "");
 }

@@ -1,13 +1,13 @@
 /* test_compare_math.c — the comparison's arithmetic on hand-made numbers:
- * signed percentage errors, median absolute errors, knee detection, the
- * cross-level summaries and the goal check. Exact values: no tolerance
- * beyond floating-point rounding. */
+ * signed percentage errors, median absolute errors, the metric classes, the
+ * cross-level summaries and the goal check (the knee itself: tests/core).
+ * Exact values: no tolerance beyond floating-point rounding. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "sim/compare.h"
+#include "validate/compare.h"
 #include "../check.h"
 
 static void test_err_pct(void)
@@ -34,53 +34,16 @@ static void test_median_abs(void)
 	CHECK(isnan(sb_compare_median_abs(c, 0)));
 }
 
-static void test_knee(void)
+static void test_class(void)
 {
-	/* 4 slots: TTFT p99 creeps up to c=4, jumps at c=5 (a queued request
-	 * waits a whole service), then grows slowly. */
-	double lv[] = { 1, 2, 4, 5, 6, 8 };
-	double p99[] = { 150, 180, 280, 1200, 1300, 1500 };
-	CHECK(sb_compare_knee(lv, p99, 6, 1.5) == 3);
-	/* uneven spacing: the rise per unit of load counts, not the rise */
-	double lv2[] = { 1, 2, 10, 11 };
-	double y2[] = { 100, 300, 1000, 1100 }; /* slopes 200, 87.5, 100 */
-	CHECK(sb_compare_knee(lv2, y2, 4, 1.5) == 1);
-	/* flat curve: below min_ratio, no knee */
-	double flat[] = { 100, 101, 102, 104, 105, 110 };
-	CHECK(sb_compare_knee(lv, flat, 6, 1.5) == -1);
-	/* decreasing: no knee */
-	double dec[] = { 500, 400, 300, 200, 100, 50 };
-	CHECK(sb_compare_knee(lv, dec, 6, 1.5) == -1);
-	/* a burst at the lightest level (short open-loop run): the baseline
-	 * is the lowest p99 below the knee */
-	double lv3[] = { 0.4, 0.7, 1.0, 1.2 };
-	double burst[] = { 1339, 256, 257, 1955 };
-	CHECK(sb_compare_knee(lv3, burst, 4, 1.5) == 3);
-	/* bad inputs */
-	CHECK(sb_compare_knee(lv, p99, 1, 1.5) == -1);
-	double lvbad[] = { 1, 1, 2 };
-	CHECK(sb_compare_knee(lvbad, p99, 3, 1.5) == -1);
-	double nanv[] = { 1, NAN, 3 };
-	CHECK(sb_compare_knee(lv, nanv, 3, 1.5) == -1);
-}
-
-static void test_names(void)
-{
-	CHECK(!strcmp(sb_compare_metric_name(SB_CMP_TTFT_P50), "ttft_p50"));
-	CHECK(!strcmp(sb_compare_metric_name(SB_CMP_E2E_P99), "e2e_p99"));
-	CHECK(!strcmp(sb_compare_metric_name(SB_CMP_REQ_S), "req_s"));
-	CHECK(sb_compare_metric_class(SB_CMP_TPOT_MEAN) == SB_CMP_CENTRAL);
-	CHECK(sb_compare_metric_class(SB_CMP_TPOT_P50) == SB_CMP_CENTRAL);
-	CHECK(sb_compare_metric_class(SB_CMP_E2E_P90) == SB_CMP_TAIL);
-	CHECK(sb_compare_metric_class(SB_CMP_OUT_TOK_S) == SB_CMP_THROUGHPUT);
-	CHECK(sb_compare_metric_quantity(SB_CMP_TPOT_P99) == SB_CMP_Q_TPOT);
-	CHECK(sb_compare_metric_quantity(SB_CMP_REQ_S) == -1);
-	sb_level lv;
-	memset(&lv, 0, sizeof(lv));
-	lv.tpot_ms.p90 = 7;
-	lv.output_tok_s = 99;
-	CHECK_NEAR(sb_compare_metric_get(&lv, SB_CMP_TPOT_P90), 7, 0);
-	CHECK_NEAR(sb_compare_metric_get(&lv, SB_CMP_OUT_TOK_S), 99, 0);
+	CHECK(sb_compare_metric_class(SB_MET_TPOT_MEAN) == SB_CMP_CENTRAL);
+	CHECK(sb_compare_metric_class(SB_MET_TPOT_P50) == SB_CMP_CENTRAL);
+	CHECK(sb_compare_metric_class(SB_MET_E2E_P90) == SB_CMP_TAIL);
+	CHECK(sb_compare_metric_class(SB_MET_OUT_TOK_S) == SB_CMP_THROUGHPUT);
+	/* the list: 12 latency statistics, then the two throughputs */
+	CHECK(sb_compare_metrics[0] == SB_MET_TTFT_MEAN);
+	CHECK(sb_compare_metrics[7] == SB_MET_TPOT_P99);
+	CHECK(sb_compare_metrics[SB_COMPARE_N_METRICS - 1] == SB_MET_REQ_S);
 }
 
 /* Two closed-loop levels and one open-loop level filled by hand. */
@@ -97,35 +60,39 @@ static void test_summary_and_check(void)
 	for (int i = 0; i < 3; i++) {
 		lv[i].level = lvl[i];
 		lv[i].mode = md[i];
-		for (int k = 0; k < SB_CMP_N_METRICS; k++) {
-			lv[i].meas[k] = 100;
-			lv[i].pred[k] = 100;
+		for (int k = 0; k < SB_MET_N; k++)
+			lv[i].meas[k] = lv[i].pred[k] = lv[i].err_pct[k] = NAN;
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+			lv[i].meas[sb_compare_metrics[j]] = 100;
+			lv[i].pred[sb_compare_metrics[j]] = 100;
 		}
 	}
 	/* central errors: TTFT +2/-4 at level 0, +6/+1 at level 1, 0 elsewhere
 	 * -> TTFT central |errors| {2,4,6,1,0,0}: median 1.5 */
-	lv[0].pred[SB_CMP_TTFT_MEAN] = 102;
-	lv[0].pred[SB_CMP_TTFT_P50] = 96;
-	lv[1].pred[SB_CMP_TTFT_MEAN] = 106;
-	lv[1].pred[SB_CMP_TTFT_P50] = 101;
+	lv[0].pred[SB_MET_TTFT_MEAN] = 102;
+	lv[0].pred[SB_MET_TTFT_P50] = 96;
+	lv[1].pred[SB_MET_TTFT_MEAN] = 106;
+	lv[1].pred[SB_MET_TTFT_P50] = 101;
 	/* TPOT tail all +20%: fails the 10% goal */
 	for (int i = 0; i < 3; i++) {
-		lv[i].pred[SB_CMP_TPOT_P90] = 120;
-		lv[i].pred[SB_CMP_TPOT_P99] = 120;
+		lv[i].pred[SB_MET_TPOT_P90] = 120;
+		lv[i].pred[SB_MET_TPOT_P99] = 120;
 	}
 	/* closed-loop knee: p99 150 -> 900 measured, predicted flat */
-	lv[0].meas[SB_CMP_TTFT_P99] = 150;
-	lv[1].meas[SB_CMP_TTFT_P99] = 900;
-	lv[0].pred[SB_CMP_TTFT_P99] = 150;
-	lv[1].pred[SB_CMP_TTFT_P99] = 160;
+	lv[0].meas[SB_MET_TTFT_P99] = 150;
+	lv[1].meas[SB_MET_TTFT_P99] = 900;
+	lv[0].pred[SB_MET_TTFT_P99] = 150;
+	lv[1].pred[SB_MET_TTFT_P99] = 160;
 	for (int i = 0; i < 3; i++)
-		for (int k = 0; k < SB_CMP_N_METRICS; k++)
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+			sb_metric k = sb_compare_metrics[j];
 			lv[i].err_pct[k] = sb_compare_err_pct(lv[i].meas[k], lv[i].pred[k]);
+		}
 	sb_compare_summarize(&c, 1.5);
-	CHECK_NEAR(c.mdape_quant[SB_CMP_Q_TTFT][0], 1.5, 1e-9);
-	CHECK_NEAR(c.mdape_quant[SB_CMP_Q_TPOT][1], 20.0, 1e-9);
-	CHECK_NEAR(c.mdape_quant[SB_CMP_Q_E2E][0], 0.0, 1e-12);
-	CHECK_NEAR(c.mdape_metric[SB_CMP_TTFT_MEAN], 2.0, 1e-9); /* {2,6,0} */
+	CHECK_NEAR(c.mdape_quant[SB_QTY_TTFT][0], 1.5, 1e-9);
+	CHECK_NEAR(c.mdape_quant[SB_QTY_TPOT][1], 20.0, 1e-9);
+	CHECK_NEAR(c.mdape_quant[SB_QTY_E2E][0], 0.0, 1e-12);
+	CHECK_NEAR(c.mdape_metric[SB_MET_TTFT_MEAN], 2.0, 1e-9); /* {2,6,0} */
 	CHECK_NEAR(c.knee_meas[SB_MODE_CONCURRENCY], 5, 0);
 	CHECK(isnan(c.knee_pred[SB_MODE_CONCURRENCY])); /* 160 < 1.5 * 150 */
 	CHECK(c.knee_match[SB_MODE_CONCURRENCY] == 0);
@@ -171,8 +138,7 @@ int main(void)
 {
 	test_err_pct();
 	test_median_abs();
-	test_knee();
-	test_names();
+	test_class();
 	test_summary_and_check();
 	CHECK_DONE();
 }

@@ -25,7 +25,7 @@
 #include <string.h>
 
 #include "core/results.h"
-#include "sim/compare.h"
+#include "validate/compare.h"
 #include "sim/sim.h"
 #include "simdoc.h"
 #include "../check.h"
@@ -75,7 +75,7 @@ static int count_outliers(const sb_comparison *c, int metric_lo, int metric_hi, 
 				if (verbose)
 					fprintf(stderr, "  %s %g %s: measured %g predicted %g sd %g\n",
 						sb_mode_name(l->mode), l->level,
-						sb_compare_metric_name(k), l->meas[k], l->pred[k], sd);
+						sb_metric_key((sb_metric)k), l->meas[k], l->pred[k], sd);
 			}
 		}
 	}
@@ -136,7 +136,7 @@ int main(void)
 	}
 	sb_compare_report(stdout, &c, 0);
 	int n = 0;
-	int out = count_outliers(&c, 0, SB_CMP_N_METRICS - 1, &n, 1);
+	int out = count_outliers(&c, 0, SB_MET_N - 1, &n, 1);
 	printf("same model: %d of %d cells beyond 5 sd; forecast %ld/%ld inside\n", out, n,
 	       c.fc_inside, c.fc_total);
 	CHECK(n >= 10 * 12); /* every level compared */
@@ -158,7 +158,7 @@ int main(void)
 		CHECK(!strcmp(sim.source, "simulated"));
 		CHECK(sim.n_levels == 10);
 		CHECK(sim.levels[3].n_reqs == 40);
-		CHECK_NEAR(sim.levels[3].sum.ttft_ms.p50, c.levels[3].pred[SB_CMP_TTFT_P50], 1e-9);
+		CHECK_NEAR(sim.levels[3].sum.ttft_ms.p50, c.levels[3].pred[SB_MET_TTFT_P50], 1e-9);
 		sb_results_fini(&sim);
 	}
 	/* the right model: no note that the server's speed moved */
@@ -176,12 +176,12 @@ int main(void)
 	CHECK(r == 0);
 	if (r == 0) {
 		int nt = 0;
-		int out_t = count_outliers(&c, SB_CMP_TPOT_MEAN, SB_CMP_TPOT_P99, &nt, 0);
+		int out_t = count_outliers(&c, SB_MET_TPOT_MEAN, SB_MET_TPOT_P99, &nt, 0);
 		printf("2x decode: TPOT central MdAPE %.1f%%, %d of %d TPOT cells beyond 5 sd; "
 		       "forecast %ld/%ld inside\n",
-		       c.mdape_quant[SB_CMP_Q_TPOT][0], out_t, nt, c.fc_inside, c.fc_total);
-		CHECK(c.mdape_quant[SB_CMP_Q_TPOT][0] > 50);
-		CHECK(c.mdape_quant[SB_CMP_Q_E2E][0] > 30);
+		       c.mdape_quant[SB_QTY_TPOT][0], out_t, nt, c.fc_inside, c.fc_total);
+		CHECK(c.mdape_quant[SB_QTY_TPOT][0] > 50);
+		CHECK(c.mdape_quant[SB_QTY_E2E][0] > 30);
 		CHECK(out_t >= nt * 9 / 10);
 		CHECK(sb_compare_check(&c, NULL, NULL, 0) == 0);
 		CHECK(c.fc_inside < 0.60 * (double)c.fc_total);

@@ -18,7 +18,7 @@
 #include "core/jsonfile.h"
 #include "core/results.h"
 #include "plot/plot.h"
-#include "sim/compare.h"
+#include "validate/compare.h"
 #include "simdoc.h"
 #include "../check.h"
 

@@ -1,26 +1,105 @@
-/* test_validate_cli.c — `servebench validate --measured FILE` offline:
- * exit 0 when the model that made the "measurement" (a simulated truth) is
- * compared with it, 1 when the model is wrong (decode 2x slower: TPOT off by
- * ~100%, far beyond the 5%/10% goals), 2 for bad usage and bad input; the
- * --json and --out-simulated outputs are written and load back. */
+/* test_validate_cli.c — `servebench validate --measured FILE` offline, run
+ * as the built binary (argv[1]): exit 0 when the model that made the
+ * "measurement" (a simulated truth) is compared with it, 1 when the model
+ * is wrong (decode 2x slower: TPOT off by ~100%, far beyond the 5%/10%
+ * goals), 2 for bad usage and bad input; the --json and --out-simulated
+ * outputs are written and load back. Then the same through the library
+ * (validate/validate.h): where a validation stops and what it holds. */
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#include "app/cmd.h"
 #include "core/jsonfile.h"
 #include "core/model.h"
 #include "core/results.h"
+#include "validate/validate.h"
 #include "simdoc.h"
 #include "../check.h"
 
+extern char **environ;
+
+static const char *servebench;
+
+/* Runs `servebench validate ARGS` (argv[0] is "validate") with its stdout
+ * and stderr inherited; its exit status, or -1. */
 static int validate(int argc, const char **argv)
 {
-	return sb_cmd_validate(argc, (char **)argv);
+	const char *args[32] = { servebench };
+	for (int i = 0; i < argc && i < 30; i++)
+		args[i + 1] = argv[i];
+	args[argc + 1 < 31 ? argc + 1 : 31] = NULL;
+	pid_t pid;
+	if (posix_spawn(&pid, servebench, NULL, NULL, (char **)args, environ) != 0)
+		return -1;
+	int st;
+	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
 }
 
-int main(void)
+/* The library: a comparison of meas_p with the model in model_p. */
+static void test_library(const char *model_p, const char *meas_p)
 {
+	sb_validate_config c;
+	sb_validate_config_init(&c);
+	c.model_file = model_p;
+	c.measured = meas_p;
+	c.workload.seed = 3;
+	c.replications = 5;
+	c.forecast = 0;
+	sb_validate_result res;
+	sb_error e = { "" };
+	CHECK(sb_validate_run(&c, &res, &e) == 0);
+	CHECK(res.stage == SB_VALIDATE_DONE);
+	CHECK(res.doc == NULL && res.cut_rc == 0 && res.signal == 0);
+	CHECK(res.cmp.n_levels == 6 && res.meas.n_levels == 6);
+	sb_compare_goals g;
+	sb_compare_goals_init(&g);
+	json_t *j = sb_validate_to_json(&c, &res, &g);
+	CHECK(j && json_is_true(json_object_get(j, "goals_met")));
+	CHECK(j && !strcmp(json_string_value(json_object_get(j, "model_file")), model_p));
+	json_decref(j);
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	if (f) {
+		sb_validate_report(f, &c, &res, 1, 0);
+		fclose(f);
+		CHECK(txt && !strncmp(txt, "median |error|: mean/p50 ", 25));
+		free(txt);
+	}
+	sb_validate_result_fini(&res);
+
+	/* a model that is not there: stops at the input, says which file */
+	c.model_file = "/nonexistent.json";
+	CHECK(sb_validate_run(&c, &res, &e) < 0);
+	CHECK(res.stage == SB_VALIDATE_INPUT);
+	CHECK(strstr(e.msg, "/nonexistent.json") != NULL);
+	sb_validate_result_fini(&res);
+	/* a measured file that is a model: the input too */
+	c.model_file = model_p;
+	c.measured = model_p;
+	CHECK(sb_validate_run(&c, &res, &e) < 0 && res.stage == SB_VALIDATE_INPUT);
+	sb_validate_result_fini(&res);
+	/* no levels to measure */
+	c.measured = NULL;
+	c.run.url = "http://127.0.0.1:9";
+	c.run.model = "x";
+	c.n_conc = c.n_rates = 0;
+	CHECK(sb_validate_run(&c, &res, &e) < 0 && res.stage == SB_VALIDATE_INPUT);
+	CHECK(strstr(e.msg, "no levels to measure") != NULL);
+	sb_validate_result_fini(&res);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_validate_cli SERVEBENCH\n");
+		return 2;
+	}
+	servebench = argv[1];
 	char dir[] = "/tmp/sb-validate-cli.XXXXXX";
 	if (!mkdtemp(dir))
 		return 1;
@@ -91,6 +170,8 @@ int main(void)
 	CHECK(validate(9, u6) == 2);
 	const char *u7[] = { "validate", "--bogus", NULL };
 	CHECK(validate(2, u7) == 2);
+
+	test_library(good_p, meas_p);
 
 	unlink(meas_p);
 	unlink(good_p);

@@ -1,5 +1,13 @@
 /* speed.c — one-client probes of the server's speed during a validation
- * and the speed-adjusted prediction (see speed.h). */
+ * and the speed-adjusted prediction (see speed.h).
+ *
+ * Why: a server's speed can move while it is measured (a shared machine,
+ * clocks, heat); on a 2-core VM one client's TPOT moved by 5-48% within a
+ * four-minute validation. Medians, not means, of a probe's requests: one
+ * request caught by a brief stall moves a mean of three by 15%. Prefill and
+ * decode get factors of their own because on such targets prefill is
+ * compute-bound and decode memory-bound, and the two move apart.
+ */
 #include "speed.h"
 
 #include <errno.h>
@@ -88,8 +96,7 @@ int sb_speed_from_results(sb_speed *sp, json_t *root, sb_error *e)
 	return 1;
 }
 
-/* m with its prefill-side times scaled by fp and its decode-side times by fd. */
-static void scale_model(sb_model *m, double fp, double fd)
+void sb_speed_scale_model(sb_model *m, double fp, double fd)
 {
 	m->overhead_ms *= fp;
 	m->overhead_sd_ms *= fp;
@@ -102,14 +109,9 @@ static void scale_model(sb_model *m, double fp, double fd)
 	m->per_kv_token_ms *= fd;
 }
 
-/* Predicts level li of meas with m scaled by the probes beside it into
- * *out (its measured side copied from cmp). Returns 1 done, 0 no probe
- * beside it, or a negative errno. */
-static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
-			const sb_comparison *cmp, const sb_compare_opts *o, size_t li,
-			sb_cmp_level *out, sb_error *e)
+int sb_speed_factors(const sb_speed *sp, size_t li, double *fp, double *fd)
 {
-	double fp = 0, fd = 0;
+	double sp_ = 0, sd = 0;
 	int n = 0;
 	size_t i;
 	json_t *p;
@@ -119,17 +121,29 @@ static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
 		if ((b != (json_int_t)li && b != (json_int_t)li + 1) || !isfinite(rp) ||
 		    !isfinite(rd) || !(rp > 0) || !(rd > 0))
 			continue;
-		fp += rp;
-		fd += rd;
+		sp_ += rp;
+		sd += rd;
 		n++;
 	}
 	if (n == 0)
 		return 0;
-	sp->f_prefill[li] = fp / n;
-	sp->f_decode[li] = fd / n;
+	*fp = sp_ / n;
+	*fd = sd / n;
+	return 1;
+}
+
+/* Predicts level li of meas with m scaled by the probes beside it into
+ * *out (its measured side copied from cmp). Returns 1 done, 0 no probe
+ * beside it, or a negative errno. */
+static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
+			const sb_comparison *cmp, const sb_compare_opts *o, size_t li,
+			sb_cmp_level *out, sb_error *e)
+{
+	if (!sb_speed_factors(sp, li, &sp->f_prefill[li], &sp->f_decode[li]))
+		return 0;
 	sb_model ms;
 	sb_model_copy(&ms, m);
-	scale_model(&ms, sp->f_prefill[li], sp->f_decode[li]);
+	sb_speed_scale_model(&ms, sp->f_prefill[li], sp->f_decode[li]);
 	sb_results one = *meas; /* a view of level li alone */
 	one.levels = &meas->levels[li];
 	one.n_levels = 1;
@@ -148,10 +162,7 @@ static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
 	return 1;
 }
 
-/* Median |change| (%) of measured/model between consecutive probes: how far
- * the server's own speed moves from one probe to the next, noise of a
- * probe's few requests included. NaN with fewer than two probes. */
-static double probe_change(const double *ms, const double *model, size_t n)
+double sb_speed_change_pct(const double *ms, const double *model, size_t n)
 {
 	double *d = malloc((n ? n : 1) * sizeof(*d));
 	if (!d)
@@ -210,14 +221,14 @@ int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 	sp->f_decode = sp->f_prefill + nl;
 	for (i = 0; i < np; i++) {
 		const sb_cmp_level *l = &pc.levels[i];
-		sp->ttft_ms[i] = l->meas[SB_CMP_TTFT_P50];
-		sp->tpot_ms[i] = l->meas[SB_CMP_TPOT_P50];
-		sp->ttft_model[i] = l->pred[SB_CMP_TTFT_P50];
-		sp->tpot_model[i] = l->pred[SB_CMP_TPOT_P50];
+		sp->ttft_ms[i] = l->meas[SB_MET_TTFT_P50];
+		sp->tpot_ms[i] = l->meas[SB_MET_TPOT_P50];
+		sp->ttft_model[i] = l->pred[SB_MET_TTFT_P50];
+		sp->tpot_model[i] = l->pred[SB_MET_TPOT_P50];
 	}
 	sb_comparison_fini(&pc);
-	sp->change_pct[0] = probe_change(sp->ttft_ms, sp->ttft_model, np);
-	sp->change_pct[1] = probe_change(sp->tpot_ms, sp->tpot_model, np);
+	sp->change_pct[0] = sb_speed_change_pct(sp->ttft_ms, sp->ttft_model, np);
+	sp->change_pct[1] = sb_speed_change_pct(sp->tpot_ms, sp->tpot_model, np);
 
 	/* each level again, with the server's speed of its time */
 	sp->n_levels = nl;
@@ -281,10 +292,10 @@ void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp)
 		   "times by the TPOT ratio of the probes beside each level), %zu level%s (c=1 "
 		   "left out: the probes measure it): median |error| mean-p50 / p90-p99: "
 		   "TTFT %.1f%% / %.1f%%, TPOT %.1f%% / %.1f%%, E2E %.1f%% / %.1f%%\n",
-		s->n_levels, s->n_levels == 1 ? "" : "s", s->mdape_quant[SB_CMP_Q_TTFT][0],
-		s->mdape_quant[SB_CMP_Q_TTFT][1], s->mdape_quant[SB_CMP_Q_TPOT][0],
-		s->mdape_quant[SB_CMP_Q_TPOT][1], s->mdape_quant[SB_CMP_Q_E2E][0],
-		s->mdape_quant[SB_CMP_Q_E2E][1]);
+		s->n_levels, s->n_levels == 1 ? "" : "s", s->mdape_quant[SB_QTY_TTFT][0],
+		s->mdape_quant[SB_QTY_TTFT][1], s->mdape_quant[SB_QTY_TPOT][0],
+		s->mdape_quant[SB_QTY_TPOT][1], s->mdape_quant[SB_QTY_E2E][0],
+		s->mdape_quant[SB_QTY_E2E][1]);
 }
 
 static json_t *num(double v)
@@ -315,8 +326,10 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 			continue;
 		const sb_cmp_level *l = &s->levels[k++];
 		json_t *err = json_object();
-		for (int q = 0; q < SB_CMP_N_METRICS; q++)
-			json_object_set_new(err, sb_compare_metric_name(q), num(l->err_pct[q]));
+		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+			sb_metric q = sb_compare_metrics[j];
+			json_object_set_new(err, sb_metric_key(q), num(l->err_pct[q]));
+		}
 		json_array_append_new(la, json_pack("{s:I,s:s,s:f,s:f,s:f,s:o}", "index",
 						    (json_int_t)L, "mode",
 						    cmp->levels[L].mode == SB_MODE_RATE ? "rate"

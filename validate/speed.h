@@ -1,27 +1,22 @@
 /* speed.h — the server's own speed during a validation.
  *
- * A server's speed can move while it is measured (a shared machine, clocks,
- * heat): on this project's 2-core VM one client's TPOT moved by 5-48% within
- * a four-minute validation, and by 10% within ten seconds. validate
- * therefore takes a short probe — one client, a few requests with fresh
+ * validate takes a short probe — one client, a few requests with fresh
  * prompts, no warm-up — before every level and after the last, and the
- * simulator predicts each probe with the model: a probe reading the model's
- * speed says the server ran as it did at calibration; one reading 30% slower
- * says the levels beside it measure the machine as much as the model.
+ * simulator predicts each probe with the model: a probe reading the
+ * model's speed says the server ran as it did at calibration; one reading
+ * 30% slower says the levels beside it measure the machine as much as the
+ * model.
  *
  * The speed-adjusted prediction of a level is the model's with its prefill
  * times (overheads, prefill coefficients) scaled by the TTFT ratio and its
- * decode times (decode table, per-KV cost) by the TPOT ratio that the probes
- * beside the level (before and after; one when the run was cut short) read,
- * measured over predicted, on the medians of the probe's requests (a
- * single request caught by a brief stall moves a mean of three by 15%). On
- * this target prefill is compute-bound and decode memory-bound, and the two
- * ratios move apart. The adjusted errors
- * are the model's error about load (batching, queueing, slots) with the
- * server's own speed taken from the probes; validate reports them beside
- * the errors of the plain prediction, which alone decide the goals.
- * Closed-loop levels at concurrency 1 are what the probes measure and are
- * left out of the adjusted summary.
+ * decode times (decode table, per-KV cost) by the TPOT ratio, measured over
+ * predicted on the medians of each probe's requests, averaged over the
+ * probes beside the level (before and after it; one when the run was cut
+ * short). Its errors are the model's error about load (batching, queueing,
+ * slots) with the server's own speed taken from the probes; they are
+ * reported beside the errors of the plain prediction, which alone decide
+ * the goals. Closed-loop levels at concurrency 1 are what the probes
+ * measure and are left out of the adjusted summary.
  */
 #ifndef SB_SPEED_H
 #define SB_SPEED_H
@@ -34,7 +29,7 @@
 #include "core/model.h"
 #include "core/workload.h"
 #include "measure/run.h"
-#include "sim/compare.h"
+#include "validate/compare.h"
 
 typedef struct sb_speed {
 	json_t *probes;      /* owned array: {"t_s", "before_level", "level": {...}} */
@@ -72,6 +67,24 @@ int sb_speed_from_results(sb_speed *sp, json_t *root, sb_error *e);
  * Nothing to do without probes. Returns 0, or a negative errno with e set. */
 int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 		     const sb_comparison *cmp, const sb_compare_opts *o, sb_error *e);
+
+/* Scales m's prefill-side times (overhead_ms, overhead_sd_ms,
+ * overhead_per_token_ms, prefill_base_ms, per_prefill_token_ms,
+ * per_prefill_attn_ms) by fp and its decode-side times (every decode[].ms,
+ * per_kv_token_ms) by fd. */
+void sb_speed_scale_model(sb_model *m, double fp, double fd);
+
+/* The scale factors of level li: the mean over the probes beside it
+ * (before_level li or li + 1) of measured / model TTFT (*fp) and TPOT
+ * (*fd); probes whose ratios are not positive finite numbers are skipped.
+ * Needs sp's per-probe medians (sb_speed_analyse fills them). Returns 1,
+ * or 0 when no probe is beside the level (*fp, *fd untouched). */
+int sb_speed_factors(const sb_speed *sp, size_t li, double *fp, double *fd);
+
+/* Median |change| (%) of ms[i]/model[i] between consecutive probes: how
+ * far the server's own speed moves from one probe to the next, the noise
+ * of a probe's few requests included. NaN when n < 2. */
+double sb_speed_change_pct(const double *ms, const double *model, size_t n);
 
 /* The probes' speed against the model, one line each, and the errors of the
  * adjusted prediction (cmp: the one analysed). */

@@ -40,54 +40,31 @@
 
 #include "core/error.h"
 #include "core/level.h"
+#include "core/metric.h"
 #include "core/model.h"
 #include "core/results.h"
 
-/* The metrics compared per level, in table order. */
-enum {
-	SB_CMP_TTFT_MEAN = 0,
-	SB_CMP_TTFT_P50,
-	SB_CMP_TTFT_P90,
-	SB_CMP_TTFT_P99,
-	SB_CMP_TPOT_MEAN,
-	SB_CMP_TPOT_P50,
-	SB_CMP_TPOT_P90,
-	SB_CMP_TPOT_P99,
-	SB_CMP_E2E_MEAN,
-	SB_CMP_E2E_P50,
-	SB_CMP_E2E_P90,
-	SB_CMP_E2E_P99,
-	SB_CMP_OUT_TOK_S,
-	SB_CMP_REQ_S,
-	SB_CMP_N_METRICS
-};
+/* The metrics compared per level, in table order (core/metric.h): TTFT,
+ * TPOT and E2E mean, p50, p90, p99, then output tok/s and req/s. The
+ * per-level arrays below are indexed by sb_metric; entries of metrics not
+ * in this list are NaN. */
+#define SB_COMPARE_N_METRICS 14
+extern const sb_metric sb_compare_metrics[SB_COMPARE_N_METRICS];
 
-/* Quantities (TTFT, TPOT, E2E) and statistic classes used by the goals. */
-enum { SB_CMP_Q_TTFT = 0, SB_CMP_Q_TPOT, SB_CMP_Q_E2E, SB_CMP_N_QUANT };
+/* The quantities the goals judge: TTFT, TPOT and E2E (the first three of
+ * sb_quantity). */
+#define SB_CMP_N_QUANT (SB_QTY_E2E + 1)
+/* Statistic classes used by the goals. */
 enum { SB_CMP_CENTRAL = 0, SB_CMP_TAIL, SB_CMP_THROUGHPUT };
 
-/* "ttft_p50", "output_tok_s", ... (static strings). */
-const char *sb_compare_metric_name(int metric);
 /* SB_CMP_CENTRAL (mean, p50), SB_CMP_TAIL (p90, p99) or SB_CMP_THROUGHPUT. */
-int sb_compare_metric_class(int metric);
-/* SB_CMP_Q_TTFT/TPOT/E2E, or -1 for the throughput metrics. */
-int sb_compare_metric_quantity(int metric);
-/* Reads metric from a level summary (NaN when absent). */
-double sb_compare_metric_get(const sb_level *lv, int metric);
+int sb_compare_metric_class(sb_metric k);
 
 /* 100 * (pred - meas) / meas; NaN unless meas > 0 and both are finite. */
 double sb_compare_err_pct(double meas, double pred);
 /* Median of |x[i]| over the finite x[i]; NaN when there are none. x is not
  * modified. O(n log n), allocates a copy (NaN on allocation failure). */
 double sb_compare_median_abs(const double *x, size_t n);
-/* The knee of a latency curve: levels[0..n) ascending, p99[i] the tail
- * latency there. The knee is the level i >= 1 with the largest rise per unit
- * of load, (p99[i] - p99[i-1]) / (levels[i] - levels[i-1]) — where the
- * queue starts to bite — provided p99 there is at least min_ratio times
- * the lowest p99 below it (else there is no knee). Returns the index or -1 (also when n < 2
- * or values are not finite). */
-int sb_compare_knee(const double *levels, const double *p99, size_t n,
-		    double min_ratio);
 
 typedef struct sb_compare_opts {
 	int replications;      /* replays per level (noise seeds); default 20 */
@@ -95,7 +72,7 @@ typedef struct sb_compare_opts {
 	int no_noise;          /* deterministic replay (one replication) */
 	int forecast;          /* also compute forecast intervals */
 	int forecast_reps;     /* replications of fresh traffic; default 200 */
-	double knee_min_ratio; /* default 1.5 */
+	double knee_min_ratio; /* default SB_KNEE_MIN_RATIO (core/knee.h) */
 	double think_s;        /* closed loop think time; default 0 */
 } sb_compare_opts;
 
@@ -114,14 +91,14 @@ typedef struct sb_cmp_level {
 	sb_mode mode;
 	int replayed;          /* 1 replay, 0 forecast-only (no records) */
 	long n_counted;        /* requests in the statistics */
-	double meas[SB_CMP_N_METRICS];
-	double pred[SB_CMP_N_METRICS];    /* mean over replications */
-	double pred_sd[SB_CMP_N_METRICS]; /* sd over replications */
-	double err_pct[SB_CMP_N_METRICS];
+	double meas[SB_MET_N];
+	double pred[SB_MET_N];    /* mean over replications */
+	double pred_sd[SB_MET_N]; /* sd over replications */
+	double err_pct[SB_MET_N];
 	/* forecast interval (when opts.forecast): central 95% of fresh runs */
 	int has_forecast;
-	double fc_lo[SB_CMP_N_METRICS], fc_hi[SB_CMP_N_METRICS];
-	int fc_inside[SB_CMP_N_METRICS]; /* 1 inside, 0 outside, -1 unknown */
+	double fc_lo[SB_MET_N], fc_hi[SB_MET_N];
+	int fc_inside[SB_MET_N]; /* 1 inside, 0 outside, -1 unknown */
 	/* per request (replay only; owned) */
 	sb_cmp_req *reqs;
 	size_t n_reqs;
@@ -134,7 +111,7 @@ typedef struct sb_comparison {
 	double mdape_central;  /* TTFT/TPOT/E2E mean and p50, all levels */
 	double mdape_tail;     /* TTFT/TPOT/E2E p90 and p99 */
 	double mdape_throughput;
-	double mdape_metric[SB_CMP_N_METRICS];       /* per metric over levels */
+	double mdape_metric[SB_MET_N];       /* per metric over levels */
 	double mdape_quant[SB_CMP_N_QUANT][2];       /* [quantity][central|tail] */
 	/* knee per mode (index SB_MODE_CONCURRENCY / SB_MODE_RATE): NaN when
 	 * there is none or fewer than two levels */

@@ -36,70 +36,81 @@ static void pct(FILE *f, double v)
 		fprintf(f, "%9s", "-");
 }
 
-int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
+/* Level cl's table: TTFT/TPOT/E2E by statistic, then the throughputs. */
+static void report_table(FILE *f, const sb_cmp_level *cl)
 {
 	static const char *qn[SB_CMP_N_QUANT] = { "TTFT ms", "TPOT ms", "E2E ms" };
-	char buf[64], lab[64];
-	fprintf(f, "measured/predicted and error = (predicted - measured) / measured\n");
-	if (c->measured_slots > 0 && c->measured_slots != c->model_slots)
-		fprintf(f, "NOTE: the measured server reports %d slots but the model has %d: "
-			   "the prediction is for the model's\n", c->measured_slots, c->model_slots);
-	for (size_t i = 0; i < c->n_levels; i++) {
-		const sb_cmp_level *cl = &c->levels[i];
-		fprintf(f, "\n== %s: %ld requests, %s\n", level_label(cl, lab, sizeof(lab)),
-			cl->n_counted,
-			cl->replayed ? "replay of the measured requests"
-				     : "forecast (no per-request records)");
-		fprintf(f, "%-8s", "");
-		static const char *st[4] = { "mean", "p50", "p90", "p99" };
-		for (int s = 0; s < 4; s++)
-			fprintf(f, " %7s %-15s", st[s], "");
+	static const char *st[4] = { "mean", "p50", "p90", "p99" };
+	char buf[64];
+	fprintf(f, "%-8s", "");
+	for (int s = 0; s < 4; s++)
+		fprintf(f, " %7s %-15s", st[s], "");
+	fputc('\n', f);
+	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
+		fprintf(f, "%-8s", qn[q]);
+		for (int s = 0; s < 4; s++) {
+			sb_metric k = sb_compare_metrics[q * 4 + s]; /* q's stat s */
+			cell(buf, sizeof(buf), cl->meas[k], cl->pred[k], cl->err_pct[k]);
+			fprintf(f, " %-23s", buf);
+		}
 		fputc('\n', f);
-		for (int q = 0; q < SB_CMP_N_QUANT; q++) {
-			fprintf(f, "%-8s", qn[q]);
-			for (int s = 0; s < 4; s++) {
-				int k = q * 4 + s;
-				cell(buf, sizeof(buf), cl->meas[k], cl->pred[k], cl->err_pct[k]);
-				fprintf(f, " %-23s", buf);
-			}
-			fputc('\n', f);
-		}
-		cell(buf, sizeof(buf), cl->meas[SB_CMP_OUT_TOK_S], cl->pred[SB_CMP_OUT_TOK_S],
-		     cl->err_pct[SB_CMP_OUT_TOK_S]);
-		fprintf(f, "%-8s %-23s", "tok/s", buf);
-		cell(buf, sizeof(buf), cl->meas[SB_CMP_REQ_S], cl->pred[SB_CMP_REQ_S],
-		     cl->err_pct[SB_CMP_REQ_S]);
-		fprintf(f, " req/s %s\n", buf);
-		if (cl->replayed)
-			fprintf(f, "per request: median |error| TTFT %.1f%%, E2E %.1f%%\n",
-				cl->req_ttft_mdape, cl->req_e2e_mdape);
-		if (cl->has_forecast) {
-			int in = 0, tot = 0;
-			for (int k = 0; k < SB_CMP_N_METRICS; k++) {
-				if (cl->fc_inside[k] >= 0) {
-					tot++;
-					in += cl->fc_inside[k];
-				}
-			}
-			fprintf(f, "forecast for fresh traffic (95%% of runs of this size): "
-				   "TTFT p50 %.1f..%.1f, p99 %.1f..%.1f; %d/%d measured values inside\n",
-				cl->fc_lo[SB_CMP_TTFT_P50], cl->fc_hi[SB_CMP_TTFT_P50],
-				cl->fc_lo[SB_CMP_TTFT_P99], cl->fc_hi[SB_CMP_TTFT_P99], in, tot);
-		}
-		if (verbose) {
-			fprintf(f, "replay sd over replications:");
-			for (int k = 0; k < SB_CMP_N_METRICS; k++)
-				if (isfinite(cl->pred_sd[k]))
-					fprintf(f, " %s %.3g", sb_compare_metric_name(k), cl->pred_sd[k]);
-			fputc('\n', f);
-			for (size_t j = 0; j < cl->n_reqs; j++) {
-				const sb_cmp_req *r = &cl->reqs[j];
-				fprintf(f, "  req %-5ld in %-5ld out %-5ld TTFT %8.1f/%-8.1f E2E %8.1f/%-8.1f\n",
-					r->id, r->prompt_tokens, r->output_tokens, r->meas_ttft_ms,
-					r->pred_ttft_ms, r->meas_e2e_ms, r->pred_e2e_ms);
-			}
-		}
 	}
+	cell(buf, sizeof(buf), cl->meas[SB_MET_OUT_TOK_S], cl->pred[SB_MET_OUT_TOK_S],
+	     cl->err_pct[SB_MET_OUT_TOK_S]);
+	fprintf(f, "%-8s %-23s", "tok/s", buf);
+	cell(buf, sizeof(buf), cl->meas[SB_MET_REQ_S], cl->pred[SB_MET_REQ_S],
+	     cl->err_pct[SB_MET_REQ_S]);
+	fprintf(f, " req/s %s\n", buf);
+}
+
+/* verbose: the replay's spread and every request, measured/predicted. */
+static void report_requests(FILE *f, const sb_cmp_level *cl)
+{
+	fprintf(f, "replay sd over replications:");
+	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
+		sb_metric k = sb_compare_metrics[j];
+		if (isfinite(cl->pred_sd[k]))
+			fprintf(f, " %s %.3g", sb_metric_key(k), cl->pred_sd[k]);
+	}
+	fputc('\n', f);
+	for (size_t j = 0; j < cl->n_reqs; j++) {
+		const sb_cmp_req *r = &cl->reqs[j];
+		fprintf(f, "  req %-5ld in %-5ld out %-5ld TTFT %8.1f/%-8.1f E2E %8.1f/%-8.1f\n",
+			r->id, r->prompt_tokens, r->output_tokens, r->meas_ttft_ms, r->pred_ttft_ms,
+			r->meas_e2e_ms, r->pred_e2e_ms);
+	}
+}
+
+static void report_level(FILE *f, const sb_cmp_level *cl, int verbose)
+{
+	char lab[64];
+	fprintf(f, "\n== %s: %ld requests, %s\n", level_label(cl, lab, sizeof(lab)), cl->n_counted,
+		cl->replayed ? "replay of the measured requests"
+			     : "forecast (no per-request records)");
+	report_table(f, cl);
+	if (cl->replayed)
+		fprintf(f, "per request: median |error| TTFT %.1f%%, E2E %.1f%%\n",
+			cl->req_ttft_mdape, cl->req_e2e_mdape);
+	if (cl->has_forecast) {
+		int in = 0, tot = 0;
+		for (int k = 0; k < SB_MET_N; k++) {
+			if (cl->fc_inside[k] >= 0) {
+				tot++;
+				in += cl->fc_inside[k];
+			}
+		}
+		fprintf(f, "forecast for fresh traffic (95%% of runs of this size): "
+			   "TTFT p50 %.1f..%.1f, p99 %.1f..%.1f; %d/%d measured values inside\n",
+			cl->fc_lo[SB_MET_TTFT_P50], cl->fc_hi[SB_MET_TTFT_P50],
+			cl->fc_lo[SB_MET_TTFT_P99], cl->fc_hi[SB_MET_TTFT_P99], in, tot);
+	}
+	if (verbose)
+		report_requests(f, cl);
+}
+
+/* The median errors over levels, the knees and the forecast coverage. */
+static void report_summary(FILE *f, const sb_comparison *c)
+{
 	fprintf(f, "\nsummary: median |error| over levels\n");
 	fprintf(f, "%-8s %9s %9s\n", "", "mean/p50", "p90/p99");
 	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
@@ -130,19 +141,23 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 	if (c->fc_total)
 		fprintf(f, "forecast: %ld of %ld measured values inside the 95%% interval of fresh runs\n",
 			c->fc_inside, c->fc_total);
-	/* One client's TPOT is the server's bare decode speed: a miss there is
-	 * the server running at another speed than during calibration, and
-	 * every other level carries it too. One client's TTFT is its bare
-	 * prefill: a miss there is the same, or the model's prefill line off
-	 * at a prompt length it was not calibrated at. */
+}
+
+/* One client's TPOT is the server's bare decode speed: a miss there is the
+ * server running at another speed than during calibration, and every other
+ * level carries it too. One client's TTFT is its bare prefill: a miss there
+ * is the same, or the model's prefill line off at a prompt length it was
+ * not calibrated at. */
+static void report_notes(FILE *f, const sb_comparison *c)
+{
 	static const struct {
-		int cell;
+		sb_metric cell;
 		const char *name, *why;
 	} notes[] = {
-		{ SB_CMP_TPOT_MEAN, "TPOT",
+		{ SB_MET_TPOT_MEAN, "TPOT",
 		  "if the model was calibrated on this server, its speed has changed since "
 		  "(other load on the machine?), and the errors above include that" },
-		{ SB_CMP_TTFT_MEAN, "TTFT",
+		{ SB_MET_TTFT_MEAN, "TTFT",
 		  "the server's prefill speed has changed since calibration, or the model's "
 		  "prefill line is off at this prompt length; every level's TTFT carries it" },
 	};
@@ -159,6 +174,18 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 					l->pred[notes[k].cell], l->meas[notes[k].cell], notes[k].why);
 		}
 	}
+}
+
+int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
+{
+	fprintf(f, "measured/predicted and error = (predicted - measured) / measured\n");
+	if (c->measured_slots > 0 && c->measured_slots != c->model_slots)
+		fprintf(f, "NOTE: the measured server reports %d slots but the model has %d: "
+			   "the prediction is for the model's\n", c->measured_slots, c->model_slots);
+	for (size_t i = 0; i < c->n_levels; i++)
+		report_level(f, &c->levels[i], verbose);
+	report_summary(f, c);
+	report_notes(f, c);
 	return ferror(f) ? -EIO : 0;
 }
 

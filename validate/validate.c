@@ -1,0 +1,379 @@
+/* validate.c — measure, compare, read the server's speed (validate.h). */
+#include "validate.h"
+
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/dist.h"
+#include "measure/driver.h"
+#include "sim/sim.h"
+
+void sb_validate_config_init(sb_validate_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	sb_run_config_init(&c->run);
+	sb_workload_init(&c->workload);
+	c->workload.requests = 32;
+	c->workload.output_len = (sb_dist){ SB_DIST_DET, 128, 0 };
+	c->n_conc = -1;
+	c->n_rates = -1;
+	c->probe_requests = 3;
+	c->replications = 20;
+	c->forecast = 1;
+}
+
+static void note(const sb_validate_config *c, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* A line to c->log after c->log_prefix (nothing when c->log is NULL). */
+static void note(const sb_validate_config *c, const char *fmt, ...)
+{
+	if (!c->log)
+		return;
+	fputs(c->log_prefix ? c->log_prefix : "", c->log);
+	va_list ap;
+	va_start(ap, fmt);
+	vfprintf(c->log, fmt, ap);
+	va_end(ap);
+}
+
+/* The seed of part k of a run with seed `seed`, hashed: unrelated to every
+ * small seed, so two validations with seeds 1000 and 2000 never send each
+ * other's prompts (llama.cpp keeps prompts in a RAM cache and answers a
+ * repeated one in milliseconds). */
+static unsigned long sub_seed(unsigned long seed, unsigned long k)
+{
+	return (unsigned long)(sb_seed_mix((uint64_t)seed ^ ((uint64_t)k << 32)) & 0xffffffffUL);
+}
+
+/* ---- the levels -------------------------------------------------------- */
+
+/* The default open-loop rates: 30, 50, 70, 90% of the capacity the model
+ * predicts for c's lengths. */
+static int default_rates(const sb_validate_config *c, const sb_model *m, sb_workload *wo,
+			 sb_error *e)
+{
+	sb_sim_opts so;
+	sb_sim_opts_init(&so);
+	double mu = 0;
+	sb_error ce = { { 0 } };
+	if (sb_sim_capacity(m, &so, &c->workload, &mu, &ce) < 0 || !(mu > 0))
+		return sb_error_set(e, "cannot predict the capacity for the default rates (%s); "
+				    "give --rates", ce.msg);
+	static const double frac[] = { 0.3, 0.5, 0.7, 0.9 };
+	for (int k = 0; k < 4; k++)
+		wo->levels[k] = round(frac[k] * mu * 1000) / 1000;
+	wo->n_levels = 4;
+	if (c->out)
+		fprintf(c->out, "predicted capacity %.3f req/s: open-loop rates %g, %g, %g, %g req/s\n",
+			mu, wo->levels[0], wo->levels[1], wo->levels[2], wo->levels[3]);
+	return 0;
+}
+
+/* The closed-loop (wc) and open-loop (wo) parts to measure. */
+static int plan_levels(const sb_validate_config *c, const sb_model *m, sb_workload *wc,
+		       sb_workload *wo, sb_error *e)
+{
+	int S = c->slots > 0 ? (int)c->slots : m->slots;
+	if (c->slots > 0 && c->slots != m->slots)
+		note(c, "note: --slots %ld differs from the model's %d slots; the prediction uses "
+			"the model's\n", c->slots, m->slots);
+	*wc = *wo = c->workload;
+	wc->mode = SB_MODE_CONCURRENCY;
+	wo->mode = SB_MODE_RATE;
+	/* fresh prompts for the open-loop part: with the closed loop's seed
+	 * it would resend the same prompts, which llama.cpp then finds in its
+	 * prompt cache (a different workload) */
+	wo->seed = sub_seed(c->workload.seed, 1);
+	if (c->n_conc >= 0) {
+		memcpy(wc->levels, c->conc, sizeof(wc->levels));
+		wc->n_levels = c->n_conc;
+	} else {
+		int n = 2 * S > SB_WORKLOAD_MAX_LEVELS ? SB_WORKLOAD_MAX_LEVELS : 2 * S;
+		for (int k = 0; k < n; k++)
+			wc->levels[k] = k + 1;
+		wc->n_levels = n;
+	}
+	if (c->n_rates >= 0) {
+		memcpy(wo->levels, c->rates, sizeof(wo->levels));
+		wo->n_levels = c->n_rates;
+	} else if (default_rates(c, m, wo, e) < 0) {
+		return -EINVAL;
+	}
+	if (wc->n_levels == 0 && wo->n_levels == 0)
+		return sb_error_set(e, "no levels to measure (--concurrency none --rates none)");
+	if ((wc->n_levels && sb_workload_validate(wc, e) < 0) ||
+	    (wo->n_levels && sb_workload_validate(wo, e) < 0))
+		return -EINVAL;
+	return 0;
+}
+
+/* ---- the measurement ----------------------------------------------------- */
+
+/* State of the level-by-level measurement. */
+typedef struct measuring {
+	const sb_validate_config *c;
+	sb_validate_result *res;
+	double t_start;
+	size_t li;       /* levels measured so far */
+	json_t *wjson;   /* the current part's workload, all its levels */
+} measuring;
+
+static int stopped(const sb_validate_config *c)
+{
+	return c->run.stop && *c->run.stop;
+}
+
+/* A probe of the server's speed (speed.h) before level ms->li; a failed
+ * one is noted and skipped: it only feeds the speed trace and the adjusted
+ * prediction. */
+static void take_probe(measuring *ms)
+{
+	const sb_validate_config *c = ms->c;
+	if (c->probe_requests <= 0 || stopped(c))
+		return;
+	sb_error e = { { 0 } };
+	if (sb_speed_probe(&ms->res->speed, &c->run, &c->workload, c->probe_requests,
+			   sub_seed(c->workload.seed, 1000 + ms->li), sb_driver_now() - ms->t_start,
+			   ms->li, &e) < 0)
+		note(c, "note: a one-client speed probe failed (%s)\n", e.msg);
+}
+
+/* Makes a one-level run's workload object describe its part: all of w's
+ * levels, and the validation's seed (each level's prompts are hashed from
+ * it). */
+static void set_levels(json_t *wj, const sb_workload *w, unsigned long seed)
+{
+	json_t *a = json_array();
+	for (int k = 0; k < w->n_levels; k++)
+		json_array_append_new(a, json_real(w->levels[k]));
+	json_object_set_new(wj, "levels", a);
+	json_object_set_new(wj, "seed", json_integer((json_int_t)seed));
+}
+
+/* Adds the one-level document `part` of part k (w) to the measured
+ * document (steals part). */
+static void merge_part(measuring *ms, int k, const sb_workload *w, json_t *part, int two_parts)
+{
+	sb_validate_result *res = ms->res;
+	if (!ms->wjson) {
+		ms->wjson = json_deep_copy(json_object_get(part, "workload"));
+		set_levels(ms->wjson, w, ms->c->workload.seed);
+	}
+	if (!res->doc) {
+		res->doc = part;
+		json_object_set(res->doc, "workload", ms->wjson);
+		return;
+	}
+	json_array_extend(json_object_get(res->doc, "levels"), json_object_get(part, "levels"));
+	json_decref(part);
+	if (k == 1 && two_parts)
+		json_object_set(res->doc, "workload_rate", ms->wjson);
+}
+
+/* Measures level l of part k (w). Returns 1 to go on, 0 when the
+ * measurement is cut short (res->cut_rc or res->signal say why), or a
+ * negative errno when the first level failed. */
+static int measure_level(measuring *ms, int k, const sb_workload *w, int l, int two_parts,
+			 sb_error *e)
+{
+	const sb_validate_config *c = ms->c;
+	take_probe(ms);
+	sb_run_config rc = c->run;
+	rc.workload = *w;
+	rc.workload.levels[0] = w->levels[l];
+	rc.workload.n_levels = 1;
+	rc.workload.seed = sub_seed(c->workload.seed, 16 + ms->li);
+	json_t *part = NULL;
+	int r = sb_run_execute(&rc, &part, e);
+	if (rc.progress && c->log)
+		fputs("\r\033[K", c->log);
+	if (!part) {
+		if (!ms->res->doc)
+			return r < 0 ? r : -EIO;
+		note(c, "%s\n", e ? e->msg : "a level failed");
+		note(c, "comparing the %zu level(s) measured before it\n", ms->li);
+		ms->res->cut_rc = r < 0 ? r : -EIO;
+		return 0;
+	}
+	merge_part(ms, k, w, part, two_parts);
+	ms->li++;
+	if (r == -EINTR || stopped(c)) {
+		note(c, "interrupted; comparing what finished\n");
+		ms->res->signal = stopped(c) ? (int)*c->run.stop : SIGINT;
+		return 0;
+	}
+	return 1;
+}
+
+/* Measures every level of wc then wo, with the probes, into res->doc. */
+static int measure_all(const sb_validate_config *c, const sb_workload *wc, const sb_workload *wo,
+		       sb_validate_result *res, sb_error *e)
+{
+	const sb_workload *parts[2] = { wc->n_levels ? wc : NULL, wo->n_levels ? wo : NULL };
+	measuring ms = { c, res, sb_driver_now(), 0, NULL };
+	int go = 1;
+	for (int k = 0; k < 2 && go; k++) {
+		for (int l = 0; parts[k] && l < parts[k]->n_levels && go > 0; l++)
+			go = measure_level(&ms, k, parts[k], l, parts[0] != NULL, e);
+		json_decref(ms.wjson);
+		ms.wjson = NULL;
+		if (go < 0)
+			return go;
+	}
+	if (go)
+		take_probe(&ms); /* after the last level */
+	if (stopped(c) && !res->signal)
+		res->signal = (int)*c->run.stop;
+	res->failed_requests = sb_run_failed_count(res->doc);
+	if (res->failed_requests > 0)
+		note(c, "%ld request(s) failed during the measurement; they are left out of the "
+			"comparison\n", res->failed_requests);
+	if (res->speed.n_probes > 0)
+		json_object_set(res->doc, "speed_probes", res->speed.probes);
+	return 0;
+}
+
+/* ---- the whole validation ------------------------------------------------ */
+
+static int load_model(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+{
+	int r = sb_model_load(c->model_file, &res->model, e);
+	if (r < 0)
+		return r;
+	res->model_loaded = 1;
+	r = sb_model_validate(&res->model, e);
+	if (r < 0)
+		sb_error_prefix(e, "%s", c->model_file);
+	return r;
+}
+
+/* The measured results: c->measured, or a fresh measurement. */
+static int get_measured(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+{
+	if (c->measured) {
+		int r = sb_results_load(c->measured, &res->meas, e);
+		if (r < 0)
+			return r;
+		sb_error pe = { { 0 } };
+		if (sb_speed_from_results(&res->speed, res->meas.root, &pe) < 0)
+			note(c, "note: %s: %s; no speed figures\n", c->measured, pe.msg);
+		return 0;
+	}
+	sb_workload wc, wo;
+	int r = plan_levels(c, &res->model, &wc, &wo, e);
+	if (r < 0)
+		return r;
+	res->stage = SB_VALIDATE_MEASURE;
+	r = measure_all(c, &wc, &wo, res, e);
+	if (r < 0)
+		return r;
+	res->stage = SB_VALIDATE_RESULTS;
+	return sb_results_from_json(res->doc, &res->meas, "measurement", e);
+}
+
+int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+{
+	memset(res, 0, sizeof(*res));
+	sb_speed_init(&res->speed);
+	res->stage = SB_VALIDATE_INPUT;
+	int r = load_model(c, res, e);
+	if (r == 0)
+		r = get_measured(c, res, e);
+	if (r < 0)
+		return r;
+	res->stage = SB_VALIDATE_COMPARE;
+	sb_compare_opts o;
+	sb_compare_opts_init(&o);
+	o.seed = c->workload.seed;
+	o.replications = c->replications;
+	o.forecast = c->forecast;
+	r = sb_compare_run(&res->model, &res->meas, &o, &res->cmp, e);
+	if (r < 0)
+		return r;
+	sb_error se = { { 0 } };
+	if (sb_speed_analyse(&res->speed, &res->model, &res->meas, &res->cmp, &o, &se) < 0)
+		note(c, "note: the speed probes could not be predicted (%s)\n", se.msg);
+	res->drift = sb_speed_drift(&res->speed);
+	res->stage = SB_VALIDATE_DONE;
+	return 0;
+}
+
+void sb_validate_result_fini(sb_validate_result *res)
+{
+	if (!res)
+		return;
+	sb_comparison_fini(&res->cmp);
+	sb_results_fini(&res->meas);
+	json_decref(res->doc);
+	json_decref(res->drift);
+	sb_speed_fini(&res->speed);
+	if (res->model_loaded)
+		sb_model_fini(&res->model);
+	memset(res, 0, sizeof(*res));
+}
+
+/* ---- output ---------------------------------------------------------------- */
+
+static double drift_get(const json_t *d, const char *key)
+{
+	return json_number_value(json_object_get(d, key));
+}
+
+/* How far one client's speed moved between the first and last probe. */
+static void report_drift(FILE *f, const json_t *d)
+{
+	double dt = drift_get(d, "ttft_pct"), dp = drift_get(d, "tpot_pct");
+	fprintf(f, "server drift over %.0f s: one client's TTFT %.1f -> %.1f ms (%+.1f%%), "
+		   "TPOT %.2f -> %.2f ms (%+.1f%%)%s\n",
+		drift_get(d, "seconds"), drift_get(d, "ttft_ms_first"), drift_get(d, "ttft_ms_last"),
+		dt, drift_get(d, "tpot_ms_first"), drift_get(d, "tpot_ms_last"), dp,
+		fabs(dt) > 5 || fabs(dp) > 5
+			? ": the server's own speed moved; errors of that size are not the model's"
+			: "");
+}
+
+void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_result *res,
+			int quiet, int verbose)
+{
+	const sb_comparison *cmp = &res->cmp;
+	if (!quiet) {
+		fprintf(f, "model %s (%d slots) against %s\n", res->model.name, res->model.slots,
+			c->measured ? c->measured : c->run.url);
+		sb_compare_report(f, cmp, verbose);
+		sb_speed_report(f, &res->speed, cmp);
+	} else {
+		fprintf(f, "median |error|: mean/p50 %.1f%%, p90/p99 %.1f%%, throughput %.1f%%\n",
+			cmp->mdape_central, cmp->mdape_tail, cmp->mdape_throughput);
+		if (res->speed.analysed && res->speed.adj.n_levels > 0)
+			fprintf(f, "speed-adjusted (%zu levels): mean/p50 %.1f%%, p90/p99 %.1f%%\n",
+				res->speed.adj.n_levels, res->speed.adj.mdape_central,
+				res->speed.adj.mdape_tail);
+	}
+	if (res->drift)
+		report_drift(f, res->drift);
+}
+
+json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_result *res,
+			    const sb_compare_goals *g)
+{
+	json_t *j = sb_comparison_to_json(&res->cmp);
+	if (!j)
+		return NULL;
+	json_object_set_new(j, "model_file", json_string(c->model_file));
+	json_object_set_new(j, "goals", json_pack("{s:f,s:f,s:b}", "central_pct", g->central_pct,
+						  "tail_pct", g->tail_pct, "require_knee",
+						  g->require_knee));
+	json_object_set_new(j, "goals_met", json_boolean(sb_compare_check(&res->cmp, g, NULL, 0)));
+	if (res->drift)
+		json_object_set(j, "server_drift", res->drift);
+	json_t *sj = sb_speed_to_json(&res->speed, &res->cmp);
+	if (sj)
+		json_object_set_new(j, "server_speed", sj);
+	return j;
+}

@@ -1,0 +1,102 @@
+/* validate.h — a validation: measure a live server level by level (or take
+ * a measured results file), replay the same requests through the simulator
+ * with a calibrated model (compare.h), and read the server's own speed from
+ * one-client probes beside every level (speed.h).
+ *
+ * The measurement: closed-loop levels (default 1..2S), then open-loop rates
+ * (default 30, 50, 70, 90% of the capacity the model predicts), each level
+ * a run of its own with its own prompts, and a one-client probe before each
+ * level and after the last. A level that fails or an interrupt cuts the
+ * measurement short; the levels measured before it are still compared.
+ *
+ * `servebench validate` (app/cmd_validate.c) fills a config from its flags,
+ * calls sb_validate_run, and prints with sb_validate_report.
+ */
+#ifndef SB_VALIDATE_H
+#define SB_VALIDATE_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "core/results.h"
+#include "core/workload.h"
+#include "measure/run.h"
+#include "validate/compare.h"
+#include "validate/speed.h"
+
+typedef struct sb_validate_config {
+	const char *model_file;  /* the calibrated model; required; borrowed */
+	const char *measured;    /* a results file to compare instead of
+				    measuring; NULL: measure; borrowed */
+	/* The server (url, model, api, cache_prompt), the progress callback
+	 * and the stop flag; its workload is ignored. */
+	sb_run_config run;
+	/* Lengths, requests and warm-up per level, and the seed of prompts,
+	 * arrivals and simulator noise; its levels are ignored. */
+	sb_workload workload;
+	long slots;              /* slots for the default levels; 0: the model's */
+	int n_conc;              /* closed-loop levels; -1: 1..2S; 0: none */
+	double conc[SB_WORKLOAD_MAX_LEVELS];
+	int n_rates;             /* open-loop rates; -1: the default; 0: none */
+	double rates[SB_WORKLOAD_MAX_LEVELS];
+	long probe_requests;     /* requests per speed probe; 0: no probes */
+	int replications;        /* replays per level */
+	int forecast;            /* also the fresh-traffic forecast intervals */
+	FILE *out;               /* what is measured (the default rates); may be NULL */
+	FILE *log;               /* notes (a failed probe, failed requests); may be NULL */
+	const char *log_prefix;  /* before every note ("servebench validate: "); may be NULL */
+} sb_validate_config;
+
+/* Defaults: 32 requests of 256 in / 128 out tokens, 2 warm-up, seed 1,
+ * default levels, 3-request probes, 20 replications, forecasts on. */
+void sb_validate_config_init(sb_validate_config *c);
+
+/* Where a validation stopped. */
+typedef enum sb_validate_stage {
+	SB_VALIDATE_INPUT = 0,  /* the model, the measured file or the levels */
+	SB_VALIDATE_MEASURE,    /* the first level could not be measured */
+	SB_VALIDATE_RESULTS,    /* the measured document did not read back */
+	SB_VALIDATE_COMPARE,    /* the comparison failed */
+	SB_VALIDATE_DONE
+} sb_validate_stage;
+
+typedef struct sb_validate_result {
+	sb_validate_stage stage;
+	sb_model model;          /* the loaded model */
+	int model_loaded;
+	json_t *doc;             /* owned: the measured document (speed_probes
+				    included); NULL with config.measured */
+	sb_results meas;         /* the measured results compared */
+	sb_comparison cmp;       /* measured against predicted */
+	sb_speed speed;          /* the probes and the speed-adjusted prediction */
+	json_t *drift;           /* owned: sb_speed_drift; NULL: not known */
+	int cut_rc;              /* the status of the level that cut the
+				    measurement short; 0: none */
+	int signal;              /* the signal that interrupted it; 0: none */
+	long failed_requests;    /* left out of the comparison */
+} sb_validate_result;
+
+/* Runs the validation c describes into *res (always initialised; release
+ * with sb_validate_result_fini). Returns 0, or a negative errno with e set
+ * and res->stage saying where it stopped (what finished before stays in
+ * res). A measurement cut short is no failure: cut_rc and signal say why.
+ * Cost: the measurement, then compare.h's replays. */
+int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_error *e);
+
+void sb_validate_result_fini(sb_validate_result *res);
+
+/* Writes the report to f: the model and the target, the side-by-side table
+ * (compare.h; verbose adds per-request errors) and the server's speed, or
+ * with quiet only the median errors; then the server's drift. */
+void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_result *res,
+			int quiet, int verbose);
+
+/* New JSON document: the comparison (sb_comparison_to_json) with
+ * "model_file", "goals", "goals_met", "server_drift" and "server_speed".
+ * NULL on allocation failure. */
+json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_result *res,
+			    const sb_compare_goals *g);
+
+#endif
