@@ -104,6 +104,26 @@ def decode_rate(levels):
     return toks / busy
 
 
+def decode_overlap(levels):
+    """How many streams decode at once on average: the sum of the requests'
+    [first token, done] intervals over their union. A server serving one
+    stream at a time gives 1; one that batches c streams, about c."""
+    total, busy = 0.0, 0.0
+    for l in levels:
+        iv = sorted((r["t_sent_s"] + r["ttft_ms"] / 1e3, r["t_done_s"])
+                    for r in l["requests"] if r["error"] is None)
+        total += sum(e - s for s, e in iv)
+        end = None
+        for s, e in iv:
+            if end is None or s > end:
+                busy += e - s
+                end = e
+            elif e > end:
+                busy += e - end
+                end = e
+    return total / busy if busy > 0 else 0.0
+
+
 def tpot(r):
     n = r["output_tokens"]
     return (r["e2e_ms"] - r["ttft_ms"]) / (n - 1)
@@ -180,12 +200,19 @@ def main():
         tok1 = (lv[0]["output_tok_s"] + lv[2]["output_tok_s"]) / 2
         tok4 = (lv[1]["output_tok_s"] + lv[3]["output_tok_s"]) / 2
         gain = rate4 / rate1
+        overlap = decode_overlap([lv[1], lv[3]])
         log(f"4 slots: decode {rate1:.1f} tok/s at c=1, {rate4:.1f} tok/s at c=4 (x{gain:.2f}); "
-            f"output {tok1:.1f} -> {tok4:.1f} tok/s")
-        # Batching: four streams decode together, each step a little slower
-        # than a single stream's (TPOT 5.4 -> 10.2 ms here: x2.1). A server
-        # serving one stream at a time would show x1.
-        if not gain > 1.25:
+            f"output {tok1:.1f} -> {tok4:.1f} tok/s; {overlap:.2f} streams decoding at once")
+        # Batching: the four streams decode together (a server serving one
+        # stream at a time would show 1 stream at once), and a step of four
+        # costs less than four steps of one. How much less depends on the
+        # server's threads: x2.1 with two threads (TPOT 5.4 -> 10.2 ms), but
+        # the one thread the tests use (target/llama.sh) is compute-bound
+        # sooner: x1.10-1.42 in four runs on a busy 2-core machine. So the
+        # firm check is the overlap; the gain need only exceed 1.
+        if not overlap > 3.0:
+            fail(f"Exp 3: the 4 streams do not decode together: {overlap:.2f} at once")
+        if not gain > 1.0:
             fail(f"Exp 3: no batching gain with 4 slots: decode {rate1:.1f} -> {rate4:.1f} tok/s")
         for l in lv:
             if l["requests_failed"]:
