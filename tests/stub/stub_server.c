@@ -14,6 +14,9 @@
  *   POST /tokenize                       {"content": "..."} -> {"tokens": [...]}
  *   POST /v1/chat/completions, /v1/completions   OpenAI SSE
  *   POST /api/generate, /api/chat                Ollama NDJSON
+ * and for the tests: GET /metrics (connections accepted, open, generation
+ * requests, completed) and POST /close-idle (closes every idle kept-alive
+ * connection, as a server's keep-alive timeout does, then its own).
  * A token is a whitespace-separated word, both in prompts (/tokenize, usage,
  * prompt_eval_count) and in the generated text (" tok" per token), so prompt
  * sizing by the client is exact.
