@@ -10,6 +10,7 @@
 #include "core/model.h"
 #include "core/results.h"
 #include "measure/driver.h"
+#include "measure/bench.h"
 #include "measure/run.h"
 
 void sb_plan_opts_init(sb_plan_opts *o)
@@ -22,33 +23,31 @@ void sb_plan_opts_init(sb_plan_opts *o)
 
 /* One part of the plan: closed loop at levels[0..nl), prompts of `in`
  * tokens, `out` output tokens, `n` requests a level after `warmup`
- * unmeasured ones; its results document goes into p as `name`.
- * Returns 0 or a negative errno (message in e). */
-static int run_part(const sb_plan_opts *o, sb_plan *p, const char *name, const double *levels,
-		    int nl, long in, long out, long n, int warmup, sb_error *e)
+ * unmeasured ones, measured through b; its results document goes into p
+ * as `name`. Returns 0 or a negative errno (message in e). */
+static int run_part(const sb_plan_opts *o, sb_bench *b, sb_plan *p, const char *name,
+		    const double *levels, int nl, long in, long out, long n, int warmup,
+		    sb_error *e)
 {
 	if (p->n >= SB_PLAN_MAX_PARTS)
 		return sb_error_code(e, -E2BIG, "the plan has more than %d parts", SB_PLAN_MAX_PARTS);
-	sb_run_config c;
-	sb_run_config_init(&c);
-	c.url = o->url;
-	c.model = o->model;
-	if (o->api && sb_api_parse(o->api, &c.api, e) < 0)
-		return -EINVAL;
-	c.cache_prompt = 0; /* every prompt is prefilled: no prefix-cache hits */
-	sb_workload *w = &c.workload;
-	w->mode = SB_MODE_CONCURRENCY;
+	sb_bench_opts bo;
+	sb_bench_opts_init(&bo);
+	bo.cache_prompt = 0; /* every prompt is prefilled: no prefix-cache hits */
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = SB_MODE_CONCURRENCY;
 	for (int i = 0; i < nl; i++)
-		w->levels[i] = levels[i];
-	w->n_levels = nl;
-	w->input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
-	w->output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
-	w->requests = n;
-	w->warmup = warmup;
-	w->seed = (unsigned long)(sb_seed_mix((uint64_t)o->seed ^ ((uint64_t)p->n << 32)) >> 33);
+		w.levels[i] = levels[i];
+	w.n_levels = nl;
+	w.input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
+	w.output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
+	w.requests = n;
+	w.warmup = warmup;
+	w.seed = (unsigned long)(sb_seed_mix((uint64_t)o->seed ^ ((uint64_t)p->n << 32)) >> 33);
 	json_t *doc = NULL;
 	double t0 = sb_driver_now();
-	int r = sb_run_execute(&c, &doc, e);
+	int r = sb_bench_measure(b, &w, &bo, &doc, e);
 	double secs = sb_driver_now() - t0;
 	p->server_s += secs;
 	if (r < 0) {
@@ -66,7 +65,7 @@ static int run_part(const sb_plan_opts *o, sb_plan *p, const char *name, const d
 
 /* The prompt-length sweep at concurrency 1; learns the slot count from the
  * server's report when o->slots is 0. */
-static int measure_prompts(const sb_plan_opts *o, sb_plan *p, sb_error *e)
+static int measure_prompts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_error *e)
 {
 	/* fewer of the long prompts: they cost the most server time and their
 	 * prefill times scatter least (relative) */
@@ -80,7 +79,7 @@ static int measure_prompts(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 		char name[64];
 		snprintf(name, sizeof(name), "prompt-%ld.json", P);
 		double one = 1;
-		int r = run_part(o, p, name, &one, 1, P, 32, reps[i], 1, e);
+		int r = run_part(o, b, p, name, &one, 1, P, 32, reps[i], 1, e);
 		if (r < 0)
 			return r;
 		const json_t *s = json_object_get(json_object_get(p->docs[p->n - 1], "target"), "slots");
@@ -94,7 +93,7 @@ static int measure_prompts(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 }
 
 /* The concurrency sweep through the slot count and past it. */
-static int measure_sweep(const sb_plan_opts *o, sb_plan *p, sb_error *e)
+static int measure_sweep(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_error *e)
 {
 	int S = p->slots, nl = 0;
 	double lv[4];
@@ -106,7 +105,7 @@ static int measure_sweep(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 	lv[nl++] = S + 2;
 	long nreq = 3L * (S + 2) > 12 ? 3L * (S + 2) : 12;
 	long P = 256 <= o->max_prompt ? 256 : o->max_prompt;
-	return run_part(o, p, "sweep.json", lv, nl, P, 64, nreq, 1, e);
+	return run_part(o, b, p, "sweep.json", lv, nl, P, 64, nreq, 1, e);
 }
 
 /* Adds what one part of groups gave: per level, the requests the client got
@@ -138,7 +137,7 @@ static void count_together(const json_t *doc, int S, int want_m, sb_plan *p)
 /* Groups of each size until each split chance has its trials or has used
  * its budget of server time; rounds of 4-6 groups, sized by the share of
  * groups that left together so far. */
-static int measure_together(const sb_plan_opts *o, sb_plan *p, sb_error *e)
+static int measure_together(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_error *e)
 {
 	int S = p->slots;
 	long P = o->max_prompt < 128 ? o->max_prompt : 128;
@@ -164,7 +163,7 @@ static int measure_together(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 			snprintf(name, sizeof(name), "together%s-%d.json", crowded ? "-crowded" : "",
 				 round + 1);
 			double before = p->server_s;
-			int r = run_part(o, p, name, lv, g, P, 1, m, 0, e);
+			int r = run_part(o, b, p, name, lv, g, P, 1, m, 0, e);
 			T->server_s += p->server_s - before;
 			if (r < 0)
 				return r;
@@ -178,15 +177,28 @@ int sb_plan_measure(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 {
 	memset(p, 0, sizeof(*p));
 	p->slots = o->slots;
-	int r = measure_prompts(o, p, e);
+	/* one handle for the whole plan: the server probed and the prompts
+	 * sized once, connections kept from part to part */
+	sb_bench_config bc;
+	sb_bench_config_init(&bc);
+	bc.url = o->url;
+	bc.model = o->model;
+	bc.sizing_seed = (unsigned long)(sb_seed_mix((uint64_t)o->seed) >> 33);
+	if (o->api && sb_api_parse(o->api, &bc.api, e) < 0)
+		return -EINVAL;
+	sb_bench *b = NULL;
+	int r = sb_bench_new(&bc, &b, e);
 	if (r == 0)
-		r = measure_sweep(o, p, e);
+		r = measure_prompts(o, b, p, e);
+	if (r == 0)
+		r = measure_sweep(o, b, p, e);
 	/* S requests sent together to the idle server, then 2S (some wait for
 	 * a slot): whether it prefills those it admits in one step or splits
 	 * them (the sweep offers a few such groups, too few to tell 0 from
 	 * 0.3). Nothing else is fitted from these. */
 	if (r == 0 && p->slots >= 2)
-		r = measure_together(o, p, e);
+		r = measure_together(o, b, p, e);
+	sb_bench_free(b);
 	return r;
 }
 

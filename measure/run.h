@@ -1,6 +1,7 @@
 /* run.h — `servebench run` as a library: measure a live server level by
  * level and return a results document (schema servebench.results/1,
- * "source": "measured"). Used by the run, calibrate and validate commands.
+ * "source": "measured"). Used by the run command; calibrate and validate
+ * measure many workloads through one handle (bench.h), which does the same.
  *
  * What a run does:
  *  1. Reachability and identification (GET /props, /api/version): fails fast

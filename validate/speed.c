@@ -34,21 +34,22 @@ void sb_speed_fini(sb_speed *sp)
 	memset(sp, 0, sizeof(*sp));
 }
 
-int sb_speed_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, long n,
-		   unsigned long seed, double t_s, size_t before, sb_error *e)
+int sb_speed_probe(sb_speed *sp, sb_bench *b, const sb_bench_opts *o, const sb_workload *w,
+		   long n, unsigned long seed, double t_s, size_t before, sb_error *e)
 {
-	sb_run_config c = *rc;
-	c.workload = *w;
-	c.workload.mode = SB_MODE_CONCURRENCY;
-	c.workload.levels[0] = 1;
-	c.workload.n_levels = 1;
-	c.workload.requests = n;
-	c.workload.duration_s = 0;
-	c.workload.warmup = 0;
-	c.workload.seed = seed;
-	c.progress = NULL;
+	sb_workload pw = *w;
+	pw.mode = SB_MODE_CONCURRENCY;
+	pw.levels[0] = 1;
+	pw.n_levels = 1;
+	pw.requests = n;
+	pw.duration_s = 0;
+	pw.warmup = 0;
+	pw.seed = seed;
+	sb_bench_opts po = *o;
+	po.progress = NULL;
+	po.partial_path = NULL;
 	json_t *d = NULL;
-	int r = sb_run_execute(&c, &d, e);
+	int r = sb_bench_measure(b, &pw, &po, &d, e);
 	json_t *lv = json_array_get(json_object_get(d, "levels"), 0);
 	if (r == 0 && json_integer_value(json_object_get(lv, "requests_ok")) < 1)
 		r = sb_error_set(e, "no probe request succeeded");

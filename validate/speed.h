@@ -28,7 +28,7 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "core/workload.h"
-#include "measure/run.h"
+#include "measure/bench.h"
 #include "validate/compare.h"
 
 typedef struct sb_speed {
@@ -48,13 +48,14 @@ typedef struct sb_speed {
 void sb_speed_init(sb_speed *sp);
 void sb_speed_fini(sb_speed *sp);
 
-/* Measures one probe: n requests at concurrency 1 with w's lengths, prompts
- * from `seed`, no warm-up, against rc's server; appends it to sp->probes as
+/* Measures one probe through b: n requests at concurrency 1 with w's
+ * lengths, prompts from `seed`, no warm-up, o's prompt options (its
+ * progress callback and partial file unused); appends it to sp->probes as
  * taken `t_s` seconds into the validation, before level `before` (the
- * number of levels for the closing probe). Returns 0, or the run's negative
- * status with e set (nothing appended). */
-int sb_speed_probe(sb_speed *sp, const sb_run_config *rc, const sb_workload *w, long n,
-		   unsigned long seed, double t_s, size_t before, sb_error *e);
+ * number of levels for the closing probe). Returns 0, or the measurement's
+ * negative status with e set (nothing appended). */
+int sb_speed_probe(sb_speed *sp, sb_bench *b, const sb_bench_opts *o, const sb_workload *w,
+		   long n, unsigned long seed, double t_s, size_t before, sb_error *e);
 
 /* Takes the probes a validation saved in its measured results (root's
  * "speed_probes", written by validate --out-measured). Returns 1 taken, 0

@@ -122,6 +122,8 @@ typedef struct measuring {
 	double t_start;
 	size_t li;       /* levels measured so far */
 	json_t *wjson;   /* the current part's workload, all its levels */
+	sb_bench *b;     /* owned: the server, probed once; kept connections */
+	sb_bench_opts bo;/* c->run's prompt options and progress */
 } measuring;
 
 static int stopped(const sb_validate_config *c)
@@ -138,7 +140,7 @@ static void take_probe(measuring *ms)
 	if (c->probe_requests <= 0 || stopped(c))
 		return;
 	sb_error e = { { 0 } };
-	if (sb_speed_probe(&ms->res->speed, &c->run, &c->workload, c->probe_requests,
+	if (sb_speed_probe(&ms->res->speed, ms->b, &ms->bo, &c->workload, c->probe_requests,
 			   sub_seed(c->workload.seed, 1000 + ms->li), sb_driver_now() - ms->t_start,
 			   ms->li, &e) < 0)
 		note(c, "note: a one-client speed probe failed (%s)\n", e.msg);
@@ -184,14 +186,13 @@ static int measure_level(measuring *ms, int k, const sb_workload *w, int l, int 
 {
 	const sb_validate_config *c = ms->c;
 	take_probe(ms);
-	sb_run_config rc = c->run;
-	rc.workload = *w;
-	rc.workload.levels[0] = w->levels[l];
-	rc.workload.n_levels = 1;
-	rc.workload.seed = sub_seed(c->workload.seed, 16 + ms->li);
+	sb_workload lw = *w;
+	lw.levels[0] = w->levels[l];
+	lw.n_levels = 1;
+	lw.seed = sub_seed(c->workload.seed, 16 + ms->li);
 	json_t *part = NULL;
-	int r = sb_run_execute(&rc, &part, e);
-	if (rc.progress && c->log)
+	int r = sb_bench_measure(ms->b, &lw, &ms->bo, &part, e);
+	if (ms->bo.progress && c->log)
 		fputs("\r\033[K", c->log);
 	if (!part) {
 		if (!ms->res->doc)
@@ -211,23 +212,42 @@ static int measure_level(measuring *ms, int k, const sb_workload *w, int l, int 
 	return 1;
 }
 
+/* Opens the handle every level and probe is measured through: the server
+ * probed and the prompts sized once (with the seed of the first
+ * measurement, as when each level was a run of its own). */
+static int open_bench(measuring *ms, sb_error *e)
+{
+	const sb_validate_config *c = ms->c;
+	sb_bench_config bc;
+	sb_bench_config_from_run(&bc, &c->run);
+	bc.sizing_seed = sub_seed(c->workload.seed, c->probe_requests > 0 ? 1000 : 16);
+	sb_bench_opts_from_run(&ms->bo, &c->run);
+	return sb_bench_new(&bc, &ms->b, e);
+}
+
 /* Measures every level of wc then wo, with the probes, into res->doc. */
 static int measure_all(const sb_validate_config *c, const sb_workload *wc, const sb_workload *wo,
 		       sb_validate_result *res, sb_error *e)
 {
 	const sb_workload *parts[2] = { wc->n_levels ? wc : NULL, wo->n_levels ? wo : NULL };
-	measuring ms = { c, res, sb_driver_now(), 0, NULL };
-	int go = 1;
+	measuring ms = { .c = c, .res = res, .t_start = sb_driver_now() };
+	int go = open_bench(&ms, e);
+	if (go < 0)
+		return go;
+	go = 1;
 	for (int k = 0; k < 2 && go; k++) {
 		for (int l = 0; parts[k] && l < parts[k]->n_levels && go > 0; l++)
 			go = measure_level(&ms, k, parts[k], l, parts[0] != NULL, e);
 		json_decref(ms.wjson);
 		ms.wjson = NULL;
-		if (go < 0)
+		if (go < 0) {
+			sb_bench_free(ms.b);
 			return go;
+		}
 	}
 	if (go)
 		take_probe(&ms); /* after the last level */
+	sb_bench_free(ms.b);
 	if (stopped(c) && !res->signal)
 		res->signal = (int)*c->run.stop;
 	res->failed_requests = sb_run_failed_count(res->doc);

@@ -5,8 +5,9 @@
  *
  * The measurement: closed-loop levels (default 1..2S), then open-loop rates
  * (default 30, 50, 70, 90% of the capacity the model predicts), each level
- * a run of its own with its own prompts, and a one-client probe before each
- * level and after the last. A level that fails or an interrupt cuts the
+ * a measurement of its own with its own prompts, and a one-client probe
+ * before each level and after the last; all through one handle
+ * (measure/bench.h): the server probed once, connections kept. A level that fails or an interrupt cuts the
  * measurement short; the levels measured before it are still compared.
  *
  * `servebench validate` (app/cmd_validate.c) fills a config from its flags,

@@ -14,6 +14,9 @@
  *   POST /tokenize                       {"content": "..."} -> {"tokens": [...]}
  *   POST /v1/chat/completions, /v1/completions   OpenAI SSE
  *   POST /api/generate, /api/chat                Ollama NDJSON
+ * and for the tests: GET /metrics (connections accepted, open, generation
+ * requests, completed) and POST /close-idle (closes every idle kept-alive
+ * connection, as a server's keep-alive timeout does, then its own).
  * A token is a whitespace-separated word, both in prompts (/tokenize, usage,
  * prompt_eval_count) and in the generated text (" tok" per token), so prompt
  * sizing by the client is exact.
@@ -1093,6 +1096,22 @@ static void handle_template(struct srv *s, struct conn *c, json_t *req)
 	buf_free(&text);
 }
 
+/* Closes every kept-alive connection but `keep` that waits for its next
+ * request with nothing buffered, as a server's idle timeout does. Returns
+ * how many it closed. */
+static unsigned long close_idle(struct srv *s, struct conn *keep)
+{
+	unsigned long n = 0;
+	for (size_t i = 0; i < s->nconns_cap; i++) {
+		struct conn *d = s->conns[i];
+		if (d && d != keep && d->state == C_READ && d->in.len == 0 && !d->want_out) {
+			conn_close(s, d);
+			n++;
+		}
+	}
+	return n;
+}
+
 /* Dispatches one complete request; the body is `body` (len bytes). */
 static void handle_request(struct srv *s, struct conn *c, const char *method, const char *path,
 			   const char *body, size_t len)
@@ -1123,6 +1142,22 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 	if (get && !strcmp(path, "/api/tags")) {
 		snprintf(tmp, sizeof tmp, "{\"models\":[{\"name\":\"%s\",\"model\":\"%s\",\"size\":0}]}",
 			 s->model, s->model);
+		conn_respond_json(s, c, 200, tmp);
+		return;
+	}
+	if (get && !strcmp(path, "/metrics")) {
+		unsigned long open = 0;
+		for (size_t i = 0; i < s->nconns_cap; i++)
+			open += s->conns[i] != NULL;
+		snprintf(tmp, sizeof tmp,
+			 "{\"connections\":%lu,\"open\":%lu,\"requests\":%lu,\"completed\":%lu}",
+			 s->accepted, open, s->gen_requests, s->completed);
+		conn_respond_json(s, c, 200, tmp);
+		return;
+	}
+	if (post && !strcmp(path, "/close-idle")) {
+		snprintf(tmp, sizeof tmp, "{\"closed\":%lu}", close_idle(s, c));
+		c->close_after = true;
 		conn_respond_json(s, c, 200, tmp);
 		return;
 	}

@@ -1,0 +1,606 @@
+/* bench.c — see bench.h: the server probed once, levels measured on kept
+ * connections, results documents. */
+#include "bench.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/level.h"
+#include "core/results.h"
+#include "driver.h"
+#include "probe.h"
+#include "prompt.h"
+#include "recorder.h"
+
+/* Invariant: after sb_bench_new, api is a concrete API, endpoint is root +
+ * its path, and drv (with hdr) talks to endpoint. */
+struct sb_bench {
+	sb_bench_config c;         /* strings borrowed */
+	sb_api api;
+	char root[1024];
+	char endpoint[1100];
+	sb_server_info info;
+	sb_prompt_size size;
+	struct curl_slist *hdr;    /* owned; borrowed by drv */
+	sb_driver *drv;            /* owned: its connections outlive a measurement */
+	int curl_ready;            /* curl_global_init done */
+};
+
+/* Everything one measurement needs while its levels are measured. */
+typedef struct run {
+	const sb_bench *b;
+	const sb_workload *w;
+	sb_bench_opts o;
+	gsl_rng *rng_prompt, *rng_arrival, *rng_think;
+	char *reused;              /* the prompt of reuse_prompt */
+	sb_recorder *rec;
+	int rec_failed;
+	/* the level being measured */
+	int li;
+	int warmup;
+	sb_levelacc acc;
+	json_t *requests;
+	long *in_len, *out_len;    /* per request id: asked-for lengths */
+	size_t cap_len;
+	long total;
+	sb_run_progress prog;
+	/* the phase being run: finished requests, those that could not connect */
+	long phase_done, phase_connect;
+	char connect_msg[128];
+} run;
+
+void sb_bench_config_init(sb_bench_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->api = SB_API_AUTO;
+	c->ignore_eos = 1;
+	c->timeout_s = 300;
+	c->max_line = SB_RUN_MAX_LINE;
+}
+
+void sb_bench_config_from_run(sb_bench_config *b, const sb_run_config *c)
+{
+	sb_bench_config_init(b);
+	b->url = c->url;
+	b->model = c->model;
+	b->api = c->api;
+	b->ignore_eos = c->ignore_eos;
+	b->ipv4 = c->ipv4;
+	b->timeout_s = c->timeout_s;
+	b->api_key = c->api_key;
+	b->ca_file = c->ca_file;
+	b->insecure = c->insecure;
+	b->max_line = c->max_line;
+	b->stop = c->stop;
+	b->sizing_seed = c->workload.seed;
+}
+
+void sb_bench_opts_init(sb_bench_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->cache_prompt = 1;
+}
+
+void sb_bench_opts_from_run(sb_bench_opts *o, const sb_run_config *c)
+{
+	sb_bench_opts_init(o);
+	o->reuse_prompt = c->reuse_prompt;
+	o->cache_prompt = c->cache_prompt;
+	o->partial_path = c->partial_path;
+	o->progress = c->progress;
+	o->progress_ud = c->progress_ud;
+}
+
+/* ---- prompt sizing --------------------------------------------------------- */
+
+static void size_prompts(sb_bench *b, const sb_probe_opts *po)
+{
+	const sb_bench_config *c = &b->c;
+	sb_error e;
+	b->size.overhead = 0;
+	b->size.per_word = 1.3;
+	b->size.method = "default";
+	gsl_rng *g = sb_rng_new(c->sizing_seed ^ 0x5bd1e995UL);
+	if (!g)
+		return;
+	char *big = sb_prompt_text(g, 400), *small = sb_prompt_text(g, 24);
+	long t_big = 0, t_small = 0, p_small = 0, p_big = 0;
+	if (!big || !small)
+		goto out;
+	if (b->info.has_tokenize && sb_probe_tokenize(po, b->root, big, 0, &t_big, &e) == 0 &&
+	    t_big > 0) {
+		/* No generation request: the template overhead comes from the
+		 * server's own template and tokenizer (probe requests would count
+		 * as traffic on the server being measured). */
+		b->size.per_word = (double)t_big / 400.0;
+		b->size.method = "tokenize";
+		char *tpl = NULL;
+		if (sb_probe_tokenize(po, b->root, small, 0, &t_small, &e) == 0) {
+			if (b->api == SB_API_OPENAI_CHAT || b->api == SB_API_OLLAMA_CHAT) {
+				if (sb_probe_apply_template(po, b->root, small, &tpl, &e) == 0 &&
+				    sb_probe_tokenize(po, b->root, tpl, 1, &p_small, &e) == 0)
+					b->size.overhead = (double)(p_small - t_small);
+			} else if (sb_probe_tokenize(po, b->root, small, 1, &p_small, &e) == 0) {
+				b->size.overhead = (double)(p_small - t_small);
+			}
+		}
+		free(tpl);
+		goto out;
+	}
+	if (sb_probe_prompt_tokens(po, b->api, b->root, c->model, small, &p_small, &e) == 0 &&
+	    sb_probe_prompt_tokens(po, b->api, b->root, c->model, big, &p_big, &e) == 0 &&
+	    p_big > p_small) {
+		b->size.per_word = (double)(p_big - p_small) / (400.0 - 24.0);
+		b->size.overhead = (double)p_small - b->size.per_word * 24.0;
+		b->size.method = "probe";
+	}
+out:
+	free(big);
+	free(small);
+	gsl_rng_free(g);
+}
+
+/* ---- phase callbacks ------------------------------------------------------- */
+
+static int remember_lengths(run *r, long id, long in, long out)
+{
+	if ((size_t)id >= r->cap_len) {
+		size_t cap = r->cap_len ? r->cap_len : 256;
+		while (cap <= (size_t)id)
+			cap *= 2;
+		long *a = realloc(r->in_len, cap * sizeof(long));
+		if (!a)
+			return -ENOMEM;
+		r->in_len = a;
+		long *b = realloc(r->out_len, cap * sizeof(long));
+		if (!b)
+			return -ENOMEM;
+		r->out_len = b;
+		r->cap_len = cap;
+	}
+	r->in_len[id] = in;
+	r->out_len[id] = out;
+	return 0;
+}
+
+static char *make_body(void *ud, long id)
+{
+	run *r = ud;
+	const sb_workload *w = r->w;
+	long in = sb_workload_len(&w->input_len, r->rng_prompt);
+	long out = sb_workload_len(&w->output_len, r->rng_prompt);
+	char *text = NULL;
+	if (r->reused) {
+		in = -1; /* the reused prompt's own length, reported by the server */
+	} else {
+		text = sb_prompt_text(r->rng_prompt, sb_prompt_words(&r->b->size, in));
+		if (!text)
+			return NULL;
+	}
+	if (!r->warmup && remember_lengths(r, id, in, out) < 0) {
+		free(text);
+		return NULL;
+	}
+	sb_api_req rq = {
+		.model = r->b->c.model,
+		.prompt = r->reused ? r->reused : text,
+		.max_tokens = out,
+		.ignore_eos = r->b->c.ignore_eos,
+		.cache_prompt = r->o.cache_prompt,
+		.stream = 1,
+	};
+	char *body = sb_api_body(r->b->api, &rq);
+	free(text);
+	return body;
+}
+
+/* Counts a finished request of the phase, and those that found no server. */
+static void count_phase(run *r, const sb_driver_done *d)
+{
+	r->phase_done++;
+	if (d->err_class && !strcmp(d->err_class, "connect")) {
+		r->phase_connect++;
+		snprintf(r->connect_msg, sizeof(r->connect_msg), "%s", d->err_msg ? d->err_msg : "");
+	}
+}
+
+/* Writes record j to the partial file with the level it belongs to. */
+static void record_partial(run *r, json_t *j)
+{
+	/* the partial line says which level; the final record does not need to */
+	json_object_set_new(j, "level", json_real(r->w->levels[r->li]));
+	json_object_set_new(j, "level_index", json_integer(r->li));
+	json_object_set_new(j, "mode", json_string(sb_mode_name(r->w->mode)));
+	if (sb_recorder_append(r->rec, j) < 0)
+		r->rec_failed = 1;
+	json_object_del(j, "level");
+	json_object_del(j, "level_index");
+	json_object_del(j, "mode");
+}
+
+static void on_done(void *ud, const sb_driver_done *d)
+{
+	run *r = ud;
+	count_phase(r, d);
+	if (r->warmup)
+		return;
+	sb_stream *st = d->st;
+	double ttft = isnan(d->t_first_s) ? NAN : (d->t_first_s - d->t_scheduled_s) * 1e3;
+	long out_tokens = st->completion_tokens;
+	const char *src = "server";
+	if (out_tokens < 0) {
+		out_tokens = st->n_content;
+		src = "chunks";
+	}
+	sb_reqrec rec = {
+		.id = d->id,
+		.t_scheduled_s = d->t_scheduled_s,
+		.t_sent_s = d->t_sent_s,
+		.t_done_s = d->t_done_s,
+		.ttft_ms = ttft,
+		.e2e_ms = (d->t_done_s - d->t_scheduled_s) * 1e3,
+		.wait_ms = isfinite(st->prompt_ms) && isfinite(ttft) ? ttft - st->prompt_ms : NAN,
+		.itl_ms = d->itl_ms,
+		.n_itl = d->n_itl,
+		.prompt_tokens = st->prompt_tokens,
+		.output_tokens = out_tokens,
+		.err_class = d->err_class,
+		.err_msg = d->err_msg,
+	};
+	sb_levelacc_add(&r->acc, &rec);
+	json_t *server = st->server;
+	st->server = NULL;
+	json_t *j = sb_reqrec_to_json(&rec, server);
+	if (!j)
+		return;
+	if ((size_t)d->id < r->cap_len) {
+		if (r->in_len[d->id] > 0)
+			json_object_set_new(j, "input_len", json_integer(r->in_len[d->id]));
+		json_object_set_new(j, "output_len", json_integer(r->out_len[d->id]));
+	}
+	json_object_set_new(j, "output_tokens_source", json_string(src));
+	if (d->retries)
+		json_object_set_new(j, "client_retries", json_integer(d->retries));
+	if (r->rec)
+		record_partial(r, j);
+	json_array_append_new(r->requests, j);
+}
+
+static void on_inflight(void *ud, double t_s, int delta)
+{
+	run *r = ud;
+	if (!r->warmup)
+		sb_levelacc_inflight(&r->acc, t_s, delta);
+}
+
+static void on_tick(void *ud, double t_s, long sent, long done)
+{
+	run *r = ud;
+	if (!r->o.progress)
+		return;
+	sb_run_progress *p = &r->prog;
+	p->sent = sent;
+	p->done = done;
+	p->elapsed_s = t_s;
+	p->total = r->warmup ? r->w->warmup : r->total;
+	p->warmup = r->warmup;
+	p->eta_s = NAN;
+	if (p->total > 0 && done > 0)
+		p->eta_s = t_s / (double)done * (double)(p->total - done);
+	else if (p->total < 0 && r->w->duration_s > 0)
+		p->eta_s = fmax(0, r->w->duration_s - t_s);
+	r->o.progress(r->o.progress_ud, p);
+}
+
+/* ---- levels ------------------------------------------------------------------ */
+
+/* Open-loop send times for one level: the first at 0, then gaps. */
+static double *arrivals(run *r, double rate, size_t *n)
+{
+	const sb_workload *w = r->w;
+	size_t cap = 256, k = 0;
+	double *a = malloc(cap * sizeof(double));
+	double t = 0;
+	while (a) {
+		if (w->duration_s > 0 ? t >= w->duration_s : (long)k >= w->requests)
+			break;
+		if (k == cap) {
+			cap *= 2;
+			double *q = realloc(a, cap * sizeof(double));
+			if (!q) {
+				free(a);
+				return NULL;
+			}
+			a = q;
+		}
+		a[k++] = t;
+		t += sb_workload_gap_s(w, rate, r->rng_arrival);
+	}
+	*n = k;
+	return a;
+}
+
+/* Runs phase ph. In the measurement's first phase (first: 1), every
+ * request failing to connect means the server is gone: -ECONNREFUSED,
+ * as sb_bench_new would say. */
+static int run_phase(run *r, const sb_phase *ph, int first, sb_error *e)
+{
+	r->phase_done = r->phase_connect = 0;
+	int rc = sb_driver_run(r->b->drv, ph, e);
+	if (rc == 0 && first && r->phase_done > 0 && r->phase_connect == r->phase_done)
+		rc = sb_error_code(e, -ECONNREFUSED, "cannot reach the server at %s (%s)",
+				   r->b->root, r->connect_msg);
+	return rc;
+}
+
+/* The measured phase of level r->li: closed loop, or open loop with its
+ * arrivals drawn into *arr (new malloc'd; the caller frees it). */
+static int level_phase(run *r, double level, sb_phase *ph, double **arr, sb_error *e)
+{
+	const sb_workload *w = r->w;
+	*ph = (sb_phase){ .mode = w->mode, .think = &w->think_s, .rng = r->rng_think,
+			  .body = make_body, .done = on_done, .tick = on_tick,
+			  .inflight = on_inflight, .ud = r };
+	*arr = NULL;
+	if (w->mode == SB_MODE_CONCURRENCY) {
+		ph->concurrency = (long)level;
+		ph->count = w->duration_s > 0 ? -1 : w->requests;
+		ph->duration_s = w->duration_s;
+		r->total = ph->count;
+		return 0;
+	}
+	size_t n = 0;
+	if (!(*arr = arrivals(r, level, &n)))
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	ph->arrivals = *arr;
+	ph->n_arrivals = n;
+	r->total = (long)n;
+	return 0;
+}
+
+static int run_level(run *r, json_t *results, sb_error *e)
+{
+	const sb_workload *w = r->w;
+	double level = w->levels[r->li];
+	int rc, first = r->li == 0;
+	memset(&r->prog, 0, sizeof(r->prog));
+	r->prog.level_index = r->li;
+	r->prog.n_levels = w->n_levels;
+	r->prog.level = level;
+	r->prog.mode = w->mode;
+
+	if (w->warmup > 0) {
+		r->warmup = 1;
+		sb_phase wp = { .mode = SB_MODE_CONCURRENCY, .concurrency = 1, .count = w->warmup,
+				.body = make_body, .done = on_done, .tick = on_tick,
+				.inflight = on_inflight, .ud = r };
+		rc = run_phase(r, &wp, first, e);
+		r->warmup = 0;
+		if (rc < 0)
+			return rc;
+		first = 0;
+	}
+
+	sb_phase ph;
+	double *arr = NULL;
+	if ((rc = level_phase(r, level, &ph, &arr, e)) < 0)
+		return rc;
+	if (sb_levelacc_init(&r->acc, &w->slo) < 0) {
+		free(arr);
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	}
+	r->requests = json_array();
+	rc = run_phase(r, &ph, first, e);
+	free(arr);
+	sb_level lv;
+	sb_levelacc_finish(&r->acc, level, w->mode, 0, &lv);
+	sb_levelacc_fini(&r->acc);
+	if (rc != -ECONNREFUSED && (rc == 0 || lv.requests_ok + lv.requests_failed > 0))
+		sb_results_add_level(results, &lv, r->requests);
+	else
+		json_decref(r->requests);
+	r->requests = NULL;
+	return rc;
+}
+
+/* ---- public -------------------------------------------------------------------- */
+
+static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
+{
+	const sb_bench_config *c = &b->c;
+	json_t *t = json_object();
+	json_object_set_new(t, "url", json_string(c->url));
+	json_object_set_new(t, "endpoint", json_string(b->endpoint));
+	json_object_set_new(t, "api", json_string(sb_api_name(b->api)));
+	json_object_set_new(t, "model", json_string(c->model));
+	json_object_set_new(t, "server", json_string(b->info.kind));
+	if (b->info.slots > 0)
+		json_object_set_new(t, "slots", json_integer(b->info.slots));
+	json_object_set_new(t, "prompt_sizing",
+			    json_pack("{s:s,s:f,s:f}", "method", b->size.method, "overhead_tokens",
+				      b->size.overhead, "tokens_per_word", b->size.per_word));
+	json_object_set_new(t, "reuse_prompt", json_boolean(o->reuse_prompt));
+	json_object_set_new(t, "cache_prompt", json_boolean(o->cache_prompt));
+	json_object_set_new(t, "ignore_eos", json_boolean(c->ignore_eos));
+	json_object_set_new(t, "ipv4", json_boolean(c->ipv4));
+	json_object_set_new(t, "timeout_s", json_real(c->timeout_s));
+	json_object_set_new(t, "api_key", json_boolean(c->api_key != NULL)); /* never the key */
+	return t;
+}
+
+/* The request headers: JSON body, no 100-continue, the bearer key. */
+static struct curl_slist *make_headers(const char *api_key)
+{
+	struct curl_slist *hdr = NULL;
+	hdr = curl_slist_append(hdr, "Content-Type: application/json");
+	hdr = curl_slist_append(hdr, "Expect:");
+	if (api_key && *api_key) {
+		size_t n = strlen(api_key) + 32;
+		char *h = malloc(n);
+		if (h) {
+			snprintf(h, n, "Authorization: Bearer %s", api_key);
+			hdr = curl_slist_append(hdr, h);
+			memset(h, 0, n);
+			free(h);
+		}
+	}
+	return hdr;
+}
+
+int sb_bench_config_check(const sb_bench_config *c, sb_error *e)
+{
+	if (!c->url || !*c->url)
+		return sb_error_set(e, "--url is required");
+	if (!c->model || !*c->model)
+		return sb_error_set(e, "--model is required");
+	if (!(c->timeout_s > 0))
+		return sb_error_set(e, "--timeout must be positive (got %g)", c->timeout_s);
+	return 0;
+}
+
+/* Identifies the server, settles the API and the endpoint, sizes prompts. */
+static int probe_server(sb_bench *b, int had_v1, sb_error *e)
+{
+	const sb_bench_config *c = &b->c;
+	sb_probe_opts po = { .headers = b->hdr, .ipv4 = c->ipv4, .ca_file = c->ca_file,
+			     .insecure = c->insecure,
+			     .timeout_s = c->timeout_s < 10 ? c->timeout_s : 10 };
+	int ret = sb_probe_detect(&po, b->root, &b->info, e);
+	if (ret < 0)
+		return ret;
+	b->api = c->api;
+	if (b->api == SB_API_AUTO)
+		b->api = sb_api_from_url(c->url);
+	if (b->api == SB_API_AUTO)
+		b->api = (!strcmp(b->info.kind, "ollama") && !had_v1) ? SB_API_OLLAMA_CHAT
+								       : SB_API_OPENAI_CHAT;
+	snprintf(b->endpoint, sizeof(b->endpoint), "%s%s", b->root, sb_api_path(b->api));
+	po.timeout_s = c->timeout_s;
+	size_prompts(b, &po);
+	return 0;
+}
+
+int sb_bench_new(const sb_bench_config *c, sb_bench **out, sb_error *e)
+{
+	*out = NULL;
+	int ret = sb_bench_config_check(c, e);
+	if (ret < 0)
+		return ret;
+	sb_bench *b = calloc(1, sizeof(*b));
+	if (!b)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	b->c = *c;
+	int had_v1 = 0;
+	if (sb_api_root(c->url, b->root, sizeof(b->root), &had_v1, e) < 0) {
+		ret = -EINVAL;
+		goto fail;
+	}
+	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
+		ret = sb_error_code(e, -ENOMEM, "cannot initialise libcurl");
+		goto fail;
+	}
+	b->curl_ready = 1;
+	b->hdr = make_headers(c->api_key);
+	if ((ret = probe_server(b, had_v1, e)) < 0)
+		goto fail;
+	sb_driver_opts dopt = { .url = b->endpoint, .api = b->api, .headers = b->hdr,
+				.ipv4 = c->ipv4, .ca_file = c->ca_file, .insecure = c->insecure,
+				.timeout_s = c->timeout_s,
+				.max_line = c->max_line ? c->max_line : SB_RUN_MAX_LINE,
+				.stop = c->stop };
+	if (!(b->drv = sb_driver_new(&dopt, e))) {
+		ret = -ENOMEM;
+		goto fail;
+	}
+	*out = b;
+	return 0;
+fail:
+	sb_bench_free(b);
+	return ret;
+}
+
+void sb_bench_free(sb_bench *b)
+{
+	if (!b)
+		return;
+	sb_driver_free(b->drv);
+	curl_slist_free_all(b->hdr);
+	if (b->curl_ready)
+		curl_global_cleanup();
+	free(b);
+}
+
+long sb_bench_slots(const sb_bench *b)
+{
+	return b->info.slots;
+}
+
+/* Sets up r for a measurement of w: generators, the reused prompt, the
+ * partial file. */
+static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
+		    sb_error *e)
+{
+	memset(r, 0, sizeof(*r));
+	r->b = b;
+	r->w = w;
+	if (o)
+		r->o = *o;
+	else
+		sb_bench_opts_init(&r->o);
+	r->rng_prompt = sb_rng_new(w->seed);
+	r->rng_arrival = sb_rng_new(w->seed + 1);
+	r->rng_think = sb_rng_new(w->seed + 2);
+	if (!r->rng_prompt || !r->rng_arrival || !r->rng_think)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	if (r->o.reuse_prompt) {
+		long in = sb_workload_len(&w->input_len, r->rng_prompt);
+		r->reused = sb_prompt_text(r->rng_prompt, sb_prompt_words(&b->size, in));
+	}
+	if (r->o.partial_path && !(r->rec = sb_recorder_open(r->o.partial_path, e)))
+		return -EIO;
+	return 0;
+}
+
+static void run_fini(run *r)
+{
+	sb_recorder_close(r->rec);
+	free(r->reused);
+	free(r->in_len);
+	free(r->out_len);
+	if (r->rng_prompt)
+		gsl_rng_free(r->rng_prompt);
+	if (r->rng_arrival)
+		gsl_rng_free(r->rng_arrival);
+	if (r->rng_think)
+		gsl_rng_free(r->rng_think);
+}
+
+int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
+		     json_t **results, sb_error *e)
+{
+	*results = NULL;
+	if (sb_workload_validate(w, e) < 0)
+		return -EINVAL;
+	run r;
+	int ret = run_init(&r, b, w, o, e);
+	json_t *doc = NULL;
+	if (ret == 0 && !(doc = sb_results_new("measured", target_json(b, &r.o), w)))
+		ret = sb_error_code(e, -ENOMEM, "out of memory");
+	for (r.li = 0; ret == 0 && r.li < w->n_levels; r.li++)
+		ret = run_level(&r, doc, e);
+	if (doc) {
+		json_object_set_new(doc, "interrupted", json_boolean(ret == -EINTR));
+		if (ret < 0 && ret != -EINTR) {
+			json_decref(doc);
+			doc = NULL;
+		} else if (r.rec_failed) {
+			json_object_set_new(doc, "partial_write_failed", json_true());
+		}
+	}
+	*results = doc;
+	run_fini(&r);
+	return ret;
+}
