@@ -9,6 +9,11 @@
 #include <string.h>
 #include <unistd.h>
 
+json_t *sb_json_number(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
 static json_t *report(json_t *j, const json_error_t *je, const char *name, sb_error *e)
 {
 	if (!j)
