@@ -13,6 +13,11 @@
 #include "core/knee.h"
 #include "sim/sim.h"
 
+/* The forecast's simulator seeds are sb_seed_derive(seed, level index |
+ * FORECAST_STREAM, replication): a stream apart from the replay's (level
+ * index, replication). */
+#define FORECAST_STREAM 0x80000000UL
+
 /* ---- the metrics compared ------------------------------------------ */
 
 const sb_metric sb_compare_metrics[SB_COMPARE_N_METRICS] = {
@@ -242,7 +247,7 @@ static int forecast_level(const sb_model *m, const sb_results *meas, const sb_co
 	for (int rep = 0; rep < reps; rep++) {
 		sb_sim_level sl;
 		memset(&sl, 0, sizeof(sl));
-		unsigned long seed = sb_seed_derive(o->seed ^ 0x9e3779b97f4a7c15UL, li, (unsigned long)rep);
+		unsigned long seed = sb_seed_derive(o->seed, li | FORECAST_STREAM, (unsigned long)rep);
 		int r = sb_sim_run_level(m, &so, &w, cl->level, seed, &sl, e);
 		if (r < 0) {
 			free(vals);
