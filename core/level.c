@@ -206,6 +206,8 @@ json_t *sb_reqrec_to_json(const sb_reqrec *r, json_t *server)
 			      "output_tokens",
 			      r->output_tokens >= 0 ? json_integer(r->output_tokens) : json_null(),
 			      "server", server ? server : json_null(), "error", err);
+	if (j && r->warmup)
+		json_object_set_new(j, "warmup", json_true());
 	return j;
 }
 

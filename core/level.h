@@ -54,6 +54,8 @@ typedef struct sb_reqrec {
 	long output_tokens;   /* -1 if unknown */
 	const char *err_class; /* NULL when the request succeeded */
 	const char *err_msg;
+	int warmup;           /* 1: a warm-up request, replayed but not counted
+			       * (record "warmup": true; written only when set) */
 } sb_reqrec;
 
 #define SB_LEVEL_MAX_ERR_CLASSES 16

@@ -35,7 +35,6 @@ typedef struct sb_server_timing {
 typedef struct sb_rlevel {
 	sb_level sum;
 	sb_reqrec *reqs;
-	const json_t **server;     /* per request: the raw "server" object or NULL */
 	sb_server_timing *timing;  /* per request: its numbers (all NaN: none) */
 	size_t n_reqs;
 	double *itl_pool;
@@ -48,6 +47,11 @@ typedef struct sb_target_info {
 			     * is the model object itself, that model's name; NULL: none */
 	long slots;         /* target.slots (an integer), else -1 */
 	long batch_tokens;  /* target.batch_tokens (an integer), else -1 */
+	/* measured runs (NULL / NaN when absent) */
+	const char *url, *endpoint, *api, *server;
+	const char *sizing_method;      /* target.prompt_sizing.method */
+	double tokens_per_word;         /* target.prompt_sizing.tokens_per_word */
+	double overhead_tokens;         /* target.prompt_sizing.overhead_tokens */
 } sb_target_info;
 
 typedef struct sb_results {
@@ -72,5 +76,7 @@ int sb_results_load(const char *path, sb_results *out, sb_error *e);
 int sb_results_from_json(json_t *root, sb_results *out, const char *where,
 			 sb_error *e);
 void sb_results_fini(sb_results *r);
+/* Failed requests over every level (the levels' requests_failed). */
+long sb_results_failed_count(const sb_results *r);
 
 #endif

@@ -160,13 +160,6 @@ static int summarize(const sb_reqrec *r, size_t n, double level, sb_mode mode,
 
 /* ---- helpers over the measured document ------------------------------ */
 
-static int rec_is_warmup(const sb_results *res, size_t li, size_t ri)
-{
-	const json_t *lv = json_array_get(json_object_get(res->root, "levels"), li);
-	const json_t *rq = json_array_get(json_object_get(lv, "requests"), ri);
-	return json_is_true(json_object_get(rq, "warmup"));
-}
-
 static long dist_len(const sb_dist *d)
 {
 	double m = sb_dist_mean(d);
@@ -357,15 +350,14 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
 	/* tokens the server actually prefilled (prompt-cache hits excluded),
 	 * as the calibration counts them */
-	const json_t *pn = rp->rl->server ? json_object_get(rp->rl->server[rp->ord[j].i], "prompt_n")
-					  : NULL;
-	if (json_is_number(pn) && json_number_value(pn) >= 1)
-		pin = (long)json_number_value(pn);
+	double pn = rp->rl->timing[rp->ord[j].i].prompt_n;
+	if (pn >= 1)
+		pin = (long)pn;
 	long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
 	/* open loop: the level's clock starts at its first send */
 	double t = mode == SB_MODE_RATE ? rp->ord[j].t - rp->ord[0].t : 0.0;
 	rp->rq[j] = (sb_replay_req){ t, pin, pout };
-	rp->counted[j] = !rec_is_warmup(meas, li, rp->ord[j].i);
+	rp->counted[j] = !q->warmup;
 	if (!rp->counted[j]) {
 		rp->warm++;
 		return;
@@ -777,8 +769,7 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 	out->seed = o.seed;
 	out->replications = o.no_noise ? 1 : o.replications;
 	out->model_slots = m->slots;
-	const json_t *ts = json_object_get(json_object_get(meas->root, "target"), "slots");
-	out->measured_slots = json_is_integer(ts) ? (int)json_integer_value(ts) : 0;
+	out->measured_slots = meas->target.slots >= 0 ? (int)meas->target.slots : 0;
 	out->levels = calloc(meas->n_levels, sizeof(*out->levels));
 	out->simulated = sb_results_new("simulated", sim_target(m, &o, meas), &meas->workload);
 	if (!out->levels || !out->simulated) {
