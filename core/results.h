@@ -1,12 +1,7 @@
 /* results.h — results files (schema "servebench.results/1"), the one format
- * measured and simulated runs share.
- *
- *  { "schema": "servebench.results/1",
- *    "source": "measured" | "simulated",
- *    "tool": "servebench 0.1.0", "created": "ISO-8601",
- *    "target": { ... what was measured / which model simulated ... },
- *    "workload": { ... workload.h ... },
- *    "levels": [ { level summary (level.h), "requests": [ records ] } ] }
+ * measured and simulated runs share: writing one, and reading one back into
+ * typed form (sb_results) so that no tool reads the JSON itself. Every field
+ * and its unit: docs/formats.md.
  */
 #ifndef SB_RESULTS_H
 #define SB_RESULTS_H
