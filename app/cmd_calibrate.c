@@ -1,20 +1,72 @@
 /* cmd_calibrate.c — `servebench calibrate`: fit the engine model from
  * results files and write it as a model file; print what was fitted, how
- * sure, and what measurement is missing. */
+ * sure, and what measurement is missing.
+ *
+ * Exit status (app/exit_status.h): 0 written; 1 a write failed; 2 bad usage
+ * or input (names what is missing); 3 the server could not be reached.
+ */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 
 #include "calibrate/calibrate.h"
 #include "calibrate/plan.h"
 #include "cmd.h"
+#include "exit_status.h"
+#include "core/cli.h"
 #include "core/jsonfile.h"
-#include "core/parse.h"
 #include "core/results.h"
+
+#define PROG "servebench calibrate"
+
+/* The command line: the fit's and the plan's options plus what the command
+ * writes. */
+static struct {
+	const char *out, *save_dir;
+	int quiet;
+	long slots, batch_tokens, max_prompt, seed;
+	sb_calib_opts fit;
+	sb_plan_opts plan;
+} cmd;
+
+static const sb_cli_opt opts[] = {
+	{ "out", 'o', SB_CLI_STRING, &cmd.out, 0, 0, "FILE", "model file to write ('-' for stdout)",
+	  NULL, NULL },
+	SB_CLI_OPT("slots", SB_CLI_LONG, &cmd.slots, 1, 4096, "S",
+		   "the model's slot count (default: the files' target.slots,\n"
+		   "else inferred from the concurrency sweep)"),
+	SB_CLI_OPT("batch-tokens", SB_CLI_LONG, &cmd.batch_tokens, 1, 1L << 30, "N",
+		   "prompt tokens per engine step (default: target.batch_tokens\nor 2048)"),
+	SB_CLI_OPT("name", SB_CLI_STRING, &cmd.fit.name, 0, 0, "TEXT",
+		   "model name (default: target.model + \" (calibrated)\")"),
+	{ "quiet", 'q', SB_CLI_FLAG, &cmd.quiet, 0, 0, NULL, "print nothing but errors", NULL,
+	  NULL },
+	SB_CLI_HEAD("\n"
+		    "With --url it measures the server first (under two minutes on a small CPU model):\n"
+		    "concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (8, 8, 6 and 4 requests,\n"
+		    "32 output tokens), then\n"
+		    "concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then groups\n"
+		    "of S and 2S (at most S+4) requests of 128 in / 1 out sent together to the idle\n"
+		    "server (does it prefill those it admits in one step or split them?), in rounds\n"
+		    "of 4-6 groups until each split chance has 12 trials or its groups have taken\n"
+		    "40 s of server time (the report says which); prefix cache off; the server time\n"
+		    "is printed at the end."),
+	SB_CLI_OPT("url", SB_CLI_STRING, &cmd.plan.url, 0, 0, "URL",
+		   "the server (as for `servebench run`)"),
+	SB_CLI_OPT("model", SB_CLI_STRING, &cmd.plan.model, 0, 0, "NAME",
+		   "model name to request (default \"default\")"),
+	SB_CLI_OPT("api", SB_CLI_STRING, &cmd.plan.api, 0, 0, "NAME",
+		   "API flavour (default: detected)"),
+	SB_CLI_OPT("max-prompt", SB_CLI_LONG, &cmd.max_prompt, 32, 1L << 20, "N",
+		   "longest prompt to send (default 2048; keep below a slot's\ncontext)"),
+	SB_CLI_OPT("save", SB_CLI_STRING, &cmd.save_dir, 0, 0, "DIR",
+		   "keep the measured results files in DIR"),
+	SB_CLI_OPT("seed", SB_CLI_LONG, &cmd.seed, 0, 0xffffffffL, "N", "prompt seed (default 1)"),
+};
+#define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
 static void usage(FILE *f)
 {
@@ -27,31 +79,9 @@ static void usage(FILE *f)
 		"`servebench run` or sbsim, using per-request records when present and level\n"
 		"summaries otherwise; prints each coefficient with its 95%% interval and what\n"
 		"measurement is missing.\n"
-		"\n"
-		"  -o, --out FILE       model file to write ('-' for stdout)\n"
-		"  --slots S            the model's slot count (default: the files' target.slots,\n"
-		"                       else inferred from the concurrency sweep)\n"
-		"  --batch-tokens N     prompt tokens per engine step (default: target.batch_tokens\n"
-		"                       or 2048)\n"
-		"  --name TEXT          model name (default: target.model + \" (calibrated)\")\n"
-		"  -q, --quiet          print nothing but errors\n"
-		"\n"
-		"With --url it measures the server first (under two minutes on a small CPU model):\n"
-		"concurrency 1 at prompts of 16, 256, 1024 and 2048 tokens (8, 8, 6 and 4 requests,\n"
-		"32 output tokens), then\n"
-		"concurrency 2, S and S+2 (S/2 too when S >= 8) at 256 in / 64 out, then groups\n"
-		"of S and 2S (at most S+4) requests of 128 in / 1 out sent together to the idle\n"
-		"server (does it prefill those it admits in one step or split them?), in rounds\n"
-		"of 4-6 groups until each split chance has 12 trials or its groups have taken\n"
-		"40 s of server time (the report says which); prefix cache off; the server time\n"
-		"is printed at the end.\n"
-		"  --url URL            the server (as for `servebench run`)\n"
-		"  --model NAME         model name to request (default \"default\")\n"
-		"  --api NAME           API flavour (default: detected)\n"
-		"  --max-prompt N       longest prompt to send (default 2048; keep below a slot's\n"
-		"                       context)\n"
-		"  --save DIR           keep the measured results files in DIR\n"
-		"  --seed N             prompt seed (default 1)\n"
+		"\n");
+	sb_cli_usage(f, opts, N_OPTS, 23);
+	fprintf(f,
 		"\n"
 		"What the fit needs: concurrency-1 runs at two or more prompt lengths (prefill and\n"
 		"per-token costs, TPOT against context), and a concurrency sweep up to the slot\n"
@@ -171,14 +201,14 @@ static void save_parts(const char *dir, const sb_plan *p)
 {
 	sb_error e = { { 0 } };
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
-		fprintf(stderr, "servebench calibrate: --save %s: %s\n", dir, strerror(errno));
+		fprintf(stderr, PROG ": --save %s: %s\n", dir, strerror(errno));
 		return;
 	}
 	for (size_t i = 0; i < p->n; i++) {
 		char path[4096];
 		snprintf(path, sizeof(path), "%s/%s", dir, p->names[i]);
 		if (sb_json_write_file(path, p->docs[i], &e) < 0)
-			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
+			fprintf(stderr, PROG ": %s\n", e.msg);
 	}
 }
 
@@ -206,227 +236,159 @@ static void print_together(FILE *f, const sb_plan *p)
 	}
 }
 
-/* What the command line asked for. */
-typedef struct calib_args {
-	const char *out, *save_dir;
-	const char **files; /* nf positional results files (into argv) */
-	size_t nf;
-	int quiet, help;
-	sb_calib_opts fit;
-	sb_plan_opts plan;
-} calib_args;
-
-/* Parses argv into a; returns 0 (also after --help, with a->help set) or 2
- * (message printed). */
-static int parse_args(int argc, char **argv, calib_args *a)
+/* Prints e's message; returns the exit status of err. */
+static int fail(const sb_error *e, int err)
 {
-	sb_error e = { { 0 } };
-	for (int i = 1; i < argc; i++) {
-		const char *f = argv[i];
-		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-		static const char *const with_value[] = { "-o", "--out", "--slots", "--batch-tokens",
-							  "--name", "--url", "--model", "--api",
-							  "--save", "--max-prompt", "--seed", NULL };
-		int takes = 0;
-		for (int k = 0; with_value[k]; k++)
-			takes |= !strcmp(f, with_value[k]);
-		if (!strcmp(f, "-h") || !strcmp(f, "--help")) {
-			usage(stdout);
-			a->help = 1;
-			return 0;
-		}
-		if (!strcmp(f, "-q") || !strcmp(f, "--quiet")) {
-			a->quiet = 1;
-			continue;
-		}
-		if (!takes) {
-			if (f[0] == '-' && f[1]) {
-				fprintf(stderr, "servebench calibrate: unknown option '%s' (try --help)\n",
-					f);
-				return 2;
-			}
-			a->files[a->nf++] = f;
-			continue;
-		}
-		if (!val) {
-			fprintf(stderr, "servebench calibrate: %s needs a value\n", f);
-			return 2;
-		}
-		i++;
-		long v = 0;
-		int r = 0;
-		if (!strcmp(f, "-o") || !strcmp(f, "--out"))
-			a->out = val;
-		else if (!strcmp(f, "--slots") && (r = sb_parse_long(val, 1, 4096, &v, f, &e)) == 0)
-			a->fit.slots = (int)v;
-		else if (!strcmp(f, "--batch-tokens") &&
-			 (r = sb_parse_long(val, 1, 1L << 30, &v, f, &e)) == 0)
-			a->fit.batch_tokens = v;
-		else if (!strcmp(f, "--max-prompt") &&
-			 (r = sb_parse_long(val, 32, 1L << 20, &v, f, &e)) == 0)
-			a->plan.max_prompt = v;
-		else if (!strcmp(f, "--seed") && (r = sb_parse_long(val, 0, 0xffffffffL, &v, f, &e)) == 0)
-			a->plan.seed = (unsigned long)v;
-		else if (!strcmp(f, "--name"))
-			a->fit.name = val;
-		else if (!strcmp(f, "--url"))
-			a->plan.url = val;
-		else if (!strcmp(f, "--model"))
-			a->plan.model = val;
-		else if (!strcmp(f, "--api"))
-			a->plan.api = val;
-		else if (!strcmp(f, "--save"))
-			a->save_dir = val;
-		if (r < 0) {
-			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-			return 2;
-		}
-	}
+	fprintf(stderr, PROG ": %s\n", e->msg);
+	return sb_exit_status(err);
+}
+
+/* The options into cmd.fit and cmd.plan, and the checks across them
+ * (nf: positional results files). Returns 0 or -EINVAL with a message. */
+static int configure(const sb_cli_args *a, sb_error *e)
+{
+	if (sb_cli_given(opts, N_OPTS, a, "slots"))
+		cmd.fit.slots = (int)cmd.slots;
+	if (sb_cli_given(opts, N_OPTS, a, "batch-tokens"))
+		cmd.fit.batch_tokens = cmd.batch_tokens;
+	if (sb_cli_given(opts, N_OPTS, a, "max-prompt"))
+		cmd.plan.max_prompt = cmd.max_prompt;
+	if (sb_cli_given(opts, N_OPTS, a, "seed"))
+		cmd.plan.seed = (unsigned long)cmd.seed;
+	if (!cmd.out)
+		return sb_error_set(e, "missing -o MODEL.json (where to write the model)");
+	if (cmd.plan.url && a->n_pos > 0)
+		return sb_error_set(e, "give results files or --url, not both");
+	if (!cmd.plan.url && a->n_pos == 0)
+		return sb_error_set(e, "no results files given: pass the results of `servebench "
+				       "run` (concurrency 1 at two or more prompt lengths, and a "
+				       "concurrency sweep), or --url URL to measure a server");
 	return 0;
 }
 
-/* The checks across flags; returns 0 or 2 (message printed). */
-static int check_args(const calib_args *a)
-{
-	if (!a->out) {
-		fprintf(stderr, "servebench calibrate: missing -o MODEL.json (where to write the "
-				"model)\n");
-		return 2;
-	}
-	if (a->plan.url && a->nf > 0) {
-		fprintf(stderr, "servebench calibrate: give results files or --url, not both\n");
-		return 2;
-	}
-	if (!a->plan.url && a->nf == 0) {
-		fprintf(stderr, "servebench calibrate: no results files given: pass the results "
-				"of `servebench run` (concurrency 1 at two or more prompt lengths, "
-				"and a concurrency sweep), or --url URL to measure a server\n");
-		return 2;
-	}
-	return 0;
-}
-
-/* Loads the inputs (the plan's documents, or the files) into res[]/in[]
+/* Loads the inputs (the plan's documents, or the n files) into res[]/in[]
  * (n entries, allocated by the caller); *loaded counts those to release.
- * Returns 0 or 2/1 (message printed). */
-static int load_inputs(const calib_args *a, const sb_plan *p, sb_results *res,
-		       sb_calib_input *in, size_t n, size_t *loaded)
+ * Returns 0 or a negative errno with a message. */
+static int load_inputs(const char **files, const sb_plan *p, sb_results *res,
+		       sb_calib_input *in, size_t n, size_t *loaded, sb_error *e)
 {
-	sb_error e = { { 0 } };
 	for (size_t i = 0; i < n; i++) {
-		int r = p ? sb_results_from_json(p->docs[i], &res[i], p->names[i], &e)
-			  : sb_results_load(a->files[i], &res[i], &e);
-		if (r < 0) {
-			fprintf(stderr, "servebench calibrate: %s\n", e.msg);
-			if (strstr(e.msg, "NaN") || strstr(e.msg, "nan") || strstr(e.msg, "Infinity"))
-				fprintf(stderr, "servebench calibrate: JSON has no NaN or Infinity: "
-						"write null for a value that was not measured\n");
-			return r == -ENOMEM ? 1 : 2;
-		}
+		int r = p ? sb_results_from_json(p->docs[i], &res[i], p->names[i], e)
+			  : sb_results_load(files[i], &res[i], e);
+		if (r < 0)
+			return r;
 		(*loaded)++;
-		in[i].name = p ? p->names[i] : a->files[i];
+		in[i].name = p ? p->names[i] : files[i];
 		in[i].res = &res[i];
 	}
 	return 0;
 }
 
-/* Fits, writes the model and prints the report. Returns the exit status. */
-static int fit_and_write(const calib_args *a, const sb_plan *p, const sb_calib_input *in,
-			 size_t n)
+/* What was fitted, on stdout (stderr when the model goes to stdout). */
+static void print_fitted(const sb_model *m, const sb_plan *p)
 {
-	sb_error e = { { 0 } };
+	FILE *f = strcmp(cmd.out, "-") ? stdout : stderr;
+	print_report(f, m);
+	if (p)
+		print_together(f, p);
+	fprintf(f, "wrote %s\n", cmd.out);
+	if (p)
+		fprintf(f, "server time: %.1f s of measurement (goal: under 120 s)%s%s\n",
+			p->server_s, cmd.save_dir ? "; results saved in " : "",
+			cmd.save_dir ? cmd.save_dir : "");
+}
+
+/* Fits, writes the model and prints the report. Returns 0 or a negative
+ * errno with a message. */
+static int fit_and_write(const sb_plan *p, const sb_calib_input *in, size_t n, sb_error *e)
+{
 	sb_model m;
-	if (sb_calibrate_fit(in, n, &a->fit, &m, &e) < 0) {
-		fprintf(stderr, "servebench calibrate: %s\n", e.msg);
+	int r = sb_calibrate_fit(in, n, &cmd.fit, &m, e);
+	if (r < 0) {
 		sb_model_fini(&m);
-		return 2;
+		return r;
 	}
 	if (p && m.fit) {
-		json_object_set_new(m.fit, "measured_url", json_string(a->plan.url));
+		json_object_set_new(m.fit, "measured_url", json_string(cmd.plan.url));
 		json_object_set_new(m.fit, "server_time_s", json_real(p->server_s));
 		json_object_set_new(m.fit, "plan", sb_plan_to_json(p));
 	}
 	json_t *j = sb_model_to_json(&m);
-	int rc = 0;
-	if (!j || sb_json_write_file(a->out, j, &e) < 0) {
-		fprintf(stderr, "servebench calibrate: %s\n", j ? e.msg : "out of memory");
-		rc = 1;
-	} else if (!a->quiet) {
-		FILE *f = strcmp(a->out, "-") ? stdout : stderr;
-		print_report(f, &m);
-		if (p)
-			print_together(f, p);
-		fprintf(f, "wrote %s\n", a->out);
-		if (p)
-			fprintf(f, "server time: %.1f s of measurement (goal: under 120 s)%s%s\n",
-				p->server_s, a->save_dir ? "; results saved in " : "",
-				a->save_dir ? a->save_dir : "");
-	}
+	if (!j)
+		r = sb_error_code(e, -ENOMEM, "out of memory");
+	else
+		r = sb_json_write_file(cmd.out, j, e);
+	if (r == 0 && !cmd.quiet)
+		print_fitted(&m, p);
 	json_decref(j);
 	sb_model_fini(&m);
-	return rc;
+	return r;
 }
 
-/* Runs the plan against --url; returns 0 or the exit status (3: the
- * server cannot be reached). What was measured is saved even on failure. */
-static int measure_url(calib_args *a, sb_plan *p)
+/* Runs the plan against --url; returns 0 or a negative errno with a
+ * message. What was measured is saved even on failure. */
+static int measure_url(sb_plan *p, sb_error *e)
 {
-	sb_error e = { { 0 } };
-	a->plan.slots = a->fit.slots;
-	a->plan.progress = a->quiet ? NULL : stderr;
-	if (!a->quiet)
-		fprintf(stderr, "servebench calibrate: measuring %s (prompt-length sweep at "
-				"concurrency 1, a concurrency sweep, then requests sent together)\n",
-			a->plan.url);
-	int r = sb_plan_measure(&a->plan, p, &e);
-	if (a->save_dir)
-		save_parts(a->save_dir, p);
-	if (r == 0)
-		return 0;
-	fprintf(stderr, "servebench calibrate: measuring %s: %s\n", a->plan.url, e.msg);
-	return r == -ECONNREFUSED || r == -ETIMEDOUT || r == -EHOSTUNREACH ? 3
-	       : r == -ENOMEM					    ? 1
-								    : 2;
+	cmd.plan.slots = cmd.fit.slots;
+	cmd.plan.progress = cmd.quiet ? NULL : stderr;
+	if (!cmd.quiet)
+		fprintf(stderr, PROG ": measuring %s (prompt-length sweep at concurrency 1, a "
+				"concurrency sweep, then requests sent together)\n",
+			cmd.plan.url);
+	int r = sb_plan_measure(&cmd.plan, p, e);
+	if (cmd.save_dir)
+		save_parts(cmd.save_dir, p);
+	if (r < 0)
+		sb_error_prefix(e, "measuring %s", cmd.plan.url);
+	return r;
 }
 
-int sb_cmd_calibrate(int argc, char **argv)
+/* Measures (with --url) or reads the files, then fits and writes. Returns
+ * 0 or a negative errno with a message. */
+static int calibrate(const sb_cli_args *a, sb_error *e)
 {
-	calib_args a;
-	memset(&a, 0, sizeof(a));
-	sb_calib_opts_init(&a.fit);
-	sb_plan_opts_init(&a.plan);
-	a.files = calloc((size_t)argc, sizeof(char *));
 	sb_plan plan = { 0 };
+	const sb_plan *p = cmd.plan.url ? &plan : NULL;
+	size_t n = a->n_pos, loaded = 0;
 	sb_results *res = NULL;
 	sb_calib_input *in = NULL;
-	size_t n = 0, loaded = 0;
-	if (!a.files) {
-		fprintf(stderr, "servebench calibrate: out of memory\n");
-		return 1;
+	int r = p ? measure_url(&plan, e) : 0;
+	if (r == 0) {
+		n = p ? plan.n : n;
+		res = calloc(n ? n : 1, sizeof(*res));
+		in = calloc(n ? n : 1, sizeof(*in));
+		r = res && in ? load_inputs(a->pos, p, res, in, n, &loaded, e)
+			      : sb_error_code(e, -ENOMEM, "out of memory");
 	}
-	int rc = parse_args(argc, argv, &a);
-	if (rc == 0 && !a.help)
-		rc = check_args(&a);
-	if (a.help)
-		goto done;
-	if (rc == 0 && a.plan.url)
-		rc = measure_url(&a, &plan);
-	if (rc == 0) {
-		n = a.plan.url ? plan.n : a.nf;
-		res = calloc(n, sizeof(*res));
-		in = calloc(n, sizeof(*in));
-		rc = res && in ? load_inputs(&a, a.plan.url ? &plan : NULL, res, in, n, &loaded) : 1;
-		if (!res || !in)
-			fprintf(stderr, "servebench calibrate: out of memory\n");
-	}
-	if (rc == 0)
-		rc = fit_and_write(&a, a.plan.url ? &plan : NULL, in, n);
-done:
+	if (r == 0)
+		r = fit_and_write(p, in, n, e);
 	for (size_t i = 0; i < loaded; i++)
 		sb_results_fini(&res[i]);
 	free(res);
 	free(in);
 	sb_plan_fini(&plan);
-	free(a.files);
-	return rc;
+	return r;
+}
+
+int sb_cmd_calibrate(int argc, char **argv)
+{
+	memset(&cmd, 0, sizeof(cmd));
+	sb_calib_opts_init(&cmd.fit);
+	sb_plan_opts_init(&cmd.plan);
+	sb_cli_args a;
+	sb_error e = { { 0 } };
+	int status = 0, r = sb_cli_parse(opts, N_OPTS, argc, argv, 1, &a, &e);
+	if (r == 0 && a.help) {
+		usage(stdout);
+		goto out;
+	}
+	if (r == 0)
+		r = configure(&a, &e);
+	if (r == 0)
+		r = calibrate(&a, &e);
+	if (r < 0)
+		status = fail(&e, r);
+out:
+	sb_cli_args_fini(&a);
+	return status;
 }

@@ -260,12 +260,18 @@ static void print_verbose(const sb_run_config *c)
 
 /* The table, the results file and the exit status of a finished run
  * (rc: 0 or -EINTR). */
-static int report(const json_t *res, int rc, const char *partial, sb_error *e)
+static int report(json_t *res, int rc, const char *partial, sb_error *e)
 {
 	int status = 0, r;
-	if (!cmd.quiet && !(cmd.out && !strcmp(cmd.out, "-")))
-		sb_run_print_table(stdout, res);
-	long failed = sb_run_failed_count(res);
+	sb_results typed;
+	if ((r = sb_results_from_json(res, &typed, "the results", e)) < 0) {
+		fprintf(stderr, PROG ": %s\n", e->msg);
+		status = sb_exit_status(r);
+	} else if (!cmd.quiet && !(cmd.out && !strcmp(cmd.out, "-"))) {
+		sb_run_print_table(stdout, &typed);
+	}
+	long failed = r < 0 ? 0 : sb_results_failed_count(&typed);
+	sb_results_fini(&typed);
 	if (cmd.out && (r = sb_json_write_file(cmd.out, res, e)) < 0) {
 		fprintf(stderr, PROG ": %s (records kept in %s)\n", e->msg, partial ? partial : "-");
 		status = sb_exit_status(r);

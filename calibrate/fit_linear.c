@@ -10,6 +10,7 @@
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_multifit.h>
 
+#include "core/jsonfile.h"
 double sb_linfit_t95(double dof)
 {
 	if (!(dof >= 1))
@@ -171,22 +172,17 @@ double sb_linfit_ftest(const sb_linfit *reduced, const sb_linfit *full, double *
 	return gsl_cdf_fdist_Q(*F, d1, d2);
 }
 
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 json_t *sb_linfit_to_json(const sb_linfit *f, const char *const *names)
 {
 	json_t *coef = json_object();
 	for (size_t j = 0; j < f->p; j++) {
-		json_t *c = json_pack("{s:o,s:o,s:[o,o]}", "value", num(f->coef[j]), "se",
-				      num(f->has_ci ? f->se[j] : NAN), "ci95",
-				      num(f->has_ci ? f->ci_lo[j] : NAN),
-				      num(f->has_ci ? f->ci_hi[j] : NAN));
+		json_t *c = json_pack("{s:o,s:o,s:[o,o]}", "value", sb_json_number(f->coef[j]), "se",
+				      sb_json_number(f->has_ci ? f->se[j] : NAN), "ci95",
+				      sb_json_number(f->has_ci ? f->ci_lo[j] : NAN),
+				      sb_json_number(f->has_ci ? f->ci_hi[j] : NAN));
 		json_object_set_new(coef, names[j], c);
 	}
 	return json_pack("{s:I,s:I,s:o,s:o,s:o}", "n", (json_int_t)f->n, "dof",
-			 (json_int_t)(f->n - f->p), "r2", num(f->r2), "sigma",
-			 num(f->has_ci ? f->sigma : NAN), "coef", coef);
+			 (json_int_t)(f->n - f->p), "r2", sb_json_number(f->r2), "sigma",
+			 sb_json_number(f->has_ci ? f->sigma : NAN), "coef", coef);
 }

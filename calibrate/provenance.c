@@ -8,18 +8,13 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include "core/jsonfile.h"
 /* The object under construction: fit and its three lists (owned until
  * cal_provenance_render attaches them). */
 typedef struct pv {
 	const cal_results *r;
 	json_t *fit, *coefs, *missing, *notes;
 } pv;
-
-/* A number for JSON: null when not finite (new reference). */
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
 
 /* Appends a formatted sentence to list. */
 static void say(json_t *list, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -39,8 +34,8 @@ static void coef(pv *p, const char *name, double v, double lo, double hi, const 
 		 const char *from)
 {
 	json_object_set_new(p->coefs, name,
-			    json_pack("{s:o,s:[o,o],s:s,s:s}", "value", num(v), "ci95", num(lo),
-				      num(hi), "unit", unit, "from", from));
+			    json_pack("{s:o,s:[o,o],s:s,s:s}", "value", sb_json_number(v), "ci95", sb_json_number(lo),
+				      sb_json_number(hi), "unit", unit, "from", from));
 }
 
 /* Coefficient i of fit f with its interval when it has one. */
@@ -161,10 +156,10 @@ static void render_prefill_fit(pv *p, const char *why)
 				    : "TTFT - decode_ms(1) * steps = overhead_ms + per_prefill_token "
 				      "* P [+ per_prefill_attn * P(P-1)/2]"));
 	json_object_set_new(j, "terms_decision", json_string(why));
-	json_object_set_new(j, "f_test", json_pack("{s:o,s:o}", "F", num(r->F), "p_value",
-						   num(r->p_value)));
+	json_object_set_new(j, "f_test", json_pack("{s:o,s:o}", "F", sb_json_number(r->F), "p_value",
+						   sb_json_number(r->p_value)));
 	if (r->attn == CAL_ATTN_KEPT)
-		json_object_set_new(j, "linear_alternative_r2", num(r->lin.r2));
+		json_object_set_new(j, "linear_alternative_r2", sb_json_number(r->lin.r2));
 	json_object_set_new(j, "residuals", residuals(p, f, r->lvi, r->P, "prompt_tokens"));
 	json_object_set_new(p->fit, "prefill", j);
 	coef_fit(p, "per_prefill_token", f, 1, "ms/token",
@@ -181,7 +176,7 @@ static void render_prefill_fit(pv *p, const char *why)
 		      "measurable here; set to 0", r->ppt_fitted, r->ppt_fall_ms);
 	json_object_set_new(p->coefs, "per_prefill_token",
 			    json_pack("{s:f,s:[o,o],s:s,s:s}", "value", 0.0, "ci95",
-				      num(f->ci_lo[1]), num(f->ci_hi[1]), "unit", "ms/token", "from",
+				      sb_json_number(f->ci_lo[1]), sb_json_number(f->ci_hi[1]), "unit", "ms/token", "from",
 				      "zero within its interval or negligible (set to 0)"));
 }
 

@@ -202,6 +202,13 @@ uint64_t sb_seed_mix(uint64_t x)
 	return x ^ (x >> 31);
 }
 
+unsigned long sb_seed_derive(unsigned long seed, unsigned long part1, unsigned long part2)
+{
+	uint64_t x = sb_seed_mix((uint64_t)seed);
+	x = sb_seed_mix(x ^ ((uint64_t)(uint32_t)part1 << 32) ^ (uint64_t)(uint32_t)part2);
+	return (unsigned long)(x & 0xffffffffUL);
+}
+
 gsl_rng *sb_rng_new(unsigned long seed)
 {
 	gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);

@@ -54,8 +54,13 @@ static inline int sb_dist_is_det(const sb_dist *d) { return d->kind == SB_DIST_D
 /* New generator (mt19937) seeded with seed; NULL on allocation failure.
  * Free with gsl_rng_free(). */
 gsl_rng *sb_rng_new(unsigned long seed);
-/* splitmix64's mixing step: seeds derived from one seed (x, x ^ part, ...)
- * come out unrelated to each other and to every small seed. */
+/* splitmix64's mixing step (the building block of sb_seed_derive). */
 uint64_t sb_seed_mix(uint64_t x);
+/* The seed of part (part1, part2) of a run seeded with `seed` (e.g. level
+ * index and replication): mix(mix(seed) ^ part1 << 32 ^ part2), parts taken
+ * mod 2^32, low 32 bits. Parts come out unrelated to each other and to every
+ * small seed; the same arguments give the same seed. The one way to derive a
+ * seed from a seed. */
+unsigned long sb_seed_derive(unsigned long seed, unsigned long part1, unsigned long part2);
 
 #endif

@@ -9,10 +9,30 @@
 #include <string.h>
 #include <unistd.h>
 
+json_t *sb_json_number(double v)
+{
+	return isfinite(v) ? json_real(v) : json_null();
+}
+
+/* Whether jansson's message is about a NaN or Infinity literal (jansson
+ * names a bad token only in its text: "invalid token near 'NaN'"). */
+static int nonfinite_token(const char *text)
+{
+	static const char *const tok[] = { "near 'NaN'", "near 'nan'", "near 'Infinity'",
+					   "near 'inf'", NULL };
+	for (int i = 0; tok[i]; i++)
+		if (strstr(text, tok[i]))
+			return 1;
+	return 0;
+}
+
 static json_t *report(json_t *j, const json_error_t *je, const char *name, sb_error *e)
 {
 	if (!j)
-		sb_error_set(e, "%s:%d:%d: %s", name, je->line, je->column, je->text);
+		sb_error_set(e, "%s:%d:%d: %s%s", name, je->line, je->column, je->text,
+			     nonfinite_token(je->text) ? " (JSON has no NaN or Infinity: write "
+							 "null for a value that was not measured)"
+						       : "");
 	return j;
 }
 

@@ -15,6 +15,10 @@ json_t *sb_json_load_string(const char *text, const char *name, sb_error *e);
  * "-" writes to stdout. Returns 0 or negative errno. */
 int sb_json_write_file(const char *path, const json_t *j, sb_error *e);
 
+/* v as a JSON number: a real, or null when v is not finite (JSON has no
+ * NaN or infinity). New reference (NULL only when out of memory). */
+json_t *sb_json_number(double v);
+
 /* Field readers: return 1 when present and of the right type (value stored),
  * 0 when absent or JSON null, -EINVAL with a message naming `where`.key when
  * present but wrong (wrong type, non-finite, out of [lo, hi]). */

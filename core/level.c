@@ -157,17 +157,11 @@ void sb_levelacc_finish(sb_levelacc *a, double level, sb_mode mode,
 	out->n_errors = a->n_errors;
 }
 
-/* JSON numbers cannot be NaN/inf: those become null. */
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 static json_t *summary_json(const sb_summary *s)
 {
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "mean", num(s->mean),
-			 "p50", num(s->p50), "p90", num(s->p90), "p99", num(s->p99),
-			 "min", num(s->min), "max", num(s->max), "n", (json_int_t)s->n);
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I}", "mean", sb_json_number(s->mean),
+			 "p50", sb_json_number(s->p50), "p90", sb_json_number(s->p90), "p99", sb_json_number(s->p99),
+			 "min", sb_json_number(s->min), "max", sb_json_number(s->max), "n", (json_int_t)s->n);
 }
 
 json_t *sb_level_to_json(const sb_level *lv)
@@ -177,16 +171,16 @@ json_t *sb_level_to_json(const sb_level *lv)
 		json_object_set_new(errs, lv->errors[i].cls, json_integer(lv->errors[i].count));
 	json_t *j = json_pack(
 		"{s:o,s:s,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:{s:o,s:o,s:o,s:o},s:o}",
-		"level", num(lv->level), "mode", sb_mode_name(lv->mode),
+		"level", sb_json_number(lv->level), "mode", sb_mode_name(lv->mode),
 		"requests_ok", (json_int_t)lv->requests_ok,
 		"requests_failed", (json_int_t)lv->requests_failed,
 		"ttft_ms", summary_json(&lv->ttft_ms), "tpot_ms", summary_json(&lv->tpot_ms),
 		"itl_ms", summary_json(&lv->itl_ms), "e2e_ms", summary_json(&lv->e2e_ms),
-		"wait_ms", summary_json(&lv->wait_ms), "duration_s", num(lv->duration_s),
-		"output_tok_s", num(lv->output_tok_s), "req_s", num(lv->req_s),
-		"goodput_req_s", num(lv->goodput_req_s), "littles_law",
-		"lambda_req_s", num(lv->lambda_req_s), "w_s", num(lv->w_s),
-		"l_law", num(lv->l_law), "l_observed", num(lv->l_observed),
+		"wait_ms", summary_json(&lv->wait_ms), "duration_s", sb_json_number(lv->duration_s),
+		"output_tok_s", sb_json_number(lv->output_tok_s), "req_s", sb_json_number(lv->req_s),
+		"goodput_req_s", sb_json_number(lv->goodput_req_s), "littles_law",
+		"lambda_req_s", sb_json_number(lv->lambda_req_s), "w_s", sb_json_number(lv->w_s),
+		"l_law", sb_json_number(lv->l_law), "l_observed", sb_json_number(lv->l_observed),
 		"errors", errs);
 	if (j && isfinite(lv->schedule_lag_p99_ms))
 		json_object_set_new(j, "schedule_lag_p99_ms", json_real(lv->schedule_lag_p99_ms));
@@ -197,21 +191,23 @@ json_t *sb_reqrec_to_json(const sb_reqrec *r, json_t *server)
 {
 	json_t *itl = json_array();
 	for (size_t i = 0; i < r->n_itl; i++)
-		json_array_append_new(itl, num(r->itl_ms[i]));
+		json_array_append_new(itl, sb_json_number(r->itl_ms[i]));
 	json_t *err = r->err_class
 			      ? json_pack("{s:s,s:s}", "class", r->err_class, "message",
 					  r->err_msg ? r->err_msg : "")
 			      : json_null();
 	json_t *j = json_pack("{s:I,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o}",
-			      "id", (json_int_t)r->id, "t_scheduled_s", num(r->t_scheduled_s),
-			      "t_sent_s", num(r->t_sent_s), "t_done_s", num(r->t_done_s),
-			      "ttft_ms", num(r->ttft_ms), "e2e_ms", num(r->e2e_ms),
-			      "wait_ms", num(r->wait_ms), "itl_ms", itl,
+			      "id", (json_int_t)r->id, "t_scheduled_s", sb_json_number(r->t_scheduled_s),
+			      "t_sent_s", sb_json_number(r->t_sent_s), "t_done_s", sb_json_number(r->t_done_s),
+			      "ttft_ms", sb_json_number(r->ttft_ms), "e2e_ms", sb_json_number(r->e2e_ms),
+			      "wait_ms", sb_json_number(r->wait_ms), "itl_ms", itl,
 			      "prompt_tokens",
 			      r->prompt_tokens >= 0 ? json_integer(r->prompt_tokens) : json_null(),
 			      "output_tokens",
 			      r->output_tokens >= 0 ? json_integer(r->output_tokens) : json_null(),
 			      "server", server ? server : json_null(), "error", err);
+	if (j && r->warmup)
+		json_object_set_new(j, "warmup", json_true());
 	return j;
 }
 

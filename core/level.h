@@ -54,6 +54,8 @@ typedef struct sb_reqrec {
 	long output_tokens;   /* -1 if unknown */
 	const char *err_class; /* NULL when the request succeeded */
 	const char *err_msg;
+	int warmup;           /* 1: a warm-up request, replayed but not counted
+			       * (record "warmup": true; written only when set) */
 } sb_reqrec;
 
 #define SB_LEVEL_MAX_ERR_CLASSES 16
@@ -107,11 +109,12 @@ int sb_slo_met(const sb_slo *slo, const sb_reqrec *r);
 void sb_levelacc_finish(sb_levelacc *a, double level, sb_mode mode,
 			double duration_s, sb_level *out);
 
-/* New JSON object for a level summary (without "requests"). */
+/* New JSON object for a level summary (without "requests"; fields:
+ * docs/formats.md). */
 json_t *sb_level_to_json(const sb_level *lv);
-/* New JSON object for one request record (schema of DESIGN: id,
- * t_scheduled_s, t_sent_s, ttft_ms, e2e_ms, wait_ms, itl_ms[], prompt_tokens,
- * output_tokens, error). `server` is stolen (may be NULL -> JSON null). */
+/* New JSON object for one request record (its fields: docs/formats.md;
+ * non-finite numbers become null). `server` is stolen (may be NULL -> JSON
+ * null). */
 json_t *sb_reqrec_to_json(const sb_reqrec *r, json_t *server);
 /* Parses a level summary object back; returns 0 or -EINVAL with message. */
 int sb_level_from_json(const json_t *j, sb_level *out, sb_error *e);

@@ -77,6 +77,14 @@ static void target_info(const json_t *t, sb_target_info *out)
 	out->model = json_string_value(m);
 	out->slots = target_long(t, "slots");
 	out->batch_tokens = target_long(t, "batch_tokens");
+	out->url = json_string_value(json_object_get(t, "url"));
+	out->endpoint = json_string_value(json_object_get(t, "endpoint"));
+	out->api = json_string_value(json_object_get(t, "api"));
+	out->server = json_string_value(json_object_get(t, "server"));
+	const json_t *ps = json_object_get(t, "prompt_sizing");
+	out->sizing_method = json_string_value(json_object_get(ps, "method"));
+	out->tokens_per_word = opt_num(ps, "tokens_per_word");
+	out->overhead_tokens = opt_num(ps, "overhead_tokens");
 }
 
 static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb_error *e)
@@ -93,10 +101,9 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		n_itl += json_array_size(itl);
 	}
 	lv->reqs = calloc(n ? n : 1, sizeof(*lv->reqs));
-	lv->server = calloc(n ? n : 1, sizeof(*lv->server));
 	lv->timing = malloc((n ? n : 1) * sizeof(*lv->timing));
 	lv->itl_pool = malloc((n_itl ? n_itl : 1) * sizeof(double));
-	if (!lv->reqs || !lv->server || !lv->timing || !lv->itl_pool)
+	if (!lv->reqs || !lv->timing || !lv->itl_pool)
 		return -ENOMEM;
 	size_t pos = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -127,8 +134,8 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		}
 		q->n_itl = json_array_size(itl);
 		const json_t *srv = json_object_get(r, "server");
-		lv->server[i] = json_is_object(srv) ? srv : NULL;
-		server_timing(lv->server[i], &lv->timing[i]);
+		server_timing(json_is_object(srv) ? srv : NULL, &lv->timing[i]);
+		q->warmup = json_is_true(json_object_get(r, "warmup"));
 		const json_t *err = json_object_get(r, "error");
 		if (json_is_object(err)) {
 			const char *cls = json_string_value(json_object_get(err, "class"));
@@ -221,13 +228,20 @@ int sb_results_load(const char *path, sb_results *out, sb_error *e)
 	return r;
 }
 
+long sb_results_failed_count(const sb_results *r)
+{
+	long n = 0;
+	for (size_t i = 0; i < r->n_levels; i++)
+		n += r->levels[i].sum.requests_failed;
+	return n;
+}
+
 void sb_results_fini(sb_results *r)
 {
 	if (!r)
 		return;
 	for (size_t i = 0; r->levels && i < r->n_levels; i++) {
 		free(r->levels[i].reqs);
-		free(r->levels[i].server);
 		free(r->levels[i].timing);
 		free(r->levels[i].itl_pool);
 	}

@@ -1,12 +1,7 @@
 /* results.h — results files (schema "servebench.results/1"), the one format
- * measured and simulated runs share.
- *
- *  { "schema": "servebench.results/1",
- *    "source": "measured" | "simulated",
- *    "tool": "servebench 0.1.0", "created": "ISO-8601",
- *    "target": { ... what was measured / which model simulated ... },
- *    "workload": { ... workload.h ... },
- *    "levels": [ { level summary (level.h), "requests": [ records ] } ] }
+ * measured and simulated runs share: writing one, and reading one back into
+ * typed form (sb_results) so that no tool reads the JSON itself. Every field
+ * and its unit: docs/formats.md.
  */
 #ifndef SB_RESULTS_H
 #define SB_RESULTS_H
@@ -35,7 +30,6 @@ typedef struct sb_server_timing {
 typedef struct sb_rlevel {
 	sb_level sum;
 	sb_reqrec *reqs;
-	const json_t **server;     /* per request: the raw "server" object or NULL */
 	sb_server_timing *timing;  /* per request: its numbers (all NaN: none) */
 	size_t n_reqs;
 	double *itl_pool;
@@ -48,6 +42,11 @@ typedef struct sb_target_info {
 			     * is the model object itself, that model's name; NULL: none */
 	long slots;         /* target.slots (an integer), else -1 */
 	long batch_tokens;  /* target.batch_tokens (an integer), else -1 */
+	/* measured runs (NULL / NaN when absent) */
+	const char *url, *endpoint, *api, *server;
+	const char *sizing_method;      /* target.prompt_sizing.method */
+	double tokens_per_word;         /* target.prompt_sizing.tokens_per_word */
+	double overhead_tokens;         /* target.prompt_sizing.overhead_tokens */
 } sb_target_info;
 
 typedef struct sb_results {
@@ -72,5 +71,7 @@ int sb_results_load(const char *path, sb_results *out, sb_error *e);
 int sb_results_from_json(json_t *root, sb_results *out, const char *where,
 			 sb_error *e);
 void sb_results_fini(sb_results *r);
+/* Failed requests over every level (the levels' requests_failed). */
+long sb_results_failed_count(const sb_results *r);
 
 #endif

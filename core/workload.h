@@ -1,20 +1,7 @@
 /* workload.h — what load to offer: shared by `servebench run` (measure/)
  * and `sbsim` (sim/), and read from/written to the "workload" object of
- * results files and scenario files.
- *
- * JSON form (every field optional, defaults shown):
- *   { "mode": "concurrency" | "rate",
- *     "levels": [1, 2, 4],
- *     "arrival": "poisson" | "constant" | "gamma",   (open loop)
- *     "arrival_cv": 1.0,            (gamma: coefficient of variation of gaps)
- *     "input_len": 256 | "lognormal:5.5,0.5" ...,    (prompt tokens)
- *     "output_len": 128 | "...",                     (output tokens)
- *     "think_s": 0 | "exp:2",       (closed loop: pause between a client's requests)
- *     "requests": 64,               (per level)
- *     "duration_s": 0,              (per level; >0 means by time instead of count)
- *     "warmup": 2,                  (requests per level excluded from statistics)
- *     "seed": 1,
- *     "slo": { "ttft_ms": 0, "tpot_ms": 0, "percentile": 99 } }
+ * results files and scenario files (its fields and defaults:
+ * docs/formats.md, "Workload object").
  */
 #ifndef SB_WORKLOAD_H
 #define SB_WORKLOAD_H

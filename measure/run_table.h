@@ -5,10 +5,12 @@
 #ifndef SB_RUN_TABLE_H
 #define SB_RUN_TABLE_H
 
-#include <jansson.h>
 #include <stdio.h>
 
-/* res: a results document as sb_run_execute returns it (borrowed). */
-void sb_run_print_table(FILE *out, const json_t *res);
+#include "core/results.h"
+
+/* res: a measured run read back (sb_results_from_json of what
+ * sb_run_execute returned; borrowed). */
+void sb_run_print_table(FILE *out, const sb_results *res);
 
 #endif

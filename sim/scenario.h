@@ -1,15 +1,5 @@
-/* scenario.h — what-if scenario files for `sbsim --scenario`.
- *
- *  { "name": "exp6-open-loop", "description": "...",
- *    "model_file": "my-model.json",        (optional; relative to the file)
- *    "server": { "slots": 4, "max_queue": -1, "batch_tokens": 2048 },
- *    "service": "exp:1.0",                 (optional: independent-service mode)
- *    "replications": 5, "warmup_s": 0,     (optional)
- *    "workload": { ... core/workload.h JSON form ... },
- *    "expect": [                           (optional: tests as data)
- *      { "metric": "knee", "min": 5, "max": 6 },
- *      { "level": 4, "metric": "output_tok_s", "ratio_to": 1, "min": 1.5 },
- *      { "level": 1, "metric": "ttft_ms.p50", "min": 30, "max": 80 } ] }
+/* scenario.h — what-if scenario files for `sbsim --scenario` (the fields:
+ * docs/formats.md, "Scenario files").
  *
  * Expectations are bands on the mean across replications: "knee" is the
  * knee level (0 when none); "diverged" the number of diverged levels;

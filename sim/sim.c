@@ -118,13 +118,6 @@ typedef struct sim {
 
 /* ---- helpers -------------------------------------------------------- */
 
-unsigned long sb_sim_seed(unsigned long seed, int lvl, int rep)
-{
-	uint64_t x = sb_seed_mix((uint64_t)seed);
-	x = sb_seed_mix(x ^ ((uint64_t)(unsigned)lvl << 32) ^ (uint64_t)(unsigned)rep);
-	return (unsigned long)(x & 0xffffffffUL);
-}
-
 void sb_sim_opts_init(sb_sim_opts *o)
 {
 	memset(o, 0, sizeof *o);

@@ -159,8 +159,4 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 		  const sb_replay_req *reqs, size_t n, sb_replay_pred *pred,
 		  sb_level *lv, sb_error *e);
 
-/* Seed of replication `rep` of level index `lvl` derived from the user's
- * seed (splitmix64 mixing): distinct streams, reproducible. */
-unsigned long sb_sim_seed(unsigned long seed, int lvl, int rep);
-
 #endif

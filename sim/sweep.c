@@ -95,7 +95,7 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 	if (!l->reps)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	for (int r = 0; r < reps; r++) {
-		int rc = sb_sim_run_level(m, o, w, l->level, sb_sim_seed(w->seed, lvl_index, r),
+		int rc = sb_sim_run_level(m, o, w, l->level, sb_seed_derive(w->seed, (unsigned long)lvl_index, (unsigned long)r),
 					  &l->reps[r], e);
 		if (rc < 0)
 			return rc;

@@ -35,7 +35,7 @@ typedef struct sb_sweep {
 } sb_sweep;
 
 /* Runs every level of w (borrowed, like m and o) with `reps` replications
- * whose seeds derive from w->seed (sb_sim_seed). Returns 0 or a negative
+ * whose seeds derive from w->seed (sb_seed_derive(seed, level index, replication)). Returns 0 or a negative
  * errno with a message. Cost: levels * reps simulations. */
 int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		 int reps, sb_sweep *out, sb_error *e);

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "core/dist.h"
+#include "core/jsonfile.h"
 #include "core/level.h"
 #include "core/results.h"
 
@@ -49,7 +50,7 @@ static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t
 	json_object_set_new(sim, "replications", json_integer(sw->replications));
 	json_object_set_new(sim, "seed", json_integer((json_int_t)d->w->seed));
 	json_object_set_new(sim, "capacity_req_s",
-			    isfinite(sw->capacity) ? json_real(sw->capacity) : json_null());
+			    sb_json_number(sw->capacity));
 	json_object_set_new(sim, "warmup_s", json_real(d->opts->warmup_s));
 	if (sw->knee >= 0) {
 		json_t *k = json_object();

@@ -1,11 +1,8 @@
 /* sweep_json.h — a sweep as a results document (schema
- * servebench.results/1, "source": "simulated"): what `sbsim --json` writes.
- *
- * Beyond the shared schema: target.simulator/model/service_mode(/service,
- * scenario); a "simulation" object (replications, seed, capacity_req_s,
- * warmup_s, knee, plan); per level "utilization", "rejected", "overloaded",
- * "diverged", "knee", "seeds" and, with replications, "ci95" per metric.
- * "created" comes from SOURCE_DATE_EPOCH when set (reproducible files).
+ * servebench.results/1, "source": "simulated"): what `sbsim --json` writes,
+ * the shared schema plus the simulated target, a "simulation" object and
+ * per-level extras (docs/formats.md). "created" comes from
+ * SOURCE_DATE_EPOCH when set (reproducible files).
  */
 #ifndef SB_SWEEP_JSON_H
 #define SB_SWEEP_JSON_H

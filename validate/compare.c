@@ -9,8 +9,14 @@
 #include <string.h>
 
 #include "core/dist.h"
+#include "core/jsonfile.h"
 #include "core/knee.h"
 #include "sim/sim.h"
+
+/* The forecast's simulator seeds are sb_seed_derive(seed, level index |
+ * FORECAST_STREAM, replication): a stream apart from the replay's (level
+ * index, replication). */
+#define FORECAST_STREAM 0x80000000UL
 
 /* ---- the metrics compared ------------------------------------------ */
 
@@ -154,13 +160,6 @@ static int summarize(const sb_reqrec *r, size_t n, double level, sb_mode mode,
 
 /* ---- helpers over the measured document ------------------------------ */
 
-static int rec_is_warmup(const sb_results *res, size_t li, size_t ri)
-{
-	const json_t *lv = json_array_get(json_object_get(res->root, "levels"), li);
-	const json_t *rq = json_array_get(json_object_get(lv, "requests"), ri);
-	return json_is_true(json_object_get(rq, "warmup"));
-}
-
 static long dist_len(const sb_dist *d)
 {
 	double m = sb_dist_mean(d);
@@ -179,11 +178,6 @@ static int cmp_idx_time(const void *a, const void *b)
 	if (x->t != y->t)
 		return (x->t > y->t) - (x->t < y->t);
 	return (x->i > y->i) - (x->i < y->i);
-}
-
-static json_t *jnum(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
 }
 
 /* Running mean and variance (Welford). */
@@ -246,7 +240,7 @@ static int forecast_level(const sb_model *m, const sb_results *meas, const sb_co
 	for (int rep = 0; rep < reps; rep++) {
 		sb_sim_level sl;
 		memset(&sl, 0, sizeof(sl));
-		unsigned long seed = sb_sim_seed(o->seed ^ 0x9e3779b97f4a7c15UL, (int)li, rep);
+		unsigned long seed = sb_seed_derive(o->seed, li | FORECAST_STREAM, (unsigned long)rep);
 		int r = sb_sim_run_level(m, &so, &w, cl->level, seed, &sl, e);
 		if (r < 0) {
 			free(vals);
@@ -356,15 +350,14 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
 	/* tokens the server actually prefilled (prompt-cache hits excluded),
 	 * as the calibration counts them */
-	const json_t *pn = rp->rl->server ? json_object_get(rp->rl->server[rp->ord[j].i], "prompt_n")
-					  : NULL;
-	if (json_is_number(pn) && json_number_value(pn) >= 1)
-		pin = (long)json_number_value(pn);
+	double pn = rp->rl->timing[rp->ord[j].i].prompt_n;
+	if (pn >= 1)
+		pin = (long)pn;
 	long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
 	/* open loop: the level's clock starts at its first send */
 	double t = mode == SB_MODE_RATE ? rp->ord[j].t - rp->ord[0].t : 0.0;
 	rp->rq[j] = (sb_replay_req){ t, pin, pout };
-	rp->counted[j] = !rec_is_warmup(meas, li, rp->ord[j].i);
+	rp->counted[j] = !q->warmup;
 	if (!rp->counted[j]) {
 		rp->warm++;
 		return;
@@ -478,7 +471,7 @@ static int replay_all(replay *rp, const sb_model *m, const sb_compare_opts *o, s
 	welford wm[SB_MET_N];
 	memset(wm, 0, sizeof(wm));
 	for (int rep = 0; rep < reps; rep++) {
-		ro.seed = sb_sim_seed(o->seed, (int)li, rep);
+		ro.seed = sb_seed_derive(o->seed, li, (unsigned long)rep);
 		int r = replay_once(rp, m, &ro, cl, rep, wm, sim_reqs, sum0, e);
 		if (r < 0)
 			return r;
@@ -776,8 +769,7 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 	out->seed = o.seed;
 	out->replications = o.no_noise ? 1 : o.replications;
 	out->model_slots = m->slots;
-	const json_t *ts = json_object_get(json_object_get(meas->root, "target"), "slots");
-	out->measured_slots = json_is_integer(ts) ? (int)json_integer_value(ts) : 0;
+	out->measured_slots = meas->target.slots >= 0 ? (int)meas->target.slots : 0;
 	out->levels = calloc(meas->n_levels, sizeof(*out->levels));
 	out->simulated = sb_results_new("simulated", sim_target(m, &o, meas), &meas->workload);
 	if (!out->levels || !out->simulated) {
@@ -814,13 +806,13 @@ void sb_comparison_fini(sb_comparison *c)
 static json_t *metric_to_json(const sb_cmp_level *cl, sb_metric k)
 {
 	json_t *x = json_object();
-	json_object_set_new(x, "measured", jnum(cl->meas[k]));
-	json_object_set_new(x, "predicted", jnum(cl->pred[k]));
-	json_object_set_new(x, "predicted_sd", jnum(cl->pred_sd[k]));
-	json_object_set_new(x, "error_pct", jnum(cl->err_pct[k]));
+	json_object_set_new(x, "measured", sb_json_number(cl->meas[k]));
+	json_object_set_new(x, "predicted", sb_json_number(cl->pred[k]));
+	json_object_set_new(x, "predicted_sd", sb_json_number(cl->pred_sd[k]));
+	json_object_set_new(x, "error_pct", sb_json_number(cl->err_pct[k]));
 	if (cl->has_forecast) {
-		json_object_set_new(x, "forecast_lo", jnum(cl->fc_lo[k]));
-		json_object_set_new(x, "forecast_hi", jnum(cl->fc_hi[k]));
+		json_object_set_new(x, "forecast_lo", sb_json_number(cl->fc_lo[k]));
+		json_object_set_new(x, "forecast_hi", sb_json_number(cl->fc_hi[k]));
 		json_object_set_new(x, "inside", cl->fc_inside[k] < 0 ? json_null()
 								      : json_boolean(cl->fc_inside[k]));
 	}
@@ -831,12 +823,12 @@ static json_t *request_to_json(const sb_cmp_req *q)
 {
 	return json_pack("{s:I,s:I,s:I,s:o,s:o,s:o,s:o,s:o,s:o}", "id", (json_int_t)q->id,
 			 "prompt_tokens", (json_int_t)q->prompt_tokens, "output_tokens",
-			 (json_int_t)q->output_tokens, "ttft_ms_measured", jnum(q->meas_ttft_ms),
-			 "ttft_ms_predicted", jnum(q->pred_ttft_ms), "ttft_error_pct",
-			 jnum(sb_compare_err_pct(q->meas_ttft_ms, q->pred_ttft_ms)),
-			 "e2e_ms_measured", jnum(q->meas_e2e_ms), "e2e_ms_predicted",
-			 jnum(q->pred_e2e_ms), "e2e_error_pct",
-			 jnum(sb_compare_err_pct(q->meas_e2e_ms, q->pred_e2e_ms)));
+			 (json_int_t)q->output_tokens, "ttft_ms_measured", sb_json_number(q->meas_ttft_ms),
+			 "ttft_ms_predicted", sb_json_number(q->pred_ttft_ms), "ttft_error_pct",
+			 sb_json_number(sb_compare_err_pct(q->meas_ttft_ms, q->pred_ttft_ms)),
+			 "e2e_ms_measured", sb_json_number(q->meas_e2e_ms), "e2e_ms_predicted",
+			 sb_json_number(q->pred_e2e_ms), "e2e_error_pct",
+			 sb_json_number(sb_compare_err_pct(q->meas_e2e_ms, q->pred_e2e_ms)));
 }
 
 static json_t *level_to_json(const sb_cmp_level *cl)
@@ -852,8 +844,8 @@ static json_t *level_to_json(const sb_cmp_level *cl)
 				    metric_to_json(cl, sb_compare_metrics[j]));
 	json_object_set_new(jl, "metrics", mt);
 	if (cl->replayed) {
-		json_object_set_new(jl, "request_ttft_mdape", jnum(cl->req_ttft_mdape));
-		json_object_set_new(jl, "request_e2e_mdape", jnum(cl->req_e2e_mdape));
+		json_object_set_new(jl, "request_ttft_mdape", sb_json_number(cl->req_ttft_mdape));
+		json_object_set_new(jl, "request_e2e_mdape", sb_json_number(cl->req_e2e_mdape));
 		json_t *rs = json_array();
 		for (size_t j = 0; j < cl->n_reqs; j++)
 			json_array_append_new(rs, request_to_json(&cl->reqs[j]));
@@ -866,26 +858,26 @@ static json_t *level_to_json(const sb_cmp_level *cl)
 static json_t *summary_to_json(const sb_comparison *c)
 {
 	json_t *s = json_object();
-	json_object_set_new(s, "mdape_central_pct", jnum(c->mdape_central));
-	json_object_set_new(s, "mdape_tail_pct", jnum(c->mdape_tail));
-	json_object_set_new(s, "mdape_throughput_pct", jnum(c->mdape_throughput));
+	json_object_set_new(s, "mdape_central_pct", sb_json_number(c->mdape_central));
+	json_object_set_new(s, "mdape_tail_pct", sb_json_number(c->mdape_tail));
+	json_object_set_new(s, "mdape_throughput_pct", sb_json_number(c->mdape_throughput));
 	static const char *qn[SB_CMP_N_QUANT] = { "ttft", "tpot", "e2e" };
 	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
 		char k[64];
 		snprintf(k, sizeof(k), "%s_central_mdape_pct", qn[q]);
-		json_object_set_new(s, k, jnum(c->mdape_quant[q][0]));
+		json_object_set_new(s, k, sb_json_number(c->mdape_quant[q][0]));
 		snprintf(k, sizeof(k), "%s_tail_mdape_pct", qn[q]);
-		json_object_set_new(s, k, jnum(c->mdape_quant[q][1]));
+		json_object_set_new(s, k, sb_json_number(c->mdape_quant[q][1]));
 	}
 	json_t *pm = json_object();
 	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
 		json_object_set_new(pm, sb_metric_key(sb_compare_metrics[j]),
-				    jnum(c->mdape_metric[sb_compare_metrics[j]]));
+				    sb_json_number(c->mdape_metric[sb_compare_metrics[j]]));
 	json_object_set_new(s, "mdape_by_metric_pct", pm);
 	for (int md = 0; md < 2; md++) {
 		json_t *kn = json_object();
-		json_object_set_new(kn, "measured", jnum(c->knee_meas[md]));
-		json_object_set_new(kn, "predicted", jnum(c->knee_pred[md]));
+		json_object_set_new(kn, "measured", sb_json_number(c->knee_meas[md]));
+		json_object_set_new(kn, "predicted", sb_json_number(c->knee_pred[md]));
 		json_object_set_new(kn, "match", c->knee_match[md] < 0 ? json_null()
 								       : json_boolean(c->knee_match[md]));
 		char k[64];

@@ -1,5 +1,6 @@
 /* compare.h — closing the loop: a measured results document against the
- * simulator's prediction of the same load.
+ * simulator's prediction of the same load. The comparison document
+ * ("servebench.comparison/1") is described in docs/formats.md.
  *
  * Each measured level is predicted one of two ways:
  *  - replay (the level has per-request records): the measured requests go
@@ -22,7 +23,7 @@
  * calibration counts it; else prompt_tokens; else the workload's mean.
  *
  * Requests counted on both sides: measured records that succeeded and are
- * not marked "warmup": true. Warm-up records are replayed (they shape the
+ * not warm-up (sb_reqrec.warmup). Warm-up records are replayed (they shape the
  * state) but not counted; failed records are left out of the replay.
  * Throughput on both sides uses the same window: the first counted send to
  * the last counted completion.

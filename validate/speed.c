@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonfile.h"
 #include "core/results.h"
 
 void sb_speed_init(sb_speed *sp)
@@ -299,11 +300,6 @@ void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp)
 		s->mdape_quant[SB_QTY_E2E][1]);
 }
 
-static json_t *num(double v)
-{
-	return isfinite(v) ? json_real(v) : json_null();
-}
-
 json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 {
 	if (!sp->analysed)
@@ -316,11 +312,11 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 			pa, json_pack("{s:O,s:O,s:o,s:o,s:o,s:o,s:o,s:o}", "t_s",
 				      json_object_get(p, "t_s"), "before_level",
 				      json_object_get(p, "before_level"), "ttft_ms",
-				      num(sp->ttft_ms[i]), "ttft_ms_model", num(sp->ttft_model[i]),
-				      "ttft_pct", num(pct(sp->ttft_ms[i], sp->ttft_model[i])),
-				      "tpot_ms", num(sp->tpot_ms[i]), "tpot_ms_model",
-				      num(sp->tpot_model[i]), "tpot_pct",
-				      num(pct(sp->tpot_ms[i], sp->tpot_model[i]))));
+				      sb_json_number(sp->ttft_ms[i]), "ttft_ms_model", sb_json_number(sp->ttft_model[i]),
+				      "ttft_pct", sb_json_number(pct(sp->ttft_ms[i], sp->ttft_model[i])),
+				      "tpot_ms", sb_json_number(sp->tpot_ms[i]), "tpot_ms_model",
+				      sb_json_number(sp->tpot_model[i]), "tpot_pct",
+				      sb_json_number(pct(sp->tpot_ms[i], sp->tpot_model[i]))));
 	const sb_comparison *s = &sp->adj;
 	for (size_t k = 0, L = 0; L < sp->n_levels; L++) {
 		if (!isfinite(sp->f_prefill[L]) || k >= s->n_levels)
@@ -329,7 +325,7 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 		json_t *err = json_object();
 		for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++) {
 			sb_metric q = sb_compare_metrics[j];
-			json_object_set_new(err, sb_metric_key(q), num(l->err_pct[q]));
+			json_object_set_new(err, sb_metric_key(q), sb_json_number(l->err_pct[q]));
 		}
 		json_array_append_new(la, json_pack("{s:I,s:s,s:f,s:f,s:f,s:o}", "index",
 						    (json_int_t)L, "mode",
@@ -341,14 +337,14 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 	}
 	static const char *qn[SB_CMP_N_QUANT] = { "ttft", "tpot", "e2e" };
 	json_t *sum = json_pack("{s:I,s:o,s:o}", "levels", (json_int_t)s->n_levels, "central_pct",
-				num(s->mdape_central), "tail_pct", num(s->mdape_tail));
+				sb_json_number(s->mdape_central), "tail_pct", sb_json_number(s->mdape_tail));
 	for (int q = 0; sum && q < SB_CMP_N_QUANT; q++)
 		json_object_set_new(sum, qn[q],
-				    json_pack("{s:o,s:o}", "central_pct", num(s->mdape_quant[q][0]),
-					      "tail_pct", num(s->mdape_quant[q][1])));
+				    json_pack("{s:o,s:o}", "central_pct", sb_json_number(s->mdape_quant[q][0]),
+					      "tail_pct", sb_json_number(s->mdape_quant[q][1])));
 	return json_pack("{s:I,s:o,s:{s:o,s:o},s:{s:o,s:o}}", "probe_requests",
 			 (json_int_t)sp->probe_requests, "probes", pa, "probe_change_pct", "ttft",
-			 num(sp->change_pct[0]), "tpot", num(sp->change_pct[1]), "adjusted", "levels",
+			 sb_json_number(sp->change_pct[0]), "tpot", sb_json_number(sp->change_pct[1]), "adjusted", "levels",
 			 la, "summary", sum);
 }
 

@@ -5,7 +5,6 @@
 #include <math.h>
 #include <signal.h>
 #include <stdarg.h>
-#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -48,7 +47,7 @@ static void note(const sb_validate_config *c, const char *fmt, ...)
  * repeated one in milliseconds). */
 static unsigned long sub_seed(unsigned long seed, unsigned long k)
 {
-	return (unsigned long)(sb_seed_mix((uint64_t)seed ^ ((uint64_t)k << 32)) & 0xffffffffUL);
+	return sb_seed_derive(seed, k, 0);
 }
 
 /* ---- the levels -------------------------------------------------------- */

@@ -34,11 +34,12 @@ int main(void)
 	}
 	sb_reqrec bad = { .id = 10, .t_scheduled_s = 9.6, .t_sent_s = 9.6, .t_done_s = 9.7,
 			  .ttft_ms = NAN, .e2e_ms = NAN, .wait_ms = NAN, .prompt_tokens = -1,
-			  .output_tokens = -1, .err_class = "http_503", .err_msg = "queue full" };
+			  .output_tokens = -1, .err_class = "http_503", .err_msg = "queue full",
+			  .warmup = 1 };
 	sb_levelacc_inflight(&a, 9.6, +1);
 	sb_levelacc_inflight(&a, 9.7, -1);
 	sb_levelacc_add(&a, &bad);
-	json_array_append_new(reqs, sb_reqrec_to_json(&bad, json_pack("{s:i}", "status", 503)));
+	json_array_append_new(reqs, sb_reqrec_to_json(&bad, json_pack("{s:i,s:i}", "status", 503, "prompt_n", 7)));
 
 	sb_level lv;
 	sb_levelacc_finish(&a, 1.0, SB_MODE_RATE, 0, &lv);
@@ -75,7 +76,8 @@ int main(void)
 	CHECK_NEAR(back.levels[0].sum.l_observed, lv.l_observed, 1e-9);
 	CHECK(back.levels[0].reqs[3].n_itl == 10 && back.levels[0].reqs[3].itl_ms[9] == 40);
 	CHECK(back.levels[0].reqs[10].err_class && !strcmp(back.levels[0].reqs[10].err_class, "http_503"));
-	CHECK(back.levels[0].server[10] != NULL && back.levels[0].server[0] == NULL);
+	CHECK(back.levels[0].timing[10].prompt_n == 7 && isnan(back.levels[0].timing[0].prompt_n));
+	CHECK(back.levels[0].reqs[10].warmup && !back.levels[0].reqs[0].warmup);
 	CHECK(back.levels[0].sum.mode == SB_MODE_RATE);
 	sb_results_fini(&back);
 	unlink(path);

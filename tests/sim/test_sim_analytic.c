@@ -63,7 +63,7 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 	for (int k = 0; k < K; k++) {
 		sb_sim_level lv;
 		sb_error e = { "" };
-		if (sb_sim_run_level(&m, &o, &w, lambda, sb_sim_seed(977, c, k), &lv, &e) < 0) {
+		if (sb_sim_run_level(&m, &o, &w, lambda, sb_seed_derive(977, (unsigned long)c, (unsigned long)k), &lv, &e) < 0) {
 			fprintf(stderr, "FAIL %s: %s\n", what, e.msg);
 			fails++;
 			return;
@@ -128,7 +128,7 @@ static void check_closed(int N, int c, double Z)
 	for (int k = 0; k < K; k++) {
 		sb_sim_level lv;
 		sb_error e = { "" };
-		if (sb_sim_run_level(&m, &o, &w, N, sb_sim_seed(31, N, k), &lv, &e) < 0) {
+		if (sb_sim_run_level(&m, &o, &w, N, sb_seed_derive(31, (unsigned long)N, (unsigned long)k), &lv, &e) < 0) {
 			fprintf(stderr, "FAIL closed loop: %s\n", e.msg);
 			fails++;
 			return;

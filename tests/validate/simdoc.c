@@ -18,7 +18,7 @@ json_t *simdoc_make(const sb_model *m, const sb_workload *w, unsigned long seed)
 	for (int i = 0; i < w->n_levels; i++) {
 		sb_sim_level sl;
 		sb_error e = { "" };
-		if (sb_sim_run_level(m, &so, w, w->levels[i], sb_sim_seed(seed, i, 0), &sl, &e) < 0) {
+		if (sb_sim_run_level(m, &so, w, w->levels[i], sb_seed_derive(seed, i, 0), &sl, &e) < 0) {
 			fprintf(stderr, "simdoc: level %g: %s\n", w->levels[i], e.msg);
 			json_decref(doc);
 			return NULL;
