@@ -44,7 +44,7 @@ static int run_part(const sb_plan_opts *o, sb_bench *b, sb_plan *p, const char *
 	w.output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
 	w.requests = n;
 	w.warmup = warmup;
-	w.seed = (unsigned long)(sb_seed_mix((uint64_t)o->seed ^ ((uint64_t)p->n << 32)) >> 33);
+	w.seed = sb_seed_derive(o->seed, p->n, 0); /* fresh prompts for every part */
 	json_t *doc = NULL;
 	double t0 = sb_driver_now();
 	int r = sb_bench_measure(b, &w, &bo, &doc, e);
@@ -82,9 +82,8 @@ static int measure_prompts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_er
 		int r = run_part(o, b, p, name, &one, 1, P, 32, reps[i], 1, e);
 		if (r < 0)
 			return r;
-		const json_t *s = json_object_get(json_object_get(p->docs[p->n - 1], "target"), "slots");
-		if (p->slots <= 0 && json_is_integer(s) && json_integer_value(s) >= 1)
-			p->slots = (int)json_integer_value(s);
+		if (p->slots <= 0 && sb_bench_slots(b) >= 1)
+			p->slots = (int)sb_bench_slots(b);
 		if (p->slots <= 0)
 			return sb_error_code(e, -EINVAL, "%s does not report its slot count: pass --slots S",
 					     o->url);
@@ -183,7 +182,7 @@ int sb_plan_measure(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 	sb_bench_config_init(&bc);
 	bc.url = o->url;
 	bc.model = o->model;
-	bc.sizing_seed = (unsigned long)(sb_seed_mix((uint64_t)o->seed) >> 33);
+	bc.sizing_seed = sb_seed_derive(o->seed, SB_PLAN_MAX_PARTS, 0);
 	if (o->api && sb_api_parse(o->api, &bc.api, e) < 0)
 		return -EINVAL;
 	sb_bench *b = NULL;

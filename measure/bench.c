@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dist.h"
 #include "core/level.h"
 #include "core/results.h"
 #include "driver.h"
@@ -103,7 +104,7 @@ static void size_prompts(sb_bench *b, const sb_probe_opts *po)
 	b->size.overhead = 0;
 	b->size.per_word = 1.3;
 	b->size.method = "default";
-	gsl_rng *g = sb_rng_new(c->sizing_seed ^ 0x5bd1e995UL);
+	gsl_rng *g = sb_rng_new(sb_seed_derive(c->sizing_seed, 4, 0));
 	if (!g)
 		return;
 	char *big = sb_prompt_text(g, 400), *small = sb_prompt_text(g, 24);
@@ -550,9 +551,9 @@ static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_be
 		r->o = *o;
 	else
 		sb_bench_opts_init(&r->o);
-	r->rng_prompt = sb_rng_new(w->seed);
-	r->rng_arrival = sb_rng_new(w->seed + 1);
-	r->rng_think = sb_rng_new(w->seed + 2);
+	r->rng_prompt = sb_rng_new(sb_seed_derive(w->seed, 1, 0));
+	r->rng_arrival = sb_rng_new(sb_seed_derive(w->seed, 2, 0));
+	r->rng_think = sb_rng_new(sb_seed_derive(w->seed, 3, 0));
 	if (!r->rng_prompt || !r->rng_arrival || !r->rng_think)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	if (r->o.reuse_prompt) {
