@@ -87,6 +87,9 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("service", SB_CLI_STRING, &F->service, 0, 0,
 		   "exp:MEAN_S|det:S|lognormal:MU,SIGMA|gamma:K,THETA",
 		   "independent-service mode (M/G/c, no batching)"),
+	SB_CLI_OPT("pin-slots", SB_CLI_LONG, &F->pin_slots, 1, 4096, "K",
+		   "a request takes the lowest free slot of 0, K, 2K... (as\n"
+		   "servebench run --pin-slots K on llama.cpp)"),
 	SB_CLI_OPT("no-noise", SB_CLI_FLAG, &F->no_noise, 0, 0, NULL,
 		   "no step noise or overhead spread"),
 	SB_CLI_OPT("queue-cap", SB_CLI_LONG, &F->queue_cap, 1, 1e8, "N",

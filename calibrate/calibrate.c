@@ -26,6 +26,7 @@ typedef struct cal_run {
 	cal_prefill prefill;
 	cal_slots slots;
 	cal_decode decode;
+	cal_pinned pinned;
 	cal_noise noise;
 	cal_admit admit;
 	cal_split split;
@@ -38,6 +39,7 @@ static void run_fini(cal_run *k)
 	cal_prefill_fini(&k->prefill);
 	cal_slots_fini(&k->slots);
 	cal_decode_fini(&k->decode);
+	cal_pinned_fini(&k->pinned);
 	cal_noise_fini(&k->noise);
 }
 
@@ -54,6 +56,7 @@ static int run_steps(cal_run *k, const sb_calib_input *in, size_t n, const sb_ca
 	    (r = cal_prefill_fit(&k->data, &k->engine, &k->prefill, e)) < 0 ||
 	    (r = cal_slots_resolve(&k->data, &k->engine, o, &k->slots, e)) < 0 ||
 	    (r = cal_decode_fit(&k->data, &k->engine, &k->slots, &k->decode, e)) < 0 ||
+	    (r = cal_pinned_fit(&k->data, &k->engine, &k->pinned, e)) < 0 ||
 	    (r = cal_noise_fit(&k->data, &k->engine, k->prefill.timings, &k->noise, e)) < 0 ||
 	    (r = cal_admit_fit(&k->data, &k->engine, &k->slots, k->noise.overhead_sd_ms,
 			       &k->admit)) < 0)
@@ -62,6 +65,24 @@ static int run_steps(cal_run *k, const sb_calib_input *in, size_t n, const sb_ca
 	if (r < 0)
 		sb_error_code(e, r, "out of memory");
 	return r;
+}
+
+/* With pinned measurements: the decode and decode_kv tables are theirs
+ * (decode_ms(1) and its context cost from concurrency 1), and the layout
+ * their stride-2 pair showed. */
+static void pinned_tables(const cal_pinned *p, const cal_engine *g, sb_model *out)
+{
+	out->decode[0] = (sb_decode_point){ 1, g->decode_1_ms };
+	out->decode_kv[0] = (sb_decode_point){ 1, g->kv_ms_per_token };
+	for (int i = 0; i < p->n_tab && i + 1 < SB_MODEL_MAX_DECODE; i++) {
+		out->decode[i + 1] = (sb_decode_point){ p->tab[i].batch, p->tab[i].ms };
+		out->decode_kv[i + 1] = (sb_decode_point){ p->tab[i].batch, p->tab[i].kv };
+	}
+	out->n_decode = out->n_decode_kv = p->n_tab + 1 < SB_MODEL_MAX_DECODE
+						   ? p->n_tab + 1
+						   : SB_MODEL_MAX_DECODE;
+	if (p->has_layout)
+		out->kv_cache = p->layout;
 }
 
 /* The model from the steps' results into *out (initialised); its fit
@@ -80,6 +101,8 @@ static void build_model(const cal_run *k, const sb_calib_input *in, const sb_cal
 	out->overhead_sd_ms = k->noise.overhead_sd_ms;
 	memcpy(out->decode, k->decode.table, sizeof(k->decode.table));
 	out->n_decode = k->decode.n_table;
+	if (k->pinned.n_tab > 0)
+		pinned_tables(&k->pinned, g, out);
 	out->per_kv_token_ms = g->kv_ms_per_token;
 	out->per_prefill_token_ms = g->prefill_ms_per_token;
 	out->per_prefill_attn_ms = g->prefill_attn_ms;
@@ -114,8 +137,9 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	int r = run_steps(&k, in, n, o, e);
 	gsl_set_error_handler(old_handler);
 	if (r == 0) {
-		cal_results res = { &k.data,  &k.engine, &k.decode1, &k.prefill, &k.slots,
-				    &k.decode, &k.noise,  &k.admit,   &k.split };
+		cal_results res = { &k.data,   &k.engine, &k.decode1, &k.prefill,
+				    &k.slots,  &k.decode, &k.pinned,  &k.noise,
+				    &k.admit,  &k.split };
 		json_t *fit = cal_provenance_render(&res);
 		if (!fit)
 			r = sb_error_code(e, -ENOMEM, "out of memory");

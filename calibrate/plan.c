@@ -26,7 +26,7 @@ void sb_plan_opts_init(sb_plan_opts *o)
  * unmeasured ones, measured through b; its results document goes into p
  * as `name`. Returns 0 or a negative errno (message in e). */
 static int run_part(const sb_plan_opts *o, sb_bench *b, sb_plan *p, const char *name,
-		    const double *levels, int nl, long in, long out, long n, int warmup,
+		    const double *levels, int nl, long in, long out, long n, int warmup, int pin,
 		    sb_error *e)
 {
 	if (p->n >= SB_PLAN_MAX_PARTS)
@@ -34,6 +34,7 @@ static int run_part(const sb_plan_opts *o, sb_bench *b, sb_plan *p, const char *
 	sb_bench_opts bo;
 	sb_bench_opts_init(&bo);
 	bo.cache_prompt = 0; /* every prompt is prefilled: no prefix-cache hits */
+	bo.pin_stride = pin;
 	sb_workload w;
 	sb_workload_init(&w);
 	w.mode = SB_MODE_CONCURRENCY;
@@ -79,7 +80,7 @@ static int measure_prompts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_er
 		char name[64];
 		snprintf(name, sizeof(name), "prompt-%ld.json", P);
 		double one = 1;
-		int r = run_part(o, b, p, name, &one, 1, P, 32, reps[i], 1, e);
+		int r = run_part(o, b, p, name, &one, 1, P, 32, reps[i], 1, 0, e);
 		if (r < 0)
 			return r;
 		if (p->slots <= 0 && sb_bench_slots(b) >= 1)
@@ -104,7 +105,7 @@ static int measure_sweep(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_erro
 	lv[nl++] = S + 2;
 	long nreq = 3L * (S + 2) > 12 ? 3L * (S + 2) : 12;
 	long P = 256 <= o->max_prompt ? 256 : o->max_prompt;
-	return run_part(o, b, p, "sweep.json", lv, nl, P, 64, nreq, 1, e);
+	return run_part(o, b, p, "sweep.json", lv, nl, P, 64, nreq, 1, 0, e);
 }
 
 /* Adds what one part of groups gave: per level, the requests the client got
@@ -162,7 +163,7 @@ static int measure_together(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_e
 			snprintf(name, sizeof(name), "together%s-%d.json", crowded ? "-crowded" : "",
 				 round + 1);
 			double before = p->server_s;
-			int r = run_part(o, b, p, name, lv, g, P, 1, m, 0, e);
+			int r = run_part(o, b, p, name, lv, g, P, 1, m, 0, 0, e);
 			T->server_s += p->server_s - before;
 			if (r < 0)
 				return r;
@@ -170,6 +171,80 @@ static int measure_together(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_e
 		}
 	}
 	return 0;
+}
+
+/* Median TPOT of each level of a pinned part, into med[B] (B its batch). */
+static void pinned_medians(const json_t *doc, double *med, int maxb)
+{
+	sb_results r;
+	if (sb_results_from_json((json_t *)doc, &r, "pinned", NULL) < 0)
+		return;
+	for (size_t l = 0; l < r.n_levels; l++) {
+		int B = (int)r.levels[l].sum.level;
+		if (B >= 1 && B < maxb)
+			med[B] = r.levels[l].sum.tpot_ms.p50;
+	}
+	sb_results_fini(&r);
+}
+
+/* Parts of one level each, B = 2..S (where only[B], when given), pinned
+ * to slots 0..B-1: `waves` rounds of B requests (whole waves, so that
+ * every request decodes beside B - 1 others). */
+static int pinned_parts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, const char *what,
+			long in, long out, int waves, const int *only, sb_error *e)
+{
+	for (int B = 2; B <= p->slots && B < SB_PLAN_MAX_BATCH; B++) {
+		if (only && !only[B])
+			continue;
+		char name[64];
+		snprintf(name, sizeof(name), "decode-pinned-%d-%s.json", B, what);
+		double lv = B;
+		int r = run_part(o, b, p, name, &lv, 1, in, out, (long)waves * B, 0, 1, e);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Decode passes of 2..S sequences pinned to slots 0..B-1, at a short and a
+ * long context, and a pair pinned to slots 0 and 2 (the KV layout); a batch
+ * whose TPOT comes out below the smaller batch's by more than a tenth is
+ * measured once more before the fit believes it. llama.cpp only: other
+ * servers give -ENOTSUP and the plan goes on without these parts. */
+static int measure_pinned(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_error *e)
+{
+	long shortP = o->max_prompt < 32 ? o->max_prompt : 32;
+	long longP = o->max_prompt < 384 ? o->max_prompt : 384;
+	size_t first = p->n;
+	int r = pinned_parts(o, b, p, "short", shortP, 32, 2, NULL, e);
+	if (r == -ENOTSUP) {
+		p->pinned = -1;
+		return 0;
+	}
+	if (r == 0)
+		r = pinned_parts(o, b, p, "long", longP, 48, 1, NULL, e);
+	if (r == 0 && p->slots >= 3) {
+		double two = 2;
+		r = run_part(o, b, p, "decode-pinned-0-2.json", &two, 1, shortP, 32, 4, 0, 2, e);
+	}
+	if (r < 0)
+		return r;
+	p->pinned = 1;
+	double med[SB_PLAN_MAX_BATCH] = { 0 };
+	for (size_t i = first; i < first + (size_t)(p->slots - 1) && i < p->n; i++)
+		pinned_medians(p->docs[i], med, SB_PLAN_MAX_BATCH);
+	int again[SB_PLAN_MAX_BATCH] = { 0 };
+	for (int B = 3; B <= p->slots && B < SB_PLAN_MAX_BATCH; B++)
+		if (med[B] > 0 && med[B - 1] > 0 && med[B] < 0.9 * med[B - 1]) {
+			again[B] = again[B - 1] = 1;
+			p->rechecked[p->n_rechecked++] = B;
+		}
+	if (p->n_rechecked == 0)
+		return 0;
+	r = pinned_parts(o, b, p, "short-again", shortP, 32, 2, again, e);
+	if (r == 0)
+		r = pinned_parts(o, b, p, "long-again", longP, 48, 1, again, e);
+	return r;
 }
 
 int sb_plan_measure(const sb_plan_opts *o, sb_plan *p, sb_error *e)
@@ -197,6 +272,8 @@ int sb_plan_measure(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 	 * 0.3). Nothing else is fitted from these. */
 	if (r == 0 && p->slots >= 2)
 		r = measure_together(o, b, p, e);
+	if (r == 0 && p->slots >= 2)
+		r = measure_pinned(o, b, p, e);
 	sb_bench_free(b);
 	return r;
 }
@@ -219,7 +296,15 @@ json_t *sb_plan_to_json(const sb_plan *p)
 				     : T->budget_hit == 2 ? "part limit"
 							  : NULL));
 	}
-	return json_pack("{s:f,s:o}", "server_time_s", p->server_s, "together", a);
+	json_t *re = json_array();
+	for (int i = 0; i < p->n_rechecked; i++)
+		json_array_append_new(re, json_integer(p->rechecked[i]));
+	return json_pack("{s:f,s:o,s:s,s:o}", "server_time_s", p->server_s, "together", a,
+			 "pinned_decode",
+			 p->pinned > 0	 ? "measured"
+			 : p->pinned < 0 ? "not supported by this server (llama.cpp only)"
+					 : "not measured",
+			 "rechecked_batches", re);
 }
 
 void sb_plan_fini(sb_plan *p)

@@ -15,7 +15,14 @@
  *     out within SB_MODEL_JOIN_WINDOW_S (a busy client spreads some of them
  *     over a few ms), so rounds of groups go on until each chance has
  *     SB_PLAN_SPLIT_TRIALS trials, or until its groups have taken
- *     SB_PLAN_TOGETHER_BUDGET_S of server time; the plan records which.
+ *     SB_PLAN_TOGETHER_BUDGET_S of server time; the plan records which;
+ *  4. decode passes pinned to slots (llama.cpp's id_slot; other servers skip
+ *     this part): a part per batch B = 2..S pinned to slots 0..B-1, two
+ *     waves of B at 32-token prompts and one at 384 (32 and 48 output
+ *     tokens), and two requests
+ *     pinned to slots 0 and 2 (S >= 3); a batch whose median TPOT is below
+ *     the smaller batch's by more than a tenth is measured again (both
+ *     contexts) before the fit believes it. About 15-40 s at 4 slots.
  */
 #ifndef SB_CALIBRATE_PLAN_H
 #define SB_CALIBRATE_PLAN_H
@@ -33,7 +40,9 @@
  * eight on the local 4-slot target). */
 #define SB_PLAN_TOGETHER_BUDGET_S 40.0
 /* At most this many results documents (parts) in a plan. */
-#define SB_PLAN_MAX_PARTS 24
+#define SB_PLAN_MAX_PARTS 48
+/* Batch sizes the pinned decode parts look at, at most. */
+#define SB_PLAN_MAX_BATCH 64
 
 typedef struct sb_plan_opts {
 	const char *url, *model, *api; /* borrowed; api NULL: detected */
@@ -64,6 +73,10 @@ typedef struct sb_plan {
 	int slots;                       /* the slot count measured against */
 	double server_s;                 /* server time of the whole plan */
 	sb_plan_together together[2];    /* [0] groups of S, [1] crowded */
+	int pinned;                      /* decode passes pinned to slots: 1 measured,
+					    -1 the server cannot pin, 0 not tried */
+	int rechecked[SB_PLAN_MAX_BATCH]; /* batches measured again (shape check) */
+	int n_rechecked;
 } sb_plan;
 
 /* Measures the plan against o->url. On 0, *p holds the parts (release with

@@ -410,6 +410,56 @@ static void render_decode(pv *p)
 	json_object_set_new(p->fit, "decode", dj);
 }
 
+/* fit.pinned: the decode passes measured with requests pinned to slots,
+ * their coefficients, the shape check and the layout decision. */
+static void render_pinned(pv *p)
+{
+	const cal_pinned *r = p->r->pinned;
+	if (r->n_tab == 0)
+		return;
+	json_t *tab = json_array();
+	for (int i = 0; i < r->n_tab; i++) {
+		const cal_pin_entry *t = &r->tab[i];
+		json_array_append_new(
+			tab, json_pack("{s:i,s:o,s:o,s:o,s:o,s:I,s:b,s:b}", "batch", t->batch,
+				       "decode_ms", sb_json_number(t->ms), "decode_ms_se",
+				       sb_json_number(t->ms_se), "decode_kv", sb_json_number(t->kv),
+				       "decode_kv_se", sb_json_number(t->kv_se), "requests",
+				       (json_int_t)t->n, "below_previous", t->below, "remeasured",
+				       t->remeasured));
+		char key[32];
+		double h = 1.96 * t->ms_se;
+		snprintf(key, sizeof(key), "decode_ms[%d]", t->batch);
+		coef(p, key, t->ms, t->ms - h, t->ms + h, "ms",
+		     "TPOT of requests pinned to slots 0..B-1 (one pass of B), at two contexts");
+		if (t->below)
+			say(p->notes, "decode_ms(%d) = %.3g ms is below the entry before it by more than "
+				      "twice its standard error%s",
+			    t->batch, t->ms, t->remeasured ? "; measured twice, so kept (a kernel "
+							     "that changes with the batch size)"
+							   : "; measured once");
+	}
+	json_t *pj = json_pack("{s:o,s:s}", "table", tab, "how",
+			       "closed-loop levels pinned to slots 0..B-1 (llama.cpp id_slot): every "
+			       "step is one pass of B sequences; per request TPOT = the server's "
+			       "predicted_ms / (predicted_n - 1); decode_ms(B) + decode_kv(B) * "
+			       "context summed over the batch, least squares over two contexts");
+	if (r->has_layout)
+		say(p->notes, "KV cache %s: two requests pinned to slots 0 and 2 decoded at %.3g "
+			      "ms a token; two passes of one predict %.3g, one pass of two %.3g",
+		    sb_kv_cache_name(r->layout), r->strided_ms, r->per_slot_ms, r->unified_ms);
+	if (r->has_layout)
+		json_object_set_new(pj, "layout",
+				    json_pack("{s:s,s:f,s:f,s:f,s:s}", "kv_cache",
+					      sb_kv_cache_name(r->layout), "slots_0_2_tpot_ms",
+					      r->strided_ms, "per_slot_prediction_ms", r->per_slot_ms,
+					      "unified_prediction_ms", r->unified_ms, "how",
+					      "two requests pinned to slots 0 and 2: per-slot caches "
+					      "make that two passes of one, a unified cache one pass "
+					      "of two; the nearer prediction wins"));
+	json_object_set_new(p->fit, "pinned", pj);
+}
+
 static const char *pcv_from_text(cal_pcv_from f)
 {
 	switch (f) {
@@ -630,6 +680,7 @@ json_t *cal_provenance_render(const cal_results *r)
 	render_prefill(&p);
 	render_slots(&p);
 	render_decode(&p);
+	render_pinned(&p);
 	render_noise(&p);
 	render_admit(&p);
 	render_split(&p);

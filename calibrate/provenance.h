@@ -12,6 +12,7 @@
 #include "calibrate/decode.h"
 #include "calibrate/decode1.h"
 #include "calibrate/noise.h"
+#include "calibrate/pinned.h"
 #include "calibrate/prefill.h"
 #include "calibrate/slotcount.h"
 #include "calibrate/split.h"
@@ -24,6 +25,7 @@ typedef struct cal_results {
 	const cal_prefill *prefill;
 	const cal_slots *slots;
 	const cal_decode *decode;
+	const cal_pinned *pinned;
 	const cal_noise *noise;
 	const cal_admit *admit;
 	const cal_split *split;

@@ -57,35 +57,48 @@ static int cmp_point(const void *a, const void *b)
 	return (x->batch > y->batch) - (x->batch < y->batch);
 }
 
+/* Reads a table of positive numbers keyed by batch size ("1": 4.9, ...)
+ * into pts (ascending); *n = 0 when key is absent. */
+static int table_from_json(const json_t *step, const char *key, int allow_zero,
+			   sb_decode_point *pts, int *n, sb_error *e)
+{
+	const json_t *tab = json_object_get(step, key);
+	*n = 0;
+	if (!tab || json_is_null(tab))
+		return 0;
+	if (!json_is_object(tab) || json_object_size(tab) == 0)
+		return sb_error_set(e, "model.step_ms.%s: expected an object like "
+				       "{\"1\": 4.9, \"4\": 9.4}", key);
+	const char *k;
+	json_t *v;
+	json_object_foreach((json_t *)tab, k, v)
+	{
+		char *end = NULL;
+		long b = strtol(k, &end, 10);
+		if (end == k || *end || b < 1 || b > 100000)
+			return sb_error_set(e, "model.step_ms.%s: key \"%s\" is not a "
+					       "batch size >= 1", key, k);
+		double x = json_is_number(v) ? json_number_value(v) : NAN;
+		if (!isfinite(x) || x < 0 || (x == 0 && !allow_zero))
+			return sb_error_set(e, "model.step_ms.%s.%s: expected a %s number of ms", key,
+					    k, allow_zero ? "non-negative" : "positive");
+		if (*n >= SB_MODEL_MAX_DECODE)
+			return sb_error_set(e, "model.step_ms.%s: more than %d points", key,
+					    SB_MODEL_MAX_DECODE);
+		pts[(*n)++] = (sb_decode_point){ (int)b, x };
+	}
+	qsort(pts, (size_t)*n, sizeof(pts[0]), cmp_point);
+	return 0;
+}
+
 static int decode_from_json(const json_t *step, sb_model *m, sb_error *e)
 {
-	const json_t *tab = json_object_get(step, "decode_ms");
-	m->n_decode = 0;
-	if (tab && !json_is_null(tab)) {
-		if (!json_is_object(tab) || json_object_size(tab) == 0)
-			return sb_error_set(e, "model.step_ms.decode_ms: expected an object like "
-					       "{\"1\": 4.9, \"4\": 9.4}");
-		const char *k;
-		json_t *v;
-		json_object_foreach((json_t *)tab, k, v)
-		{
-			char *end = NULL;
-			long b = strtol(k, &end, 10);
-			if (end == k || *end || b < 1 || b > 100000)
-				return sb_error_set(e, "model.step_ms.decode_ms: key \"%s\" is not a "
-						       "batch size >= 1", k);
-			if (!json_is_number(v) || !(json_number_value(v) > 0) ||
-			    !isfinite(json_number_value(v)))
-				return sb_error_set(e, "model.step_ms.decode_ms.%s: expected a "
-						       "positive number of ms", k);
-			if (m->n_decode >= SB_MODEL_MAX_DECODE)
-				return sb_error_set(e, "model.step_ms.decode_ms: more than %d points",
-						    SB_MODEL_MAX_DECODE);
-			m->decode[m->n_decode++] = (sb_decode_point){ (int)b, json_number_value(v) };
-		}
-		qsort(m->decode, (size_t)m->n_decode, sizeof(m->decode[0]), cmp_point);
+	if (table_from_json(step, "decode_kv", 1, m->decode_kv, &m->n_decode_kv, e) < 0)
+		return -EINVAL;
+	if (table_from_json(step, "decode_ms", 0, m->decode, &m->n_decode, e) < 0)
+		return -EINVAL;
+	if (m->n_decode > 0)
 		return 0;
-	}
 	double base = NAN, per_seq = NAN;
 	if (sb_json_get_double(step, "base", 0, 1e9, &base, "model.step_ms", e) < 0 ||
 	    sb_json_get_double(step, "per_seq", 0, 1e9, &per_seq, "model.step_ms", e) < 0)
@@ -110,7 +123,7 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 						NULL };
 	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens",
 						   "kv_cache", NULL };
-	static const char *const step_keys[] = { "decode_ms",	     "base",
+	static const char *const step_keys[] = { "decode_ms", "decode_kv", "base",
 						 "per_seq",	     "per_kv_token",
 						 "per_prefill_token", "per_prefill_attn",
 						 "prefill_base",     NULL };
@@ -254,6 +267,15 @@ json_t *sb_model_to_json(const sb_model *m)
 		"prefill_base", m->prefill_base_ms, "scheduler", "admit_delay_ms",
 		m->admit_delay_ms, "noise", "kind", sb_noise_name(m->noise_kind), "cv",
 		m->noise_cv, "prefill_cv", m->noise_prefill_cv);
+	if (j && m->n_decode_kv > 0) {
+		json_t *kv = json_object();
+		for (int i = 0; i < m->n_decode_kv; i++) {
+			char k[16];
+			snprintf(k, sizeof(k), "%d", m->decode_kv[i].batch);
+			json_object_set_new(kv, k, json_real(m->decode_kv[i].ms));
+		}
+		json_object_set_new(json_object_get(j, "step_ms"), "decode_kv", kv);
+	}
 	if (j && m->kv_cache != SB_KV_UNIFIED)
 		json_object_set_new(json_object_get(j, "server"), "kv_cache",
 				    json_string(sb_kv_cache_name(m->kv_cache)));
@@ -309,6 +331,24 @@ double sb_model_decode_ms(const sb_model *m, int batch)
 	if (slope < 0)
 		slope = 0;
 	return d[n - 1].ms + slope * (double)(batch - d[n - 1].batch);
+}
+
+double sb_model_decode_kv(const sb_model *m, int batch)
+{
+	const sb_decode_point *d = m->decode_kv;
+	int n = m->n_decode_kv;
+	if (n < 1)
+		return m->per_kv_token_ms;
+	if (batch <= d[0].batch)
+		return d[0].ms;
+	for (int i = 1; i < n; i++) {
+		if (batch <= d[i].batch) {
+			double f = (double)(batch - d[i - 1].batch) /
+				   (double)(d[i].batch - d[i - 1].batch);
+			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
+		}
+	}
+	return d[n - 1].ms;
 }
 
 int sb_model_validate(const sb_model *m, sb_error *e)

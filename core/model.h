@@ -10,6 +10,8 @@
  *   step_ms = decode_ms(B)                       B >= 1 decoding slots
  *             (or prefill_base_ms when B == 0 and the step only prefills)
  *           + per_kv_token_ms   * (sum of the decoding slots' context lengths)
+ *             (or decode_kv(B) instead of per_kv_token_ms when the model has a
+ *             decode_kv table: the context cost measured per batch size)
  *           + per_prefill_token_ms * (prompt tokens in this step)
  *           + per_prefill_attn_ms  * (sum over those tokens of their position
  *                                     in their own prompt, 0-based)
@@ -56,6 +58,7 @@
  *    "overhead_ms": 20.0, "overhead_sd_ms": 0.5,
  *    "overhead_per_prompt_token_ms": 0.0,        (optional, default 0)
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
+ *                 "decode_kv": { "1": 0.005, "4": 0.01 },   (optional)
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
  *                 "per_prefill_attn": 0.0, "prefill_base": 0.0 },
  *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0,
@@ -107,6 +110,9 @@ typedef struct sb_model {
 	double overhead_ms, overhead_sd_ms, overhead_per_token_ms;
 	sb_decode_point decode[SB_MODEL_MAX_DECODE]; /* batch ascending */
 	int n_decode;
+	sb_decode_point decode_kv[SB_MODEL_MAX_DECODE]; /* ms per context token of a
+							   pass of `batch`; batch ascending */
+	int n_decode_kv; /* 0: per_kv_token_ms for every batch */
 	double per_kv_token_ms;
 	double per_prefill_token_ms;
 	double per_prefill_attn_ms;
@@ -138,6 +144,10 @@ int sb_model_default(sb_model *m, sb_error *e);
 const char *sb_model_default_text(void);
 /* decode_ms(B) for B >= 1 as described above. */
 double sb_model_decode_ms(const sb_model *m, int batch);
+/* What each token of context costs in a decode pass of B sequences: the
+ * decode_kv table (linear between points, the end values beyond them), or
+ * per_kv_token_ms when the model has none. */
+double sb_model_decode_kv(const sb_model *m, int batch);
 /* Checks the invariants (slots >= 1, coefficients finite and >= 0, table
  * ascending and positive). */
 int sb_model_validate(const sb_model *m, sb_error *e);

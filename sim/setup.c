@@ -14,7 +14,7 @@ void sb_setup_flags_init(sb_setup_flags *f)
 	memset(f, 0, sizeof(*f));
 	f->slots = f->max_queue = f->batch_tokens = LONG_MIN;
 	f->requests = f->warmup = f->seed = f->replications = LONG_MIN;
-	f->queue_cap = f->max_slots = LONG_MIN;
+	f->queue_cap = f->max_slots = f->pin_slots = LONG_MIN;
 	f->arrival_cv = f->bursty = NAN;
 	f->duration_s = f->warmup_s = NAN;
 	f->slo_ttft_ms = f->slo_tpot_ms = f->slo_percentile = NAN;
@@ -126,6 +126,8 @@ static void apply_counts(const sb_setup_flags *f, sb_setup *s)
 		w->slo.percentile = f->slo_percentile;
 	if (GIVEN_L(f->max_slots))
 		s->max_slots = (int)f->max_slots;
+	if (GIVEN_L(f->pin_slots))
+		s->opts.pin_stride = (int)f->pin_slots;
 	s->opts.no_noise = f->no_noise;
 	s->opts.keep_records = f->json_requests;
 }

@@ -30,7 +30,7 @@ typedef struct sb_setup_flags {
 	const char *arrival;
 	double arrival_cv, bursty;
 	const char *think, *input_len, *output_len, *service;
-	long requests, warmup, seed, replications, queue_cap, max_slots;
+	long requests, warmup, seed, replications, queue_cap, max_slots, pin_slots;
 	double duration_s, warmup_s, slo_ttft_ms, slo_tpot_ms, slo_percentile;
 	int no_noise, plan, check, json_requests;
 } sb_setup_flags;

@@ -31,6 +31,7 @@ typedef struct req {
 	double jit;     /* jitter of the first token's arrival at the client, s */
 	long pos;       /* prompt tokens prefilled */
 	long gen;       /* output tokens produced */
+	int slot;       /* its slot (-1: none yet) */
 } req;
 
 /* Invariant: state == SL_FREE <=> r == -1. JOIN slots wait until `ready`
@@ -50,6 +51,7 @@ typedef struct sim {
 	const sb_model *m;
 	int S;
 	int per_slot;   /* model.server.kv_cache == per-slot */
+	int pin_stride; /* opts.pin_stride */
 	long max_queue, batch_tokens;
 	int service_mode;
 	sb_dist service;
@@ -270,26 +272,48 @@ static void run_cut(sim *s, double ready)
 	push(s, s->run_end, EV_RUN_END, s->run_gen, 0);
 }
 
-/* kv_cache per-slot: the fixed cost of a step's passes. Each run of
- * consecutive slots decoding is one pass of decode_ms(run length); each run
- * of consecutive slots in prefill (chunk planned) one of prefill_base_ms. */
-static double passes_ms(const sim *s)
+/* The decode part of a step with the current slots: *a its cost at the
+ * first step (ms), *b what each further step adds (the contexts grow by a
+ * token per decoding slot). Unified: one pass of decode_ms(B) plus
+ * decode_kv(B) per token of the B contexts. Per-slot: the same for each run
+ * of consecutive decoding slots, plus prefill_base_ms for each run of
+ * consecutive slots whose prompt is in the step (*prompt_passes). */
+static void decode_cost(const sim *s, int B, double sum_ctx, double *a, double *b,
+			int *prompt_passes)
 {
-	double ms = 0;
+	const sb_model *m = s->m;
+	*a = *b = 0;
+	*prompt_passes = 0;
+	if (!s->per_slot) {
+		if (B > 0) {
+			double kv = sb_model_decode_kv(m, B);
+			*a = sb_model_decode_ms(m, B) + kv * sum_ctx;
+			*b = kv * (double)B;
+		}
+		return;
+	}
 	for (int i = 0; i < s->S;) {
-		int st = s->slots[i].state, j = i + 1;
+		int st = s->slots[i].state, j = i;
 		int prompt = st == SL_PREFILL && s->slots[i].chunk > 0;
 		if (st != SL_DECODE && !prompt) {
 			i++;
 			continue;
 		}
-		while (j < s->S && s->slots[j].state == st &&
-		       (st == SL_DECODE || s->slots[j].chunk > 0))
+		double ctx = 0;
+		while (j < s->S && s->slots[j].state == st && (!prompt || s->slots[j].chunk > 0)) {
+			const req *r = &s->reqs[s->slots[j].r];
+			ctx += (double)(r->in_len + r->gen);
 			j++;
-		ms += prompt ? s->m->prefill_base_ms : sb_model_decode_ms(s->m, j - i);
+		}
+		if (prompt) {
+			(*prompt_passes)++;
+		} else {
+			double kv = sb_model_decode_kv(m, j - i);
+			*a += sb_model_decode_ms(m, j - i) + kv * ctx;
+			*b += kv * (double)(j - i);
+		}
 		i = j;
 	}
-	return ms;
 }
 
 static void start_run(sim *s, double T)
@@ -338,18 +362,20 @@ static void start_run(sim *s, double T)
 	}
 	double a, b = 0, f;
 	long k;
+	double dec_a, dec_b;
+	int prompt_passes;
+	decode_cost(s, B, sum_ctx, &dec_a, &dec_b, &prompt_passes);
 	if (P > 0) {
-		double base = s->per_slot   ? passes_ms(s) + m->per_kv_token_ms * sum_ctx
-			      : B > 0	    ? sb_model_decode_ms(m, B) + m->per_kv_token_ms * sum_ctx
-					    : m->prefill_base_ms;
+		double base = s->per_slot ? dec_a + prompt_passes * m->prefill_base_ms
+			      : B > 0	  ? dec_a
+					  : m->prefill_base_ms;
 		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn;
 		k = 1;
 		f = noise_factor(s, s->prefill_cv);
 		s->run_prefill = 1;
 	} else {
-		a = (s->per_slot ? passes_ms(s) : sb_model_decode_ms(m, B)) +
-		    m->per_kv_token_ms * sum_ctx;
-		b = m->per_kv_token_ms * (double)B;
+		a = dec_a;
+		b = dec_b;
 		k = minrem;
 		f = noise_factor(s, s->noise_cv / sqrt((double)k));
 		s->run_prefill = 0;
@@ -432,6 +458,7 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 				o->prompt_tokens = rec.prompt_tokens;
 				o->output_tokens = rec.output_tokens;
 				o->rejected = rejected;
+				o->slot = r->slot;
 			}
 		}
 	}
@@ -490,6 +517,7 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 	slot *sl = &s->slots[si];
 	req *r = &s->reqs[ri];
 	sl->r = ri;
+	r->slot = si;
 	busy_change(s, t, +1);
 	if (s->service_mode) {
 		sl->state = SL_SERVE;
@@ -528,12 +556,22 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 }
 
 /* Takes a free slot (nfreeslot > 0): unified, the top of the stack (the
- * lowest-numbered at the start); per-slot, llama.cpp's choice: the one
- * released longest ago, ties to the highest id. */
+ * lowest-numbered at the start); pinned, the lowest of 0, k, 2k...;
+ * per-slot, llama.cpp's choice: the one released longest ago, ties to the
+ * highest id. */
 static int take_free_slot(sim *s)
 {
 	int top = s->nfreeslot - 1, best = top;
-	if (s->per_slot) {
+	if (s->pin_stride > 0) {
+		/* pinned: the lowest free slot among 0, k, 2k... (any free one
+		 * when none of those is) */
+		int k = s->pin_stride;
+		for (int i = 0; i <= top; i++) {
+			int a = s->freeslot[i], b = s->freeslot[best];
+			if ((a % k == 0) != (b % k == 0) ? a % k == 0 : a < b)
+				best = i;
+		}
+	} else if (s->per_slot) {
 		for (int k = 0; k < top; k++) {
 			const slot *a = &s->slots[s->freeslot[k]], *b = &s->slots[s->freeslot[best]];
 			if (a->released < b->released ||
@@ -554,7 +592,7 @@ static void free_slot(sim *s, int si, double t)
 	sl->state = SL_FREE;
 	sl->released = t;
 	busy_change(s, t, -1);
-	if (s->qlen > 0 && !s->per_slot) {
+	if (s->qlen > 0 && !s->per_slot && !s->pin_stride) {
 		long ri = q_pop(s);
 		assign(s, si, ri, t, t + s->admit_s, 0);
 		return;
@@ -682,6 +720,7 @@ static void on_gen(sim *s, double t, long client)
 	r->t_arr = r->t_join = r->t_first = t;
 	r->pos = r->gen = 0;
 	r->jit = 0;
+	r->slot = -1;
 	if (counted) {
 		if (!s->t0_set) {
 			s->t0_set = 1;
@@ -898,6 +937,7 @@ int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
 		goto out;
 	s.w = w;
 	s.level = level;
+	s.pin_stride = o->service_mode ? 0 : o->pin_stride;
 	s.warmup = w->warmup > 0 ? w->warmup : 0;
 	s.warmup_s = o->warmup_s > 0 ? o->warmup_s : 0;
 	s.to_count = w->requests;

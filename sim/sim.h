@@ -78,6 +78,8 @@ typedef struct sb_sim_opts {
 	double warmup_s;       /* also exclude requests sent before this */
 	int keep_records;      /* collect per-request records (memory O(n)) */
 	int no_noise;          /* disable step noise and overhead spread */
+	int pin_stride;        /* > 0: a request takes the lowest free slot among
+				  0, k, 2k... (servebench run --pin-slots k) */
 } sb_sim_opts;
 
 void sb_sim_opts_init(sb_sim_opts *o);
@@ -90,6 +92,7 @@ typedef struct sb_sim_rec {
 	double ttft_ms, e2e_ms, wait_ms, tpot_ms;
 	long prompt_tokens, output_tokens;
 	int rejected;
+	int slot;              /* the slot that served it (-1: none) */
 } sb_sim_rec;
 
 /* Result of one level (one replication). */

@@ -41,6 +41,8 @@ static json_t *target_json(const sb_sweep_doc *d)
 	}
 	if (d->scenario)
 		json_object_set_new(target, "scenario", json_string(d->scenario));
+	if (d->opts->pin_stride > 0)
+		json_object_set_new(target, "pin_stride", json_integer(d->opts->pin_stride));
 	return target;
 }
 
@@ -66,7 +68,7 @@ static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t
 }
 
 /* The per-request records of a level's first replication. */
-static json_t *requests_json(const sb_sweep_level *l)
+static json_t *requests_json(const sb_sweep_level *l, int d_pinned)
 {
 	json_t *reqs = json_array();
 	const sb_sim_level *r0 = &l->reps[0];
@@ -80,6 +82,7 @@ static json_t *requests_json(const sb_sweep_level *l)
 			.output_tokens = x->output_tokens,
 			.err_class = x->rejected ? "rejected" : NULL,
 			.err_msg = x->rejected ? "queue full (max_queue reached)" : NULL,
+			.slot = d_pinned ? x->slot : -1,
 		};
 		json_array_append_new(reqs, sb_reqrec_to_json(&rr, NULL));
 	}
@@ -134,7 +137,7 @@ json_t *sb_sweep_to_results(const sb_sweep *sw, const sb_sweep_doc *d, json_t *p
 	json_t *levels = json_object_get(res, "levels");
 	for (int i = 0; i < sw->n_levels; i++) {
 		const sb_sweep_level *l = &sw->levels[i];
-		json_t *reqs = d->with_requests && l->n_reps > 0 ? requests_json(l) : NULL;
+		json_t *reqs = d->with_requests && l->n_reps > 0 ? requests_json(l, d->opts->pin_stride > 0) : NULL;
 		if (sb_results_add_level(res, &l->summary, reqs) < 0) {
 			json_decref(res);
 			return NULL;

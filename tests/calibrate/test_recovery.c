@@ -29,7 +29,8 @@
  * binomial 95% interval must hold its truth and be narrower than +-0.12. Last, a
  * truth whose prefill costs mostly its step base and whose first tokens
  * reach the client with 2 ms of jitter splits nothing: the fit may count at
- * most 5% (a threshold of TTFT / 2m alone counted 23%). */
+ * most 5% (a threshold of TTFT / 2m alone counted 23%). And a per-slot
+ * truth measured with requests pinned to slots (pinned_case). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,6 +176,93 @@ static const char *write_truth(const sb_model *t, const char *dir, const char *n
 	return path;
 }
 
+/* Runs sbsim on TRUTH for one pinned part (closed loop at B clients pinned
+ * with stride k, prompts of `in` tokens) into DIR/NAME; 0 or -1. */
+static int pinned_part(const char *sbsim, const char *truth, const char *path, int B, int k,
+		       const char *in, const char *out, const char *n)
+{
+	char bs[16], ks[16];
+	snprintf(bs, sizeof(bs), "%d", B);
+	snprintf(ks, sizeof(ks), "%d", k);
+	char *argv[] = { (char *)sbsim, "--model-file", (char *)truth, "--concurrency", bs,
+			 "--pin-slots", ks, "--input-len", (char *)in, "--output-len",
+			 (char *)out, "--requests", (char *)n, "--seed", bs, "--json",
+			 (char *)path, "--json-requests", NULL };
+	return run_cmd(argv, NULL) == 0 ? 0 : -1;
+}
+
+/* A per-slot truth whose decode passes jump from one sequence to two (a
+ * kernel change, as measured on the local target) and whose context costs
+ * more per token in larger passes, measured as calibrate --url's plan does:
+ * levels B = 2..4 pinned to slots 0..B-1 at 32- and 384-token prompts, and
+ * two requests pinned to slots 0 and 2, beside the single-client files and
+ * the (unpinned) sweep. Each pinned decode_ms(B) must lie within twice its
+ * 95% half-width of the truth (half-width below 5%), each decode_kv(B)
+ * within four standard errors, and the layout must come out per-slot. */
+static void pinned_case(const char *sbsim, sb_model *t, const char *dir, char **files, size_t n0)
+{
+	static const double dec[4] = { 5.0, 12.0, 13.0, 13.5 }, kv[4] = { 2e-4, 3e-4, 3e-4, 6e-4 };
+	t->kv_cache = SB_KV_PER_SLOT;
+	t->n_decode = t->n_decode_kv = 4;
+	for (int i = 0; i < 4; i++) {
+		t->decode[i] = (sb_decode_point){ i + 1, dec[i] };
+		t->decode_kv[i] = (sb_decode_point){ i + 1, kv[i] };
+	}
+	t->per_kv_token_ms = kv[0];
+	char tp[4096];
+	write_truth(t, dir, "truth-pinned.json", tp, sizeof(tp));
+	static char paths[8][4096];
+	size_t n = 0;
+	int ok = simulate(sbsim, tp, dir, files) == 0;
+	for (int B = 2; ok && B <= 4; B++) {
+		snprintf(paths[n], 4096, "%s/pin-%d-short.json", dir, B);
+		ok = pinned_part(sbsim, tp, paths[n++], B, 1, "32", "32", "40") == 0;
+		snprintf(paths[n], 4096, "%s/pin-%d-long.json", dir, B);
+		ok = ok && pinned_part(sbsim, tp, paths[n++], B, 1, "384", "48", "20") == 0;
+	}
+	snprintf(paths[n], 4096, "%s/pin-0-2.json", dir);
+	ok = ok && pinned_part(sbsim, tp, paths[n++], 2, 2, "32", "32", "20") == 0;
+	sb_results res[16];
+	sb_calib_input in[16];
+	sb_error e;
+	size_t m = 0;
+	for (size_t i = 0; ok && i < n0 + n; i++, m++) {
+		const char *f = i < n0 ? files[i] : paths[i - n0];
+		ok = sb_results_load(f, &res[i], &e) == 0;
+		in[i] = (sb_calib_input){ f, &res[i] };
+	}
+	sb_model fit;
+	sb_calib_opts o;
+	sb_calib_opts_init(&o);
+	o.slots = 4;
+	if (!ok || sb_calibrate_fit(in, m, &o, &fit, &e) < 0) {
+		fprintf(stderr, "pinned case: %s\n", ok ? e.msg : "simulating or loading failed");
+		check_failures++;
+		m = ok ? m : 0;
+	} else {
+		const json_t *coefs = json_object_get(fit.fit, "coefficients");
+		const json_t *tab = json_object_get(json_object_get(fit.fit, "pinned"), "table");
+		for (int B = 2; B <= 4; B++) {
+			char key[32];
+			snprintf(key, sizeof(key), "decode_ms[%d]", B);
+			within_ci(coefs, key, dec[B - 1], 0.05);
+			const json_t *row = json_array_get(tab, (size_t)B - 2);
+			double v = json_number_value(json_object_get(row, "decode_kv"));
+			double se = json_number_value(json_object_get(row, "decode_kv_se"));
+			fprintf(stderr, "%-18s truth %-12.6g fitted %-12.6g se %.3g\n", "decode_kv", kv[B - 1],
+				v, se);
+			CHECK(fabs(v - kv[B - 1]) <= 4 * se);
+		}
+		CHECK(fit.kv_cache == SB_KV_PER_SLOT);
+		sb_model_fini(&fit);
+	}
+	for (size_t i = 0; i < m; i++)
+		sb_results_fini(&res[i]);
+	for (size_t i = 0; i < n; i++)
+		unlink(paths[i]);
+	unlink(tp);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -278,6 +366,10 @@ int main(int argc, char **argv)
 	else
 		check_failures++;
 	unlink(tp);
+	sb_model_fini(&t);
+	if (sb_model_load(argv[2], &t, &e) < 0)
+		return 1;
+	pinned_case(argv[1], &t, dir, files, n);
 	for (size_t i = 0; i < n; i++)
 		unlink(files[i]);
 	rmdir(dir);

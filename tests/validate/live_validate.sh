@@ -2,18 +2,22 @@
 # live_validate.sh — `servebench validate` against a real llama-server, small
 # scale (suite live).
 #
-#   live_validate.sh SERVEBENCH LLAMA_SH
+#   live_validate.sh SERVEBENCH LLAMA_SH [SLOTS]
 #
-# 1. Start llama-server with 2 slots and 1 thread (target/llama.sh; stopped
-#    on exit).
-# 2. Calibrate from short runs: concurrency 1 at prompts of 32 and 256
-#    tokens, a sweep c = 1,2,3 at 128 tokens, and six pairs and six groups
-#    of four one-token requests sent together (`servebench run`, then
-#    `servebench calibrate FILES --slots 2`).
-# 3. Validate: closed loop c = 1..4 (c = 4 was not used for calibration) and
-#    open loop at the default 30/50/70/90% of the predicted capacity (none
-#    used for calibration); the measured requests are replayed through the
-#    simulator.
+# 1. Start llama-server with SLOTS slots (default 2) and 1 thread
+#    (target/llama.sh; stopped on exit).
+# 2. Calibrate. At 2 slots from short runs: concurrency 1 at prompts of 32
+#    and 256 tokens, a sweep c = 1,2,3 at 128 tokens, and six pairs and six
+#    groups of four one-token requests sent together (`servebench run`,
+#    then `servebench calibrate FILES --slots 2`). At any other slot count
+#    with `servebench calibrate --url` (its own plan, which pins requests to
+#    slots to measure each decode pass, 256-token prompts and 64 output
+#    tokens in its sweep).
+# 3. Validate: closed loop c = 1..S+2 at 128 prompt / 32 output tokens
+#    (at 2 slots c = 4 was not used for calibration; at other counts none of
+#    these lengths was) and open loop at the default 30/50/70/90% of the
+#    predicted capacity (none used for calibration); the measured requests
+#    are replayed through the simulator.
 # 4. Measure the closed-loop levels once more (fresh prompts) to see how
 #    much two live runs of this size differ by themselves.
 # 5. Assert, per quantity (TTFT, TPOT, E2E) and class (mean/p50, p90/p99):
@@ -55,8 +59,9 @@
 # (3m47s measured with the open-loop repeat this no longer makes).
 set -euo pipefail
 
-SB=${1:?usage: live_validate.sh SERVEBENCH LLAMA_SH}
-LLAMA=${2:?usage: live_validate.sh SERVEBENCH LLAMA_SH}
+SB=${1:?usage: live_validate.sh SERVEBENCH LLAMA_SH [SLOTS]}
+LLAMA=${2:?usage: live_validate.sh SERVEBENCH LLAMA_SH [SLOTS]}
+SLOTS=${3:-2}
 # meson passes paths relative to the build directory; the script works in
 # its own temporary directory
 SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
@@ -80,7 +85,7 @@ trap 'exit 1' INT TERM
 
 export SERVEBENCH_RUN_DIR="$work/srv"
 if [[ -n "${SERVEBENCH_VALIDATE_URL:-}" ]]; then
-  # debugging aid: a server (2 slots) the caller already runs
+  # debugging aid: a server (SLOTS slots) the caller already runs
   URL=$SERVEBENCH_VALIDATE_URL
 else
   # One thread (llama.sh's default): llama.cpp's threads meet at a barrier
@@ -88,7 +93,7 @@ else
   # process stalls each step by a scheduler time slice (steps of 5 ms became
   # 100-300 ms in our runs); one thread only slows down in proportion to the
   # CPU share it gets.
-  if ! start_out=$("$LLAMA" start --np 2 2>"$work/start.log"); then
+  if ! start_out=$("$LLAMA" start --np "$SLOTS" 2>"$work/start.log"); then
     echo "live_validate: llama-server did not start:"; tail -20 "$work/start.log"
     exit 1
   fi
@@ -113,6 +118,14 @@ sbrun() {
   fi
 }
 
+levels=$(seq -s, 1 "$SLOTS"),$((SLOTS + 2))
+[[ $SLOTS == 2 ]] && levels=1,2,3,4
+if [[ $SLOTS != 2 ]]; then
+  echo "== calibrate --url ($SLOTS slots)"
+  "$SB" calibrate --url "$URL" --model live --slots "$SLOTS" --save cal -o model.json \
+    | grep -E '^(server time|slots|split|  decode_ms|  - KV)' || true
+  echo '{"levels": []}' >cal-sweep.json   # no sweep at the validation's lengths
+else
 echo "== calibration runs"
 sbrun --concurrency 1 --input-len 32 --num-requests 8 --seed 1 --out cal-32.json
 sbrun --concurrency 1 --input-len 256 --num-requests 8 --seed 2 --out cal-256.json
@@ -126,10 +139,11 @@ sbrun --concurrency 4,4,4,4,4,4 --input-len 128 --num-requests 4 --seed 5 \
   --output-len 1 --warmup 0 --out cal-fours.json
 "$SB" calibrate cal-32.json cal-256.json cal-sweep.json cal-pairs.json cal-fours.json \
   --slots 2 -o model.json --quiet
+fi
 
 echo "== validate"
 set +e
-"$SB" validate --model-file model.json --url "$URL" --model live --concurrency 1,2,3,4 \
+"$SB" validate --model-file model.json --url "$URL" --model live --concurrency "$levels" \
   --input-len 128 --output-len 32 --num-requests 10 --warmup 1 --seed 11 \
   --out-measured v1.json --out-simulated v1-sim.json --json cmp1.json
 rc=$?
@@ -140,7 +154,7 @@ if [[ $rc -ge 2 ]]; then
 fi
 
 echo "== repeat measurement of the closed-loop levels"
-sbrun --concurrency 1,2,3,4 --input-len 128 --num-requests 10 --seed 21 --out r-closed.json
+sbrun --concurrency "$levels" --input-len 128 --num-requests 10 --seed 21 --out r-closed.json
 
 "$PY" - v1.json r-closed.json cmp1.json cal-sweep.json <<'PY'
 import json, sys
