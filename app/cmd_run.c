@@ -118,6 +118,8 @@ static const sb_cli_opt opts[] = {
 		   "send one prompt for every request (shows prefix caching)"),
 	SB_CLI_OPT("no-cache-prompt", SB_CLI_FLAG, &cmd.no_cache_prompt, 0, 0, NULL,
 		   "ask llama.cpp not to reuse its prompt cache"),
+	SB_CLI_OPT("pin-slots", SB_CLI_LONG, &C->pin_stride, 1, 1000000, "K",
+		   "pin requests to slots 0, K, 2K… (llama.cpp only)"),
 	SB_CLI_OPT("ipv4", SB_CLI_FLAG, &C->ipv4, 0, 0, NULL, "resolve names to IPv4 only"),
 	SB_CLI_OPT("timeout", SB_CLI_DOUBLE, &C->timeout_s, 1e-3, 1e6, "S",
 		   "a stream silent for S seconds fails (default 300)"),

@@ -56,6 +56,11 @@ typedef struct sb_reqrec {
 	const char *err_msg;
 	int warmup;           /* 1: a warm-up request, replayed but not counted
 			       * (record "warmup": true; written only when set) */
+	long slot;            /* the llama.cpp slot it was pinned to (record
+			       * "slot"), -1 when absent. Read by the results
+			       * loader; measure/bench.c writes it, not
+			       * sb_reqrec_to_json (records built with
+			       * initialisers would claim slot 0). */
 } sb_reqrec;
 
 #define SB_LEVEL_MAX_ERR_CLASSES 16

@@ -85,6 +85,9 @@ static void target_info(const json_t *t, sb_target_info *out)
 	out->sizing_method = json_string_value(json_object_get(ps, "method"));
 	out->tokens_per_word = opt_num(ps, "tokens_per_word");
 	out->overhead_tokens = opt_num(ps, "overhead_tokens");
+	out->pin_stride = target_long(t, "pin_stride");
+	if (out->pin_stride < 0)
+		out->pin_stride = 0;
 }
 
 static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb_error *e)
@@ -136,6 +139,10 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		const json_t *srv = json_object_get(r, "server");
 		server_timing(json_is_object(srv) ? srv : NULL, &lv->timing[i]);
 		q->warmup = json_is_true(json_object_get(r, "warmup"));
+		const json_t *slot = json_object_get(r, "slot");
+		q->slot = json_is_integer(slot) && json_integer_value(slot) >= 0
+				  ? (long)json_integer_value(slot)
+				  : -1;
 		const json_t *err = json_object_get(r, "error");
 		if (json_is_object(err)) {
 			const char *cls = json_string_value(json_object_get(err, "class"));

@@ -47,6 +47,8 @@ typedef struct sb_target_info {
 	const char *sizing_method;      /* target.prompt_sizing.method */
 	double tokens_per_word;         /* target.prompt_sizing.tokens_per_word */
 	double overhead_tokens;         /* target.prompt_sizing.overhead_tokens */
+	long pin_stride;                /* target.pin_stride: requests pinned to slots
+					 * 0, k, 2k... (records' "slot"); 0 when absent */
 } sb_target_info;
 
 typedef struct sb_results {

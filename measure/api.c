@@ -145,6 +145,8 @@ char *sb_api_body(sb_api a, const sb_api_req *r)
 			json_object_set_new(j, "ignore_eos", json_true());
 		if (!r->cache_prompt)
 			json_object_set_new(j, "cache_prompt", json_false());
+		if (r->has_slot)
+			json_object_set_new(j, "id_slot", json_integer(r->id_slot));
 		break;
 	}
 	char *s = json_dumps(j, JSON_COMPACT);

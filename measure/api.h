@@ -56,6 +56,8 @@ typedef struct sb_api_req {
 	int ignore_eos;    /* send "ignore_eos": true (OpenAI APIs) */
 	int cache_prompt;  /* 1 default; 0 sends "cache_prompt": false */
 	int stream;        /* 1 for measured requests; 0 for probes */
+	int has_slot;      /* 1: send "id_slot": id_slot (llama.cpp, OpenAI APIs) */
+	long id_slot;
 } sb_api_req;
 
 /* New malloc'd JSON request body, or NULL on allocation failure. */

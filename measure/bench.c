@@ -51,6 +51,13 @@ typedef struct run {
 	/* the phase being run: finished requests, those that could not connect */
 	long phase_done, phase_connect;
 	char connect_msg[128];
+	/* pinning (o.pin_stride > 0), per phase: the slot of each request id,
+	 * and how many requests in flight hold slot i * pin_stride */
+	long *slot_of;
+	size_t cap_slot;
+	long *held;
+	size_t n_held;
+	long max_held;             /* slot indices below this exist; 0: no bound */
 } run;
 
 void sb_bench_config_init(sb_bench_config *c)
@@ -91,6 +98,7 @@ void sb_bench_opts_from_run(sb_bench_opts *o, const sb_run_config *c)
 	o->reuse_prompt = c->reuse_prompt;
 	o->cache_prompt = c->cache_prompt;
 	o->partial_path = c->partial_path;
+	o->pin_stride = c->pin_stride;
 	o->progress = c->progress;
 	o->progress_ud = c->progress_ud;
 }
@@ -167,6 +175,56 @@ static int remember_lengths(run *r, long id, long in, long out)
 	return 0;
 }
 
+/* Grows a to hold index i (cap *cap, doubled from 16); new entries zero.
+ * 0 or -ENOMEM. */
+static int grow(long **a, size_t *cap, size_t i)
+{
+	if (i < *cap)
+		return 0;
+	size_t n = *cap ? *cap : 16;
+	while (n <= i)
+		n *= 2;
+	long *p = realloc(*a, n * sizeof(long));
+	if (!p)
+		return -ENOMEM;
+	memset(p + *cap, 0, (n - *cap) * sizeof(long));
+	*a = p;
+	*cap = n;
+	return 0;
+}
+
+/* The slot request id is pinned to (o.pin_stride > 0): the lowest slot
+ * index no request in flight holds, else (every index below max_held
+ * held) the least held one; -1 on allocation failure. */
+static long pin_slot(run *r, long id)
+{
+	size_t i = 0;
+	while (i < r->n_held && r->held[i] > 0)
+		i++;
+	if (r->max_held > 0 && i >= (size_t)r->max_held) {
+		i = 0;
+		for (size_t j = 1; j < (size_t)r->max_held; j++)
+			if (r->held[j] < r->held[i])
+				i = j;
+	}
+	if (grow(&r->held, &r->n_held, i) < 0 || grow(&r->slot_of, &r->cap_slot, (size_t)id) < 0)
+		return -1;
+	r->held[i]++;
+	r->slot_of[id] = (long)i * r->o.pin_stride;
+	return r->slot_of[id];
+}
+
+/* The driver's ended callback: request id's slot is free again. */
+static void on_ended(void *ud, long id)
+{
+	run *r = ud;
+	if (r->o.pin_stride <= 0 || id < 0 || (size_t)id >= r->cap_slot)
+		return;
+	size_t i = (size_t)(r->slot_of[id] / r->o.pin_stride);
+	if (i < r->n_held && r->held[i] > 0)
+		r->held[i]--;
+}
+
 static char *make_body(void *ud, long id)
 {
 	run *r = ud;
@@ -193,6 +251,13 @@ static char *make_body(void *ud, long id)
 		.cache_prompt = r->o.cache_prompt,
 		.stream = 1,
 	};
+	if (r->o.pin_stride > 0) {
+		if ((rq.id_slot = pin_slot(r, id)) < 0) {
+			free(text);
+			return NULL;
+		}
+		rq.has_slot = 1;
+	}
 	char *body = sb_api_body(r->b->api, &rq);
 	free(text);
 	return body;
@@ -265,6 +330,8 @@ static void on_done(void *ud, const sb_driver_done *d)
 	json_object_set_new(j, "output_tokens_source", json_string(src));
 	if (d->retries)
 		json_object_set_new(j, "client_retries", json_integer(d->retries));
+	if (r->o.pin_stride > 0 && (size_t)d->id < r->cap_slot)
+		json_object_set_new(j, "slot", json_integer(r->slot_of[d->id]));
 	if (r->rec)
 		record_partial(r, j);
 	json_array_append_new(r->requests, j);
@@ -330,6 +397,8 @@ static double *arrivals(run *r, double rate, size_t *n)
 static int run_phase(run *r, const sb_phase *ph, int first, sb_error *e)
 {
 	r->phase_done = r->phase_connect = 0;
+	if (r->held)
+		memset(r->held, 0, r->n_held * sizeof(long));
 	int rc = sb_driver_run(r->b->drv, ph, e);
 	if (rc == 0 && first && r->phase_done > 0 && r->phase_connect == r->phase_done)
 		rc = sb_error_code(e, -ECONNREFUSED, "cannot reach the server at %s (%s)",
@@ -344,7 +413,7 @@ static int level_phase(run *r, double level, sb_phase *ph, double **arr, sb_erro
 	const sb_workload *w = r->w;
 	*ph = (sb_phase){ .mode = w->mode, .think = &w->think_s, .rng = r->rng_think,
 			  .body = make_body, .done = on_done, .tick = on_tick,
-			  .inflight = on_inflight, .ud = r };
+			  .inflight = on_inflight, .ended = on_ended, .ud = r };
 	*arr = NULL;
 	if (w->mode == SB_MODE_CONCURRENCY) {
 		ph->concurrency = (long)level;
@@ -377,7 +446,7 @@ static int run_level(run *r, json_t *results, sb_error *e)
 		r->warmup = 1;
 		sb_phase wp = { .mode = SB_MODE_CONCURRENCY, .concurrency = 1, .count = w->warmup,
 				.body = make_body, .done = on_done, .tick = on_tick,
-				.inflight = on_inflight, .ud = r };
+				.inflight = on_inflight, .ended = on_ended, .ud = r };
 		rc = run_phase(r, &wp, first, e);
 		r->warmup = 0;
 		if (rc < 0)
@@ -425,6 +494,8 @@ static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
 				      b->size.overhead, "tokens_per_word", b->size.per_word));
 	json_object_set_new(t, "reuse_prompt", json_boolean(o->reuse_prompt));
 	json_object_set_new(t, "cache_prompt", json_boolean(o->cache_prompt));
+	if (o->pin_stride > 0)
+		json_object_set_new(t, "pin_stride", json_integer(o->pin_stride));
 	json_object_set_new(t, "ignore_eos", json_boolean(c->ignore_eos));
 	json_object_set_new(t, "ipv4", json_boolean(c->ipv4));
 	json_object_set_new(t, "timeout_s", json_real(c->timeout_s));
@@ -539,6 +610,33 @@ long sb_bench_slots(const sb_bench *b)
 	return b->info.slots;
 }
 
+/* Whether requests can be pinned (o->pin_stride) on b's server for w:
+ * 0, or -ENOTSUP / -EINVAL with a message (bench.h). */
+static int pin_check(const sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
+		     sb_error *e)
+{
+	long k = o->pin_stride;
+	if (k == 0)
+		return 0;
+	if (k < 0)
+		return sb_error_set(e, "the slot stride must be at least 1 (got %ld)", k);
+	if (strcmp(b->info.kind, "llama.cpp"))
+		return sb_error_code(e, -ENOTSUP,
+				     "pinning requests to slots (id_slot) needs a llama.cpp server; "
+				     "the server at %s is %s", b->root, b->info.kind);
+	if (b->info.slots <= 0 || w->mode != SB_MODE_CONCURRENCY)
+		return 0;
+	double c = 1; /* the warm-up's */
+	for (int i = 0; i < w->n_levels; i++)
+		c = fmax(c, w->levels[i]);
+	double top = (c - 1) * (double)k;
+	if (top >= (double)b->info.slots)
+		return sb_error_set(e, "slot stride %ld at concurrency %g pins requests up to slot "
+				       "%.0f, but the server has %ld slots (0..%ld)",
+				    k, c, top, b->info.slots, b->info.slots - 1);
+	return 0;
+}
+
 /* Sets up r for a measurement of w: generators, the reused prompt, the
  * partial file. */
 static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
@@ -551,6 +649,8 @@ static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_be
 		r->o = *o;
 	else
 		sb_bench_opts_init(&r->o);
+	if (r->o.pin_stride > 0 && b->info.slots > 0)
+		r->max_held = (b->info.slots - 1) / r->o.pin_stride + 1;
 	r->rng_prompt = sb_rng_new(sb_seed_derive(w->seed, 1, 0));
 	r->rng_arrival = sb_rng_new(sb_seed_derive(w->seed, 2, 0));
 	r->rng_think = sb_rng_new(sb_seed_derive(w->seed, 3, 0));
@@ -571,6 +671,8 @@ static void run_fini(run *r)
 	free(r->reused);
 	free(r->in_len);
 	free(r->out_len);
+	free(r->slot_of);
+	free(r->held);
 	if (r->rng_prompt)
 		gsl_rng_free(r->rng_prompt);
 	if (r->rng_arrival)
@@ -585,8 +687,11 @@ int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 	*results = NULL;
 	if (sb_workload_validate(w, e) < 0)
 		return -EINVAL;
+	int ret;
+	if (o && (ret = pin_check(b, w, o, e)) < 0)
+		return ret;
 	run r;
-	int ret = run_init(&r, b, w, o, e);
+	ret = run_init(&r, b, w, o, e);
 	json_t *doc = NULL;
 	if (ret == 0 && !(doc = sb_results_new("measured", target_json(b, &r.o), w)))
 		ret = sb_error_code(e, -ENOMEM, "out of memory");

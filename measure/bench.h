@@ -54,6 +54,15 @@ typedef struct sb_bench_opts {
 	int reuse_prompt;         /* one prompt for every request */
 	int cache_prompt;         /* 0: ask llama.cpp not to reuse its KV cache */
 	const char *partial_path; /* append finished records here (JSONL); NULL none */
+	/* k >= 1: pin every request (warm-up ones too) to a llama.cpp slot,
+	 * sending "id_slot": s with s the lowest of 0, k, 2k, ... that no
+	 * request of this call still in flight holds (closed loop at
+	 * concurrency c: slots 0, k, ..., (c-1)k); a slot is free again the
+	 * moment its response ends. Open loop, once every such slot below the
+	 * server's slot count is held, a request joins the one with the fewest
+	 * (the server queues it). Records get "slot": s, the target
+	 * "pin_stride": k. 0: no pinning. */
+	long pin_stride;
 	sb_run_progress_fn progress;
 	void *progress_ud;
 } sb_bench_opts;
@@ -67,7 +76,7 @@ void sb_bench_config_from_run(sb_bench_config *b, const sb_run_config *c);
 /* 0, or -EINVAL with a message when c lacks the url or the model, or its
  * timeout is not positive (sb_bench_new checks it first). */
 int sb_bench_config_check(const sb_bench_config *c, sb_error *e);
-/* Defaults: cache_prompt 1, nothing else. */
+/* Defaults: cache_prompt 1, pin_stride 0, nothing else. */
 void sb_bench_opts_init(sb_bench_opts *o);
 /* The per-measurement part of a run configuration (borrowed from c). */
 void sb_bench_opts_from_run(sb_bench_opts *o, const sb_run_config *c);
@@ -88,7 +97,10 @@ int sb_bench_new(const sb_bench_config *c, sb_bench **out, sb_error *e);
  * with its error; the call fails, with no document, on -EINVAL (bad
  * workload), -ECONNREFUSED when every request of its first phase (the
  * first level's warm-up, else the level) failed to connect (the server
- * went away since), -EIO (partial file not writable), -ENOMEM. */
+ * went away since), -EIO (partial file not writable), -ENOMEM; with
+ * o->pin_stride set, -ENOTSUP when the server is not llama.cpp and -EINVAL
+ * when the stride is negative or, the slot count known, its highest slot
+ * (closed loop: (max level - 1) * stride) is not below it. */
 int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 		     json_t **results, sb_error *e);
 

@@ -440,6 +440,8 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 	free(r->body);
 	r->body = NULL;
 	const sb_phase *ph = d->ph;
+	if (ph->ended)
+		ph->ended(ph->ud, r->id);
 	if (abandon) {
 		sb_stream_fini(&r->st);
 		r->next_free = d->free_list;

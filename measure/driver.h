@@ -74,6 +74,10 @@ typedef struct sb_phase {
 	void (*tick)(void *ud, double t_s, long sent, long finished);
 	/* In-flight count changes (+1 send, -1 finish) at t_s; may be NULL. */
 	void (*inflight)(void *ud, double t_s, int delta);
+	/* Request id has ended (finished, failed, or abandoned at a stop), as
+	 * its closed-loop worker is freed and before it is reported through
+	 * done, which may come a little later; may be NULL. */
+	void (*ended)(void *ud, long id);
 	void *ud;
 } sb_phase;
 

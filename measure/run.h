@@ -16,7 +16,8 @@
  *
  * Per-request record (core/level.h sb_reqrec_to_json) plus: "input_len" and
  * "output_len" (what was asked for), "output_tokens_source" ("server" or
- * "chunks" when the server gave no count). Its "server" object carries the
+ * "chunks" when the server gave no count), "slot" (the llama.cpp slot it
+was pinned to, with pin_stride only). Its "server" object carries the
  * server's own view when it gave one, normalised to llama.cpp's names
  * (prompt_n, prompt_ms, predicted_n, predicted_ms, cache_n) plus the raw
  * "timings"/"usage" objects or Ollama's prompt_eval_count/duration,
@@ -69,6 +70,8 @@ typedef struct sb_run_config {
 	const char *ca_file;      /* PEM bundle to verify TLS servers; NULL: system's */
 	int insecure;             /* 1: skip TLS certificate verification */
 	const char *partial_path; /* append finished records here (JSONL); NULL none */
+	long pin_stride;          /* k >= 1: pin requests to llama.cpp slots 0, k, 2k...
+				   * (bench.h sb_bench_opts); 0 none */
 	size_t max_line;          /* default SB_RUN_MAX_LINE */
 	sb_run_progress_fn progress;
 	void *progress_ud;

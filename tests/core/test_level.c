@@ -61,7 +61,12 @@ int main(void)
 	/* results document round trip */
 	sb_workload w;
 	sb_workload_init(&w);
-	json_t *res = sb_results_new("measured", json_pack("{s:s}", "url", "http://x"), &w);
+	json_t *res = sb_results_new("measured",
+				     json_pack("{s:s,s:i}", "url", "http://x", "pin_stride", 2), &w);
+	/* the writer leaves "slot" to measure/bench.c; the reader takes it */
+	CHECK(!json_object_get(json_array_get(reqs, 3), "slot"));
+	json_object_set_new(json_array_get(reqs, 3), "slot", json_integer(2));
+	json_object_set_new(json_array_get(reqs, 4), "slot", json_string("2"));
 	CHECK(sb_results_add_level(res, &lv, reqs) == 0);
 	char path[] = "/tmp/sb-test-results-XXXXXX";
 	int fd = mkstemp(path);
@@ -79,6 +84,10 @@ int main(void)
 	CHECK(back.levels[0].timing[10].prompt_n == 7 && isnan(back.levels[0].timing[0].prompt_n));
 	CHECK(back.levels[0].reqs[10].warmup && !back.levels[0].reqs[0].warmup);
 	CHECK(back.levels[0].sum.mode == SB_MODE_RATE);
+	/* pinning: target.pin_stride and the records' "slot" (-1 absent or bad) */
+	CHECK(back.target.pin_stride == 2);
+	CHECK(back.levels[0].reqs[3].slot == 2 && back.levels[0].reqs[0].slot == -1 &&
+	      back.levels[0].reqs[4].slot == -1);
 	sb_results_fini(&back);
 	unlink(path);
 
@@ -87,6 +96,12 @@ int main(void)
 					"[{\"level\":1,\"requests\":[{\"ttft_ms\":\"x\"}]}]}",
 					"r.json", &e);
 	CHECK(j && sb_results_from_json(j, &back, "r.json", &e) < 0 && strstr(e.msg, "requests[0]"));
+	json_decref(j);
+	j = sb_json_load_string("{\"schema\":\"servebench.results/1\",\"target\":{\"slots\":4},"
+				"\"levels\":[]}", "r.json", &e);
+	CHECK(j && sb_results_from_json(j, &back, "r.json", &e) == 0);
+	CHECK(back.target.pin_stride == 0 && back.target.slots == 4);
+	sb_results_fini(&back);
 	json_decref(j);
 	j = sb_json_load_string("{\"levels\":[]}", "r.json", &e);
 	CHECK(sb_results_from_json(j, &back, "r.json", &e) < 0 && strstr(e.msg, "schema"));

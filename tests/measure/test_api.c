@@ -78,7 +78,17 @@ int main(void)
 	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(j, "messages"), 0),
 						    "content")), "hello there");
 	json_decref(j);
+	CHECK(!strstr(s, "id_slot")); /* not pinned: no id_slot */
 	free(s);
+	rq.has_slot = 1;
+	rq.id_slot = 0;
+	s = sb_api_body(SB_API_OPENAI_COMPLETIONS, &rq);
+	j = json_loads(s, 0, NULL);
+	CHECK(json_is_integer(json_object_get(j, "id_slot")) &&
+	      json_integer_value(json_object_get(j, "id_slot")) == 0);
+	json_decref(j);
+	free(s);
+	rq.has_slot = 0;
 	rq.cache_prompt = 1;
 	s = sb_api_body(SB_API_OLLAMA_GENERATE, &rq);
 	j = json_loads(s, 0, NULL);

@@ -117,6 +117,7 @@ struct conn {
 	bool close_after;	/* Connection: close / HTTP/1.0 / close-mode */
 	bool die_when_flushed;
 	bool has_slot;
+	long slot_id;		/* the numbered slot held (has_slot), -1: none */
 	struct conn *qprev, *qnext; /* FIFO of requests waiting for a slot */
 
 	/* current request */
@@ -126,6 +127,7 @@ struct conn {
 	unsigned n_tokens;
 	unsigned prompt_tokens;
 	unsigned long req_index;
+	long want_slot;		/* llama.cpp "id_slot" asked for (wrapped), -1: any */
 	double slow;		/* its schedule's times are multiplied by this */
 	enum fault fault;
 	unsigned fault_at;
@@ -152,6 +154,7 @@ struct srv {
 	size_t nsched;
 	uint64_t *cum;		/* cumulative offsets */
 	unsigned slots;		/* 0: unlimited */
+	unsigned nslot_ids;	/* slots numbered 0..nslot_ids-1: slots, else 1024 */
 	uint64_t keepalive_ns;
 	bool split, crlf, close_mode;
 	enum fault fault;
@@ -167,6 +170,7 @@ struct srv {
 	const char *model;
 	bool llama_errors;	/* stream-error in llama.cpp style ("error: {...}") */
 	bool log;		/* one stderr line per request */
+	bool no_props;		/* no GET /props: clients take it for Ollama, not llama.cpp */
 
 	/* state */
 	int ep, lfd, sfd;
@@ -178,6 +182,8 @@ struct srv {
 	unsigned active;
 	struct conn *qhead, *qtail;
 	unsigned long gen_requests, completed;
+	unsigned long pinned;	/* generation requests that carried "id_slot" */
+	bool *slot_busy;	/* [nslot_ids] */
 	unsigned long tokens_sent;
 	unsigned long accepted;	/* connections accepted */
 	uint32_t *late_hist;
@@ -555,6 +561,9 @@ static void add_finals(const struct srv *s, const struct conn *c, struct buf *b)
 		 "\"predicted_per_token_ms\":%.3f,\"predicted_per_second\":%.3f}",
 		 p, pms, p ? pms / p : 0.0, pms > 0 ? p * 1000.0 / pms : 0.0, n, dms,
 		 n > 1 ? dms / (n - 1) : 0.0, dms > 0 ? (n - 1) * 1000.0 / dms : 0.0);
+	if (c->want_slot >= 0) /* pinned: which slot served it (inside "timings") */
+		snprintf(tim + strlen(tim) - 1, sizeof tim - strlen(tim) + 1, ",\"id_slot\":%ld}",
+			 c->slot_id);
 	switch (c->api) {
 	case API_CHAT:
 	case API_COMPL: {
@@ -674,7 +683,7 @@ static size_t split_at(size_t len, unsigned k)
 /* --------------------------------------------------------- request flow */
 
 static void slot_release(struct srv *s, struct conn *c);
-static void stream_start(struct srv *s, struct conn *c);
+static void stream_start(struct srv *s, struct conn *c, long slot);
 static void conn_after_response(struct srv *s, struct conn *c);
 
 static void queue_remove(struct srv *s, struct conn *c)
@@ -706,17 +715,50 @@ static void conn_close(struct srv *s, struct conn *c)
 	free(c);
 }
 
+/* Whether c can start now, and in which numbered slot (*slot, -1: none).
+ * A request with "id_slot" needs that slot (wrapped modulo the slot count,
+ * as llama.cpp does); one without takes the lowest free one (with
+ * unlimited slots, none). */
+static bool slot_pick(const struct srv *s, const struct conn *c, long *slot)
+{
+	*slot = -1;
+	if (s->slots && s->active >= s->slots)
+		return false;
+	if (c->want_slot >= 0) {
+		*slot = c->want_slot;
+		return !s->slot_busy[*slot];
+	}
+	if (!s->slots)
+		return true;
+	for (unsigned i = 0; i < s->nslot_ids; i++) {
+		if (!s->slot_busy[i]) {
+			*slot = (long)i;
+			return true;
+		}
+	}
+	return false;
+}
+
 static void slot_release(struct srv *s, struct conn *c)
 {
 	if (!c->has_slot)
 		return;
 	c->has_slot = false;
 	s->active--;
-	while (s->qhead && (s->slots == 0 || s->active < s->slots)) {
-		struct conn *n = s->qhead;
+	if (c->slot_id >= 0)
+		s->slot_busy[c->slot_id] = false;
+	c->slot_id = -1;
+	/* FIFO, except that a request waiting for its own busy slot lets
+	 * the ones behind it pass */
+	for (struct conn *n = s->qhead, *next; n && (s->slots == 0 || s->active < s->slots);
+	     n = next) {
+		next = n->qnext;
+		long slot;
+		if (!slot_pick(s, n, &slot))
+			continue;
 		queue_remove(s, n);
 		n->t_arrive = 0; /* its schedule starts now, with its slot */
-		stream_start(s, n);
+		stream_start(s, n, slot);
 	}
 }
 
@@ -758,10 +800,16 @@ static void stream_schedule_next(struct srv *s, struct conn *c)
 	conn_timer(s, c, at);
 }
 
-static void stream_start(struct srv *s, struct conn *c)
+static void stream_start(struct srv *s, struct conn *c, long slot)
 {
 	c->has_slot = true;
 	s->active++;
+	c->slot_id = slot;
+	if (slot >= 0)
+		s->slot_busy[slot] = true;
+	if (s->log && c->want_slot >= 0)
+		fprintf(stderr, "stub_server: t=%.6f fd %d request %lu id_slot %ld: slot %ld\n",
+			(double)mono_ns() / 1e9, c->fd, c->req_index, c->want_slot, slot);
 	c->state = C_STREAM;
 	/* The schedule counts from the request's arrival, so the stub's own
 	 * delay in reading and parsing it is lateness, not hidden. */
@@ -1003,6 +1051,12 @@ static void handle_generate(struct srv *s, struct conn *c, enum api api, json_t 
 			 : s->model);
 
 	c->req_index = ++s->gen_requests;
+	json_t *ids = json_object_get(req, "id_slot");
+	c->want_slot = json_is_integer(ids) && json_integer_value(ids) >= 0
+			       ? (long)(json_integer_value(ids) % s->nslot_ids)
+			       : -1;
+	if (c->want_slot >= 0)
+		s->pinned++;
 	c->slow = s->slow_factor > 0 && c->req_index > s->slow_after ? s->slow_factor : 1.0;
 	c->fault = fault_applies(s, c->req_index) ? s->fault : F_NONE;
 	c->fault_at = s->fault_tokens < c->n_tokens ? s->fault_tokens : c->n_tokens - 1;
@@ -1036,7 +1090,8 @@ static void handle_generate(struct srv *s, struct conn *c, enum api api, json_t 
 	default:
 		break;
 	}
-	if (s->slots && s->active >= s->slots) {
+	long slot;
+	if (!slot_pick(s, c, &slot)) {
 		c->state = C_QUEUED;
 		c->qprev = s->qtail;
 		c->qnext = NULL;
@@ -1047,7 +1102,7 @@ static void handle_generate(struct srv *s, struct conn *c, enum api api, json_t 
 		s->qtail = c;
 		return;
 	}
-	stream_start(s, c);
+	stream_start(s, c, slot);
 }
 
 static void handle_tokenize(struct srv *s, struct conn *c, json_t *req)
@@ -1133,7 +1188,7 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 		conn_respond_json(s, c, 200, tmp);
 		return;
 	}
-	if (get && !strcmp(path, "/props")) {
+	if (get && !strcmp(path, "/props") && !s->no_props) {
 		snprintf(tmp, sizeof tmp, "{\"total_slots\":%u,\"model_path\":\"%s\",\"build_info\":\"servebench-stub\"}",
 			 s->slots ? s->slots : 1024, s->model);
 		conn_respond_json(s, c, 200, tmp);
@@ -1150,8 +1205,9 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 		for (size_t i = 0; i < s->nconns_cap; i++)
 			open += s->conns[i] != NULL;
 		snprintf(tmp, sizeof tmp,
-			 "{\"connections\":%lu,\"open\":%lu,\"requests\":%lu,\"completed\":%lu}",
-			 s->accepted, open, s->gen_requests, s->completed);
+			 "{\"connections\":%lu,\"open\":%lu,\"requests\":%lu,\"completed\":%lu,"
+			 "\"pinned\":%lu}",
+			 s->accepted, open, s->gen_requests, s->completed, s->pinned);
 		conn_respond_json(s, c, 200, tmp);
 		return;
 	}
@@ -1397,6 +1453,7 @@ static void accept_all(struct srv *s)
 		s->accepted++;
 		c->fd = fd;
 		c->state = C_READ;
+		c->slot_id = -1;
 		s->conns[fd] = c;
 		struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP, .data.fd = fd };
 		epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &ev);
@@ -1471,6 +1528,8 @@ static void usage(FILE *f)
 	      "  --schedule FILE     numbers in ms: time to first token, then the gap before\n"
 	      "                      each later token; the last gap repeats ('#' comments)\n"
 	      "  --slots S           at most S streams at once, FIFO queue beyond (default: no limit)\n"
+	      "                      (slots numbered 0..S-1; a request's llama.cpp \"id_slot\"\n"
+	      "                      waits for that slot, modulo S, and others may pass it)\n"
 	      "  --default-tokens N  output length when the request names none (default 16)\n"
 	      "  --keepalive-ms K    SSE ': keep-alive' comment lines every K ms\n"
 	      "  --split             split SSE events across TCP writes at odd byte positions\n"
@@ -1489,7 +1548,8 @@ static void usage(FILE *f)
 	      "  --slow-after N --slow-factor F   generation requests after the first N take\n"
 	      "                      F times the schedule's times (a server changing speed)\n"
 	      "  --die-after N       exit once N generation requests are complete\n"
-	      "  --log               one line per request on stderr\n",
+	      "  --log               one line per request on stderr\n"
+	      "  --no-props          no GET /props (clients then take the stub for Ollama)\n",
 	      f);
 }
 
@@ -1538,7 +1598,7 @@ struct flags {
 	long huge_bytes, slow_after, die_after;
 	double ttft, itl, keepalive, slow_factor;
 	const char *model, *schedule, *require_key;
-	int fault, fault_body, error_style, split, crlf, close_mode, log;
+	int fault, fault_body, error_style, split, crlf, close_mode, log, no_props;
 };
 
 /* The order of fault_names. */
@@ -1575,6 +1635,7 @@ static void parse_args(struct srv *s, int argc, char **argv)
 		SB_CLI_OPT("slow-factor", SB_CLI_DOUBLE, &f.slow_factor, 1e-12, 1000, "F", NULL),
 		SB_CLI_OPT("die-after", SB_CLI_LONG, &f.die_after, 0, big, "N", NULL),
 		SB_CLI_OPT("log", SB_CLI_FLAG, &f.log, 0, 0, NULL, NULL),
+		SB_CLI_OPT("no-props", SB_CLI_FLAG, &f.no_props, 0, 0, NULL, NULL),
 	};
 	sb_cli_args a;
 	sb_error e = { "" };
@@ -1590,6 +1651,9 @@ static void parse_args(struct srv *s, int argc, char **argv)
 	s->port = (int)f.port;
 	s->model = f.model;
 	s->slots = (unsigned)f.slots;
+	s->nslot_ids = s->slots ? s->slots : 1024;
+	if (!(s->slot_busy = calloc(s->nslot_ids, sizeof *s->slot_busy)))
+		die("out of memory");
 	s->default_tokens = (unsigned)f.default_tokens;
 	s->require_key = f.require_key;
 	s->keepalive_ns = (uint64_t)(f.keepalive * 1e6);
@@ -1597,6 +1661,7 @@ static void parse_args(struct srv *s, int argc, char **argv)
 	s->crlf = f.crlf;
 	s->close_mode = f.close_mode;
 	s->log = f.log;
+	s->no_props = f.no_props;
 	s->fault = f.fault < 0 ? F_NONE : fault_names[f.fault].f;
 	s->fault_after = (unsigned long)f.fault_after;
 	s->fault_every = (unsigned long)f.fault_every;
