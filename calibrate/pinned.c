@@ -65,10 +65,11 @@ static long read_level(const sb_results *res, size_t f, size_t li, cal_pin_level
 	L->tpot_ms = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 	free(c);
 	/* a request whose decode took another's prefill step (one of the wave
-	 * reached the server a step late) is not a pass of B: left out */
+	 * reached the server a step late), or ran with fewer beside it (a wave
+	 * cut short), was not a pass of B: left out */
 	long kept = 0;
 	for (long i = 0; i < n; i++)
-		if (y[i] <= 1.5 * L->tpot_ms)
+		if (y[i] <= 1.5 * L->tpot_ms && y[i] >= L->tpot_ms / 1.5)
 			y[kept++] = y[i];
 	L->n = kept;
 	return kept;

@@ -179,15 +179,16 @@ static const char *write_truth(const sb_model *t, const char *dir, const char *n
 /* Runs sbsim on TRUTH for one pinned part (closed loop at B clients pinned
  * with stride k, prompts of `in` tokens) into DIR/NAME; 0 or -1. */
 static int pinned_part(const char *sbsim, const char *truth, const char *path, int B, int k,
-		       const char *in, const char *out, const char *n)
+		       const char *in, const char *out, int waves)
 {
-	char bs[16], ks[16];
+	char bs[16], ks[16], ns[16];
 	snprintf(bs, sizeof(bs), "%d", B);
 	snprintf(ks, sizeof(ks), "%d", k);
+	snprintf(ns, sizeof(ns), "%d", waves * B); /* whole waves, as the plan sends */
 	char *argv[] = { (char *)sbsim, "--model-file", (char *)truth, "--concurrency", bs,
 			 "--pin-slots", ks, "--input-len", (char *)in, "--output-len",
-			 (char *)out, "--requests", (char *)n, "--seed", bs, "--json",
-			 (char *)path, "--json-requests", NULL };
+			 (char *)out, "--requests", ns, "--warmup", "0", "--seed", bs,
+			 "--json", (char *)path, "--json-requests", NULL };
 	return run_cmd(argv, NULL) == 0 ? 0 : -1;
 }
 
@@ -216,12 +217,12 @@ static void pinned_case(const char *sbsim, sb_model *t, const char *dir, char **
 	int ok = simulate(sbsim, tp, dir, files) == 0;
 	for (int B = 2; ok && B <= 4; B++) {
 		snprintf(paths[n], 4096, "%s/pin-%d-short.json", dir, B);
-		ok = pinned_part(sbsim, tp, paths[n++], B, 1, "32", "32", "40") == 0;
+		ok = pinned_part(sbsim, tp, paths[n++], B, 1, "32", "32", 12) == 0;
 		snprintf(paths[n], 4096, "%s/pin-%d-long.json", dir, B);
-		ok = ok && pinned_part(sbsim, tp, paths[n++], B, 1, "384", "48", "20") == 0;
+		ok = ok && pinned_part(sbsim, tp, paths[n++], B, 1, "384", "48", 6) == 0;
 	}
 	snprintf(paths[n], 4096, "%s/pin-0-2.json", dir);
-	ok = ok && pinned_part(sbsim, tp, paths[n++], 2, 2, "32", "32", "20") == 0;
+	ok = ok && pinned_part(sbsim, tp, paths[n++], 2, 2, "32", "32", 10) == 0;
 	sb_results res[16];
 	sb_calib_input in[16];
 	sb_error e;
