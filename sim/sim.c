@@ -32,6 +32,7 @@ typedef struct req {
 	long pos;       /* prompt tokens prefilled */
 	long gen;       /* output tokens produced */
 	int slot;       /* its slot (-1: none yet) */
+	int want_slot;  /* replay: the slot it had on the server (-1: unknown) */
 } req;
 
 /* Invariant: state == SL_FREE <=> r == -1. JOIN slots wait until `ready`
@@ -558,10 +559,17 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 /* Takes a free slot (nfreeslot > 0): unified, the top of the stack (the
  * lowest-numbered at the start); pinned, the lowest of 0, k, 2k...;
  * per-slot, llama.cpp's choice: the one released longest ago, ties to the
- * highest id. */
-static int take_free_slot(sim *s)
+ * highest id. A replayed request whose measured slot is free gets that one. */
+static int take_free_slot(sim *s, int want)
 {
 	int top = s->nfreeslot - 1, best = top;
+	for (int i = 0; want >= 0 && i <= top; i++) {
+		if (s->freeslot[i] == want) {
+			s->freeslot[i] = s->freeslot[top];
+			s->nfreeslot--;
+			return want;
+		}
+	}
 	if (s->pin_stride > 0) {
 		/* pinned: the lowest free slot among 0, k, 2k... (any free one
 		 * when none of those is) */
@@ -600,7 +608,7 @@ static void free_slot(sim *s, int si, double t)
 	s->freeslot[s->nfreeslot++] = si;
 	if (s->qlen > 0) {
 		long ri = q_pop(s);
-		assign(s, take_free_slot(s), ri, t, t + s->admit_s, 0);
+		assign(s, take_free_slot(s, s->reqs[ri].want_slot), ri, t, t + s->admit_s, 0);
 	}
 }
 
@@ -609,7 +617,7 @@ static void arrive(sim *s, long ri, double t)
 	req *r = &s->reqs[ri];
 	r->t_arr = t;
 	if (s->nfreeslot > 0) {
-		assign(s, take_free_slot(s), ri, t, t, 1);
+		assign(s, take_free_slot(s, r->want_slot), ri, t, t, 1);
 		return;
 	}
 	if (s->max_queue >= 0 && (long)s->qlen >= s->max_queue) {
@@ -721,6 +729,7 @@ static void on_gen(sim *s, double t, long client)
 	r->pos = r->gen = 0;
 	r->jit = 0;
 	r->slot = -1;
+	r->want_slot = idx >= 0 && s->rq[idx].slot < s->S ? s->rq[idx].slot : -1;
 	if (counted) {
 		if (!s->t0_set) {
 			s->t0_set = 1;
@@ -838,7 +847,10 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	s->per_slot = !service_mode && m->kv_cache == SB_KV_PER_SLOT;
 	for (int i = 0; i < s->S; i++) {
 		s->slots[i].r = -1;
-		s->slots[i].released = -1;
+		/* per-slot: which slot was released longest ago is not known
+		 * at a level's start (the server's history decides it), so
+		 * the order is drawn; it sets which slots requests share */
+		s->slots[i].released = s->per_slot ? -1 - gsl_rng_uniform(s->rs) : -1;
 		/* pushed in reverse so slot 0 is taken first */
 		s->freeslot[s->nfreeslot++] = s->S - 1 - i;
 	}

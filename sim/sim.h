@@ -135,6 +135,8 @@ typedef struct sb_replay_req {
 	double t_sched_s;      /* open loop: when it is sent (any order) */
 	long prompt_tokens;    /* >= 1 */
 	long output_tokens;    /* >= 1 */
+	int slot;              /* the slot the server gave it (-1: unknown): taken
+				  when free, as the measurement says */
 } sb_replay_req;
 
 typedef struct sb_replay_pred {

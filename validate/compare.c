@@ -356,7 +356,7 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
 	/* open loop: the level's clock starts at its first send */
 	double t = mode == SB_MODE_RATE ? rp->ord[j].t - rp->ord[0].t : 0.0;
-	rp->rq[j] = (sb_replay_req){ t, pin, pout };
+	rp->rq[j] = (sb_replay_req){ t, pin, pout, q->slot };
 	rp->counted[j] = !q->warmup;
 	if (!rp->counted[j]) {
 		rp->warm++;

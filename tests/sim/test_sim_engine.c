@@ -204,7 +204,7 @@ static void test_replay(void)
 	test_model(&m, 1);
 	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
 	/* two requests at once on one slot: the second waits for the first */
-	sb_replay_req rq[3] = { { 0.0, 256, 10 }, { 0.0, 256, 10 }, { 5.0, 16, 1 } };
+	sb_replay_req rq[3] = { { 0.0, 256, 10, -1 }, { 0.0, 256, 10, -1 }, { 5.0, 16, 1, -1 } };
 	sb_replay_pred p[3];
 	sb_level lv;
 	sb_error e = { "" };
@@ -220,7 +220,7 @@ static void test_replay(void)
 	 * it waits less than one step, not until the other finishes */
 	sb_model m2;
 	test_model(&m2, 2);
-	sb_replay_req rq2[2] = { { 0.0, 16, 200 }, { 0.3, 16, 10 } };
+	sb_replay_req rq2[2] = { { 0.0, 16, 200, -1 }, { 0.3, 16, 10, -1 } };
 	CHECK(sb_sim_replay(&m2, &ro, rq2, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK(p[1].wait_ms > 0 && p[1].wait_ms < 5.1, "mid-run join waits %.6g ms", p[1].wait_ms);
 	/* closed-loop replay with one client runs the list back to back */
@@ -240,7 +240,7 @@ static void test_replay(void)
 	 * instant, the second misses the first step always (1: its first
 	 * token a whole mixed step later) or never (0: the same step) */
 	sb_replay_opts rn = { .mode = SB_MODE_RATE, .seed = 1 };
-	sb_replay_req pair[2] = { { 0.0, 256, 10 }, { 0.0, 256, 10 } };
+	sb_replay_req pair[2] = { { 0.0, 256, 10, -1 }, { 0.0, 256, 10, -1 } };
 	m2.split_prob = 1;
 	CHECK(sb_sim_replay(&m2, &rn, pair, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	double mixed = sb_model_decode_ms(&m2, 1) + 0.1 * 256;
@@ -252,7 +252,7 @@ static void test_replay(void)
 	      p[0].ttft_ms, p[1].ttft_ms);
 	/* split_prob_crowded: three at once to 2 slots (one queued) use it
 	 * instead; a pair still uses split_prob */
-	sb_replay_req three[3] = { { 0.0, 256, 10 }, { 0.0, 256, 10 }, { 0.0, 256, 10 } };
+	sb_replay_req three[3] = { { 0.0, 256, 10, -1 }, { 0.0, 256, 10, -1 }, { 0.0, 256, 10, -1 } };
 	m2.split_prob_crowded = 1;
 	CHECK(sb_sim_replay(&m2, &rn, three, 3, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK(p[1].ttft_ms - p[0].ttft_ms >= mixed - 0.01, "crowded split: TTFTs %.6g and %.6g",
@@ -271,17 +271,17 @@ static void test_replay(void)
 	 * first token 0.44 ms later at the client, not a step); 7.4 ms later
 	 * it waits for the step to end */
 	m2.overhead_per_token_ms = 0.01;
-	sb_replay_req near[2] = { { 0.0, 256, 10 }, { 0.0, 300, 10 } };
+	sb_replay_req near[2] = { { 0.0, 256, 10, -1 }, { 0.0, 300, 10, -1 } };
 	CHECK(sb_sim_replay(&m2, &rn, near, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK(fabs(p[1].ttft_ms - p[0].ttft_ms) < 1.0, "join window: TTFTs %.6g and %.6g",
 	      p[0].ttft_ms, p[1].ttft_ms);
-	sb_replay_req far[2] = { { 0.0, 256, 10 }, { 0.0, 1000, 10 } };
+	sb_replay_req far[2] = { { 0.0, 256, 10, -1 }, { 0.0, 1000, 10, -1 } };
 	CHECK(sb_sim_replay(&m2, &rn, far, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK(p[1].ttft_ms - p[0].ttft_ms > 0.1 * 1000, "past the window: TTFTs %.6g and %.6g",
 	      p[0].ttft_ms, p[1].ttft_ms);
 	m2.overhead_per_token_ms = 0;
 	/* bad input is refused with a message */
-	sb_replay_req bad = { 0.0, 0, 5 };
+	sb_replay_req bad = { 0.0, 0, 5, -1 };
 	CHECK(sb_sim_replay(&m, &ro, &bad, 1, p, NULL, &e) < 0 && strstr(e.msg, "prompt"),
 	      "bad replay input: %s", e.msg);
 	sb_model_fini(&m);
@@ -408,8 +408,57 @@ static void test_whist(void)
 	sb_whist_free(NULL);
 }
 
+/* kv_cache per-slot: a step costs decode_ms(n) for each run of n
+ * consecutive decoding slots. With decode_ms 5 at one and 9 at four (7.67
+ * at two, interpolated), two clients pinned to slots 0 and 1 run one pass
+ * of two, pinned to 0 and 2 two passes of one; unified, both one pass of
+ * two. A replay puts each request in the slot its record names. */
+static void test_per_slot(void)
+{
+	sb_model m;
+	test_model(&m, 4);
+	m.per_kv_token_ms = 0;
+	m.admit_delay_ms = 0;
+	double one = 5.0, two = sb_model_decode_ms(&m, 2);
+	for (int kv = 0; kv < 2; kv++) {
+		m.kv_cache = kv ? SB_KV_PER_SLOT : SB_KV_UNIFIED;
+		for (int k = 1; k <= 2; k++) {
+			sb_sim_opts o;
+			sb_sim_opts_init(&o);
+			o.no_noise = 1;
+			o.pin_stride = k;
+			sb_workload w;
+			sb_workload_init(&w);
+			w.mode = SB_MODE_CONCURRENCY;
+			w.input_len = (sb_dist){ SB_DIST_DET, 16, 0 };
+			w.output_len = (sb_dist){ SB_DIST_DET, 50, 0 };
+			w.requests = 20;
+			w.warmup = 0;
+			sb_sim_level lv;
+			sb_error e = { "" };
+			CHECK(sb_sim_run_level(&m, &o, &w, 2, 1, &lv, &e) == 0, "run: %s", e.msg);
+			double want = kv && k == 2 ? 2 * one : two;
+			CHECK(NEAR(lv.sum.tpot_ms.mean, want, 1e-6), "%s, stride %d: TPOT %.6g want %.6g",
+			      sb_kv_cache_name(m.kv_cache), k, lv.sum.tpot_ms.mean, want);
+			sb_sim_level_fini(&lv);
+		}
+	}
+	/* replay: the measured slots decide the passes */
+	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
+	sb_replay_req apart[2] = { { 0.0, 16, 50, 0 }, { 0.0, 16, 50, 2 } };
+	sb_replay_req beside[2] = { { 0.0, 16, 50, 1 }, { 0.0, 16, 50, 2 } };
+	sb_replay_pred p[2];
+	sb_error e = { "" };
+	CHECK(sb_sim_replay(&m, &ro, apart, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[0].tpot_ms, 2 * one, 1e-6), "replay slots 0,2: TPOT %.6g", p[0].tpot_ms);
+	CHECK(sb_sim_replay(&m, &ro, beside, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[0].tpot_ms, two, 1e-6), "replay slots 1,2: TPOT %.6g", p[0].tpot_ms);
+	sb_model_fini(&m);
+}
+
 int main(void)
 {
+	test_per_slot();
 	test_prefill_decode();
 	test_batching_gain();
 	test_knee();
