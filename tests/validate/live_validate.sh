@@ -103,6 +103,12 @@ else
 fi
 
 common=(--url "$URL" --model live --output-len 32 --warmup 1 --quiet)
+# Beyond 2 slots the server's choice of slot matters (per-slot KV streams:
+# one pass per run of consecutive busy slots): llama.cpp's native
+# /completion reports each request's slot, which the replay then uses.
+api=()
+[[ $SLOTS != 2 ]] && api=(--api llama-completion)
+common+=("${api[@]}")
 cd "$work"
 
 # `servebench run` exits 1 when some requests failed: they are left out of
@@ -122,7 +128,7 @@ levels=$(seq -s, 1 "$SLOTS"),$((SLOTS + 2))
 [[ $SLOTS == 2 ]] && levels=1,2,3,4
 if [[ $SLOTS != 2 ]]; then
   echo "== calibrate --url ($SLOTS slots)"
-  "$SB" calibrate --url "$URL" --model live --slots "$SLOTS" --save cal -o model.json \
+  "$SB" calibrate --url "$URL" --model live "${api[@]}" --slots "$SLOTS" --save cal -o model.json \
     | grep -E '^(server time|slots|split|  decode_ms|  - KV)' || true
   echo '{"levels": []}' >cal-sweep.json   # no sweep at the validation's lengths
 else
@@ -143,7 +149,7 @@ fi
 
 echo "== validate"
 set +e
-"$SB" validate --model-file model.json --url "$URL" --model live --concurrency "$levels" \
+"$SB" validate --model-file model.json --url "$URL" --model live "${api[@]}" --concurrency "$levels" \
   --input-len 128 --output-len 32 --num-requests 10 --warmup 1 --seed 11 \
   --out-measured v1.json --out-simulated v1-sim.json --json cmp1.json
 rc=$?
