@@ -502,7 +502,7 @@ def inside($t): if $t.inside == null then "–" elif $t.inside then "yes" else "
         | "| \($c) | \(fc($L.ttft_ms.p50; $P.ttft_ms.p50)) | \(fc($L.ttft_ms.p99; $P.ttft_ms.p99)) | \($t.forecast_lo | num)..\($t.forecast_hi | num) | \(inside($t)) | \(fc($L.tpot_ms.p50; $P.tpot_ms.p50)) | \(fc($L.output_tok_s; $P.output_tok_s)) |"'
     echo
     jq -r -n --slurpfile p "$DATA/pred-knee.json" --slurpfile v "$DATA/replay-knee.json" '
-        "Knee (first level whose p99 TTFT jumps): measured at c=\($v[0].summary.knee_concurrency.measured // "none"), forecast at c=\($p[0].simulation.knee.level // "none")."'
+        "Knee (the level where p99 TTFT rises most steeply, core/knee.h): measured at c=\($v[0].summary.knee_concurrency.measured // "none"), forecast at c=\($p[0].simulation.knee.level // "none")."'
 } >"$TDIR/exp4.md" || die "table for Experiment 4 (jq)"
 # A replay comparison as a table: replay_table FIRST-COLUMN OVER FILE
 replay_table() {
