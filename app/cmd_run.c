@@ -17,7 +17,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
@@ -197,15 +196,6 @@ static int set_load(sb_workload *w, sb_error *e)
 				      cmd.conc.n ? "--concurrency" : "--levels", e);
 }
 
-/* The seed when none is given: from the clock and the process id. */
-static unsigned long clock_seed(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
-		(unsigned long)getpid()) & 0xffffffffUL;
-}
-
 /* The flags into cmd.c: required flags, load, seed, key (*key: a key read
  * from a file, to wipe), FILE.partial.jsonl (*partial). */
 static int configure(const sb_cli_args *a, char **key, char **partial, sb_error *e)
@@ -220,7 +210,7 @@ static int configure(const sb_cli_args *a, char **key, char **partial, sb_error 
 	if (c->workload.duration_s > 0 && sb_cli_given(opts, N_OPTS, a, "num-requests"))
 		return sb_error_set(e, "give --num-requests or --duration, not both");
 	c->workload.seed = sb_cli_given(opts, N_OPTS, a, "seed") ? (unsigned long)cmd.seed
-								  : clock_seed();
+								  : sb_seed_from_clock();
 	c->cache_prompt = !cmd.no_cache_prompt;
 	if (sb_workload_validate(&c->workload, e) < 0)
 		return -EINVAL;

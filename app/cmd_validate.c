@@ -14,12 +14,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "cmd.h"
 #include "exit_status.h"
 #include "core/cli.h"
+#include "core/dist.h"
 #include "core/jsonfile.h"
 #include "core/parse.h"
 #include "core/workload.h"
@@ -218,17 +218,6 @@ static int configure(const sb_cli_args *a, sb_error *e)
 	return 0;
 }
 
-/* A seed from the clock and the process id when none was given. */
-static unsigned long pick_seed(long seed)
-{
-	if (seed >= 0)
-		return (unsigned long)seed;
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return ((unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
-		(unsigned long)getpid()) & 0xffffffffUL;
-}
-
 /* SIGINT/SIGTERM stop the measurement (what finished is compared). */
 static void catch_signals(sb_validate_config *c)
 {
@@ -333,7 +322,7 @@ int sb_cmd_validate(int argc, char **argv)
 		goto out;
 	}
 	sb_validate_config *c = &cmd.cfg;
-	c->workload.seed = pick_seed(cmd.seed);
+	c->workload.seed = cmd.seed >= 0 ? (unsigned long)cmd.seed : sb_seed_from_clock();
 	c->out = cmd.quiet ? NULL : stdout;
 	c->log = stderr;
 	c->log_prefix = PROG ": ";

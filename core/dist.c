@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "parse.h"
 
@@ -207,6 +209,14 @@ unsigned long sb_seed_derive(unsigned long seed, unsigned long part1, unsigned l
 	uint64_t x = sb_seed_mix((uint64_t)seed);
 	x = sb_seed_mix(x ^ ((uint64_t)(uint32_t)part1 << 32) ^ (uint64_t)(uint32_t)part2);
 	return (unsigned long)(x & 0xffffffffUL);
+}
+
+unsigned long sb_seed_from_clock(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ((unsigned long)ts.tv_nsec ^ ((unsigned long)ts.tv_sec << 20) ^
+		(unsigned long)getpid()) & 0xffffffffUL;
 }
 
 gsl_rng *sb_rng_new(unsigned long seed)

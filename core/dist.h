@@ -62,5 +62,8 @@ uint64_t sb_seed_mix(uint64_t x);
  * small seed; the same arguments give the same seed. The one way to derive a
  * seed from a seed. */
 unsigned long sb_seed_derive(unsigned long seed, unsigned long part1, unsigned long part2);
+/* A seed for a run given none: the wall clock's nanoseconds and seconds and
+ * the process id, mixed, low 32 bits. Differs between runs; never fails. */
+unsigned long sb_seed_from_clock(void);
 
 #endif

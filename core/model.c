@@ -114,62 +114,58 @@ static int decode_from_json(const json_t *step, sb_model *m, sb_error *e)
 	return 0;
 }
 
-int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
+/* Reads the optional "server" object of model j (slots, max_queue,
+ * batch_tokens, kv_cache) into m. Returns 0 or -EINVAL (e set). */
+static int server_from_json(const json_t *j, sb_model *m, sb_error *e)
 {
-	static const char *const top_keys[] = { "schema",      "name",	    "server",
-						"overhead_ms", "overhead_sd_ms", "step_ms",
-						"scheduler",   "noise",	    "fit",
-						"description", "overhead_per_prompt_token_ms",
-						NULL };
 	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens",
 						   "kv_cache", NULL };
-	static const char *const step_keys[] = { "decode_ms", "decode_kv", "base",
-						 "per_seq",	     "per_kv_token",
-						 "per_prefill_token", "per_prefill_attn",
-						 "prefill_base",     NULL };
-	sb_model_init(m);
-	if (!json_is_object(j))
-		return sb_error_set(e, "model: expected a JSON object");
-	const char *schema = NULL;
-	if (sb_json_get_string(j, "schema", &schema, "model", e) != 1)
-		return sb_error_set(e, "model: missing \"schema\" (expected \"%s\")", SCHEMA);
-	if (strcmp(schema, SCHEMA))
-		return sb_error_set(e, "model: schema \"%s\" is not \"%s\"", schema, SCHEMA);
-	if (sb_json_check_keys(j, top_keys, "model", e) < 0)
-		return -EINVAL;
-	const char *name = NULL;
-	if (sb_json_get_string(j, "name", &name, "model", e) < 0)
-		return -EINVAL;
-	snprintf(m->name, sizeof(m->name), "%s", name ? name : "");
-
 	const json_t *server = json_object_get(j, "server");
-	if (server) {
-		long slots = m->slots;
-		if (!json_is_object(server))
-			return sb_error_set(e, "model.server: expected an object");
-		if (sb_json_check_keys(server, server_keys, "model.server", e) < 0 ||
-		    sb_json_get_long(server, "slots", 1, 100000, &slots, "model.server", e) < 0 ||
-		    sb_json_get_long(server, "max_queue", -1, 1000000000L, &m->max_queue,
-				     "model.server", e) < 0 ||
-		    sb_json_get_long(server, "batch_tokens", -1, 100000000L, &m->batch_tokens,
-				     "model.server", e) < 0)
-			return -EINVAL;
-		m->slots = (int)slots;
-		const char *kv = NULL;
-		if (sb_json_get_string(server, "kv_cache", &kv, "model.server", e) < 0)
-			return -EINVAL;
-		if (kv && !strcmp(kv, "per-slot"))
-			m->kv_cache = SB_KV_PER_SLOT;
-		else if (kv && strcmp(kv, "unified"))
-			return sb_error_set(e, "model.server.kv_cache: \"%s\" is neither \"unified\" "
-					       "nor \"per-slot\"", kv);
-	}
+	if (!server)
+		return 0;
+	long slots = m->slots;
+	if (!json_is_object(server))
+		return sb_error_set(e, "model.server: expected an object");
+	if (sb_json_check_keys(server, server_keys, "model.server", e) < 0 ||
+	    sb_json_get_long(server, "slots", 1, 100000, &slots, "model.server", e) < 0 ||
+	    sb_json_get_long(server, "max_queue", -1, 1000000000L, &m->max_queue,
+			     "model.server", e) < 0 ||
+	    sb_json_get_long(server, "batch_tokens", -1, 100000000L, &m->batch_tokens,
+			     "model.server", e) < 0)
+		return -EINVAL;
+	m->slots = (int)slots;
+	const char *kv = NULL;
+	if (sb_json_get_string(server, "kv_cache", &kv, "model.server", e) < 0)
+		return -EINVAL;
+	if (kv && !strcmp(kv, "per-slot"))
+		m->kv_cache = SB_KV_PER_SLOT;
+	else if (kv && strcmp(kv, "unified"))
+		return sb_error_set(e, "model.server.kv_cache: \"%s\" is neither \"unified\" "
+				       "nor \"per-slot\"", kv);
+	return 0;
+}
+
+/* Reads the per-request overhead keys of model j (overhead_ms,
+ * overhead_sd_ms, overhead_per_prompt_token_ms) into m. Returns 0 or -EINVAL
+ * (e set). */
+static int overhead_from_json(const json_t *j, sb_model *m, sb_error *e)
+{
 	if (sb_json_get_double(j, "overhead_ms", 0, 1e7, &m->overhead_ms, "model", e) < 0 ||
 	    sb_json_get_double(j, "overhead_sd_ms", 0, 1e7, &m->overhead_sd_ms, "model", e) < 0 ||
 	    sb_json_get_double(j, "overhead_per_prompt_token_ms", 0, 1e4,
 			       &m->overhead_per_token_ms, "model", e) < 0)
 		return -EINVAL;
+	return 0;
+}
 
+/* Reads the required "step_ms" object of model j (the decode table or line,
+ * the KV and prefill coefficients) into m. Returns 0 or -EINVAL (e set). */
+static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
+{
+	static const char *const step_keys[] = { "decode_ms", "decode_kv", "base",
+						 "per_seq",	     "per_kv_token",
+						 "per_prefill_token", "per_prefill_attn",
+						 "prefill_base",     NULL };
 	const json_t *step = json_object_get(j, "step_ms");
 	if (!json_is_object(step))
 		return sb_error_set(e, "model: missing \"step_ms\" object (the step-time coefficients)");
@@ -182,11 +178,18 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 	    sb_json_get_double(step, "per_prefill_attn", 0, 1e6, &m->per_prefill_attn_ms, w, e) < 0 ||
 	    sb_json_get_double(step, "prefill_base", 0, 1e7, &m->prefill_base_ms, w, e) < 0)
 		return -EINVAL;
+	return 0;
+}
 
+/* Reads the optional "scheduler" object of model j (admit_delay_ms,
+ * split_prob, split_prob_crowded: split_prob unless given) into m. Returns 0
+ * or -EINVAL (e set). */
+static int scheduler_from_json(const json_t *j, sb_model *m, sb_error *e)
+{
+	static const char *const sched_keys[] = { "admit_delay_ms", "split_prob",
+						  "split_prob_crowded", NULL };
 	const json_t *sched = json_object_get(j, "scheduler");
 	if (sched) {
-		static const char *const sched_keys[] = { "admit_delay_ms", "split_prob",
-							  "split_prob_crowded", NULL };
 		if (!json_is_object(sched))
 			return sb_error_set(e, "model.scheduler: expected an object");
 		if (sb_json_check_keys(sched, sched_keys, "model.scheduler", e) < 0 ||
@@ -202,31 +205,66 @@ int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
 	    sb_json_get_double(sched, "split_prob_crowded", 0, 1, &m->split_prob_crowded,
 			       "model.scheduler", e) < 0)
 		return -EINVAL;
+	return 0;
+}
+
+/* Reads the optional "noise" object of model j (kind, cv, prefill_cv: cv
+ * unless given) into m. Returns 0 or -EINVAL (e set). */
+static int noise_from_json(const json_t *j, sb_model *m, sb_error *e)
+{
+	static const char *const noise_keys[] = { "kind", "cv", "prefill_cv", "gof", NULL };
 	const json_t *noise = json_object_get(j, "noise");
-	if (noise) {
-		static const char *const noise_keys[] = { "kind", "cv", "prefill_cv", "gof", NULL };
-		const char *kind = "none";
-		if (!json_is_object(noise))
-			return sb_error_set(e, "model.noise: expected an object");
-		if (sb_json_check_keys(noise, noise_keys, "model.noise", e) < 0 ||
-		    sb_json_get_string(noise, "kind", &kind, "model.noise", e) < 0 ||
-		    sb_json_get_double(noise, "cv", 0, 10, &m->noise_cv, "model.noise", e) < 0)
-			return -EINVAL;
-		m->noise_prefill_cv = m->noise_cv; /* unless given */
-		if (json_object_get(noise, "prefill_cv") &&
-		    sb_json_get_double(noise, "prefill_cv", 0, 10, &m->noise_prefill_cv,
-				       "model.noise", e) < 0)
-			return -EINVAL;
-		if (!strcmp(kind, "none"))
-			m->noise_kind = SB_NOISE_NONE;
-		else if (!strcmp(kind, "lognormal"))
-			m->noise_kind = SB_NOISE_LOGNORMAL;
-		else if (!strcmp(kind, "gamma"))
-			m->noise_kind = SB_NOISE_GAMMA;
-		else
-			return sb_error_set(e, "model.noise.kind: '%s' is not none, lognormal or gamma",
-					    kind);
-	}
+	const char *kind = "none";
+	if (!noise)
+		return 0;
+	if (!json_is_object(noise))
+		return sb_error_set(e, "model.noise: expected an object");
+	if (sb_json_check_keys(noise, noise_keys, "model.noise", e) < 0 ||
+	    sb_json_get_string(noise, "kind", &kind, "model.noise", e) < 0 ||
+	    sb_json_get_double(noise, "cv", 0, 10, &m->noise_cv, "model.noise", e) < 0)
+		return -EINVAL;
+	m->noise_prefill_cv = m->noise_cv; /* unless given */
+	if (json_object_get(noise, "prefill_cv") &&
+	    sb_json_get_double(noise, "prefill_cv", 0, 10, &m->noise_prefill_cv, "model.noise",
+			       e) < 0)
+		return -EINVAL;
+	if (!strcmp(kind, "none"))
+		m->noise_kind = SB_NOISE_NONE;
+	else if (!strcmp(kind, "lognormal"))
+		m->noise_kind = SB_NOISE_LOGNORMAL;
+	else if (!strcmp(kind, "gamma"))
+		m->noise_kind = SB_NOISE_GAMMA;
+	else
+		return sb_error_set(e, "model.noise.kind: '%s' is not none, lognormal or gamma",
+				    kind);
+	return 0;
+}
+
+int sb_model_from_json(const json_t *j, sb_model *m, sb_error *e)
+{
+	static const char *const top_keys[] = { "schema",      "name",	    "server",
+						"overhead_ms", "overhead_sd_ms", "step_ms",
+						"scheduler",   "noise",	    "fit",
+						"description", "overhead_per_prompt_token_ms",
+						NULL };
+	sb_model_init(m);
+	if (!json_is_object(j))
+		return sb_error_set(e, "model: expected a JSON object");
+	const char *schema = NULL;
+	if (sb_json_get_string(j, "schema", &schema, "model", e) != 1)
+		return sb_error_set(e, "model: missing \"schema\" (expected \"%s\")", SCHEMA);
+	if (strcmp(schema, SCHEMA))
+		return sb_error_set(e, "model: schema \"%s\" is not \"%s\"", schema, SCHEMA);
+	if (sb_json_check_keys(j, top_keys, "model", e) < 0)
+		return -EINVAL;
+	const char *name = NULL;
+	if (sb_json_get_string(j, "name", &name, "model", e) < 0)
+		return -EINVAL;
+	snprintf(m->name, sizeof(m->name), "%s", name ? name : "");
+	if (server_from_json(j, m, e) < 0 || overhead_from_json(j, m, e) < 0 ||
+	    step_from_json(j, m, e) < 0 || scheduler_from_json(j, m, e) < 0 ||
+	    noise_from_json(j, m, e) < 0)
+		return -EINVAL;
 	const json_t *fit = json_object_get(j, "fit");
 	if (fit && !json_is_null(fit))
 		m->fit = json_deep_copy(fit);

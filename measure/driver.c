@@ -649,160 +649,245 @@ static int send_due(sb_driver *d, size_t *next_arr, long *sent, double now, sb_e
 	return 0;
 }
 
-int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
+/* One sb_driver_run's counters and clocks, kept between loop turns. */
+typedef struct {
+	int closed;          /* closed loop (concurrency), else open (arrivals) */
+	long sent;           /* requests started */
+	size_t next_arr;     /* open loop: the next arrival to send */
+	double stall_check;  /* when stalled streams were last looked for */
+	double stall_every;  /* how often to look (s) */
+	double last_tick;    /* when ph->tick was last called */
+	double read_lag;     /* how long the data read last turn had waited (s) */
+} run_state;
+
+/* Resets d for phase ph and fills *L; d->t0 is now. Returns 0, or -ENOMEM
+ * (e set) when the closed loop's worker table cannot be had. */
+static int run_setup(sb_driver *d, const sb_phase *ph, run_state *L, sb_error *e)
 {
 	d->ph = ph;
 	d->finished = 0;
 	d->n_pending = 0;
 	d->nomem = 0;
-	int closed = ph->mode == SB_MODE_CONCURRENCY;
-	if (closed) {
+	L->closed = ph->mode == SB_MODE_CONCURRENCY;
+	if (L->closed) {
 		free(d->pending);
 		d->pending = calloc((size_t)(ph->concurrency > 0 ? ph->concurrency : 1), sizeof(double));
 		if (!d->pending)
 			return sb_error_code(e, -ENOMEM, "out of memory");
 		d->ready = ph->concurrency;
 	}
-	long sent = 0;
-	size_t next_arr = 0;
-	double stall_check = 0, last_tick = 0;
-	double stall_every = d->o.timeout_s / 8 < 0.05 ? d->o.timeout_s / 8 : 0.05;
-	struct epoll_event evs[512];
+	L->sent = 0;
+	L->next_arr = 0;
+	L->stall_check = 0;
+	L->last_tick = 0;
+	L->stall_every = d->o.timeout_s / 8 < 0.05 ? d->o.timeout_s / 8 : 0.05;
 	d->t0 = sb_driver_now();
-	int ret = 0;
-	double read_lag = 0; /* how long the data read last turn had waited (s) */
+	L->read_lag = 0;
+	return 0;
+}
 
-	for (;;) {
-		double now = sb_driver_now();
-		if (d->o.stop && *d->o.stop) {
-			ret = -EINTR;
-			break;
-		}
-		/* Sends that are due. */
-		double next_due = -1;
-		int started = 0;
-		if (closed) {
-			for (size_t i = 0; i < d->n_pending;) {
-				if (d->pending[i] <= now) {
-					d->pending[i] = d->pending[--d->n_pending];
-					d->ready++;
-				} else {
-					if (next_due < 0 || d->pending[i] < next_due)
-						next_due = d->pending[i];
-					i++;
-				}
-			}
-			while (d->ready > 0 && read_lag < TURN_BUDGET_S &&
-			       (ph->count < 0 || sent < ph->count) &&
-			       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s) &&
-			       sb_driver_now() - now < TURN_BUDGET_S) {
-				if (start(d, sent, -1) < 0) {
-					ret = sb_error_code(e, -ENOMEM, "out of memory starting a request");
-					goto out;
-				}
-				d->ready--;
-				sent++;
-				started = 1;
-			}
-			if (started)
-				kick(d);
+/* Closed loop: frees the workers whose think time is over, sets *next_due to
+ * the earliest still thinking (unchanged if none), and starts requests on
+ * free workers while the count, the duration and this turn's budget allow.
+ * Returns 0, or -ENOMEM (e set). */
+static int send_closed(sb_driver *d, run_state *L, double now, double *next_due, sb_error *e)
+{
+	const sb_phase *ph = d->ph;
+	int started = 0;
+	for (size_t i = 0; i < d->n_pending;) {
+		if (d->pending[i] <= now) {
+			d->pending[i] = d->pending[--d->n_pending];
+			d->ready++;
 		} else {
-			if ((ret = send_due(d, &next_arr, &sent, now, e)) < 0)
-				goto out;
-			if (next_arr < ph->n_arrivals)
-				next_due = d->t0 + ph->arrivals[next_arr];
-		}
-		int more = closed ? ((ph->count < 0 || sent < ph->count) &&
-				     (ph->duration_s <= 0 || now - d->t0 < ph->duration_s))
-				  : next_arr < ph->n_arrivals;
-		if (!more && d->n_active == 0) {
-			report_done(d, INFINITY);
-			break;
-		}
-		if (closed && more && d->n_active == 0 && d->ready == 0 && d->n_pending == 0)
-			break; /* no workers (concurrency 0) */
-		arm_timer(d, next_due);
-
-		/* Wait for sockets, curl's timer, the next send, or a check. */
-		double wait = 0.1;
-		if (d->curl_deadline >= 0)
-			wait = fmin(wait, d->curl_deadline - now);
-		if (d->n_active)
-			wait = fmin(wait, stall_check + stall_every - now);
-		if (closed && ph->duration_s > 0 && more)
-			wait = fmin(wait, d->t0 + ph->duration_s - now);
-		int busy = d->done_head || (closed && more && d->ready > 0);
-		int wait_ms = wait <= 0 || busy ? 0 : (int)ceil(wait * 1e3);
-		int n = epoll_wait(d->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])), wait_ms);
-		/* Woken by a signal (also by SIGSTOP and SIGCONT, without a
-		 * handler): wait again before anything else, so the sockets are
-		 * read through their events (with the kernel's stamps), not by
-		 * curl's timer below. */
-		if (n < 0 && errno == EINTR)
-			continue;
-		double woke = sb_driver_now(), shift = n > 0 ? real_to_mono() : 0;
-		read_lag = 0;
-		/* Arrivals first: a send must not wait behind other streams' data. */
-		if (!closed && (ret = send_due(d, &next_arr, &sent, sb_driver_now(), e)) < 0)
-			goto out;
-		for (int i = 0; i < n; i++) {
-			int fd = evs[i].data.fd;
-			if (fd == d->tfd) {
-				uint64_t x;
-				if (read(d->tfd, &x, sizeof(x)) < 0) {
-					/* spurious wake-up: nothing to do */
-				}
-				d->timer_armed = -1;
-				continue;
-			}
-			int fl = 0;
-			if (evs[i].events & EPOLLIN)
-				fl |= CURL_CSELECT_IN;
-			if (evs[i].events & EPOLLOUT)
-				fl |= CURL_CSELECT_OUT;
-			if (evs[i].events & (EPOLLERR | EPOLLHUP))
-				fl |= CURL_CSELECT_ERR;
-			req *r = (fl & CURL_CSELECT_IN) && (size_t)fd < d->n_owner ? d->owner[fd] : NULL;
-			if (r && !isnan(r->rx_at = arrival_time(fd, shift, woke))) {
-				r->rx_last = r->rx_at;
-				read_lag = fmax(read_lag, woke - r->rx_at);
-			}
-			int running;
-			curl_multi_socket_action(d->multi, fd, fl, &running);
-			if (r)
-				r->rx_at = NAN;
-		}
-		now = sb_driver_now();
-		if (d->curl_deadline >= 0 && now >= d->curl_deadline)
-			kick(d); /* curl's own timer is due */
-		drain(d);
-		/* Stalled streams. */
-		if (now - stall_check >= stall_every) {
-			stall_check = now;
-			for (size_t i = 0; i < d->n_active;) {
-				req *r = d->active[i];
-				if (now - r->t_activity > d->o.timeout_s) {
-					sb_stream_fail(&r->st, "timeout", "no data for %.1f s (--timeout)",
-						       now - r->t_activity);
-					finish(d, r, CURLE_OPERATION_TIMEDOUT, 0);
-				} else {
-					i++;
-				}
-			}
-		}
-		/* Reports: all of them when the sockets were quiet, else a few. */
-		report_done(d, sb_driver_now() + TURN_BUDGET_S);
-		if (ph->tick && now - last_tick >= 0.1) {
-			last_tick = now;
-			ph->tick(ph->ud, now - d->t0, sent, d->finished);
+			if (*next_due < 0 || d->pending[i] < *next_due)
+				*next_due = d->pending[i];
+			i++;
 		}
 	}
-out:
+	while (d->ready > 0 && L->read_lag < TURN_BUDGET_S &&
+	       (ph->count < 0 || L->sent < ph->count) &&
+	       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s) &&
+	       sb_driver_now() - now < TURN_BUDGET_S) {
+		if (start(d, L->sent, -1) < 0)
+			return sb_error_code(e, -ENOMEM, "out of memory starting a request");
+		d->ready--;
+		L->sent++;
+		started = 1;
+	}
+	if (started)
+		kick(d);
+	return 0;
+}
+
+/* Starts the sends that are due (either loop); *next_due: the next one
+ * scheduled, or -1. Returns 0, or -ENOMEM (e set). */
+static int send_turn(sb_driver *d, run_state *L, double now, double *next_due, sb_error *e)
+{
+	const sb_phase *ph = d->ph;
+	*next_due = -1;
+	if (L->closed)
+		return send_closed(d, L, now, next_due, e);
+	int ret = send_due(d, &L->next_arr, &L->sent, now, e);
+	if (ret < 0)
+		return ret;
+	if (L->next_arr < ph->n_arrivals)
+		*next_due = d->t0 + ph->arrivals[L->next_arr];
+	return 0;
+}
+
+/* Whether the phase has requests left to send at time now. */
+static int more_to_send(const sb_driver *d, const run_state *L, double now)
+{
+	const sb_phase *ph = d->ph;
+	if (!L->closed)
+		return L->next_arr < ph->n_arrivals;
+	return (ph->count < 0 || L->sent < ph->count) &&
+	       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s);
+}
+
+/* How long epoll_wait may sleep (ms): until curl's timer, the next stall
+ * check or the end of the duration, at most 0.1 s; 0 when there is work now. */
+static int wait_ms(const sb_driver *d, const run_state *L, double now, int more)
+{
+	const sb_phase *ph = d->ph;
+	double wait = 0.1;
+	if (d->curl_deadline >= 0)
+		wait = fmin(wait, d->curl_deadline - now);
+	if (d->n_active)
+		wait = fmin(wait, L->stall_check + L->stall_every - now);
+	if (L->closed && ph->duration_s > 0 && more)
+		wait = fmin(wait, d->t0 + ph->duration_s - now);
+	int busy = d->done_head || (L->closed && more && d->ready > 0);
+	return wait <= 0 || busy ? 0 : (int)ceil(wait * 1e3);
+}
+
+/* Hands the n events epoll gave to curl (the timerfd's are consumed here),
+ * stamping each read request with the kernel's arrival time of its data
+ * (shift, woke: see arrival_time) and raising L->read_lag to how long the
+ * oldest data had waited. */
+static void read_events(sb_driver *d, run_state *L, const struct epoll_event *evs, int n,
+			double woke, double shift)
+{
+	for (int i = 0; i < n; i++) {
+		int fd = evs[i].data.fd;
+		if (fd == d->tfd) {
+			uint64_t x;
+			if (read(d->tfd, &x, sizeof(x)) < 0) {
+				/* spurious wake-up: nothing to do */
+			}
+			d->timer_armed = -1;
+			continue;
+		}
+		int fl = 0;
+		if (evs[i].events & EPOLLIN)
+			fl |= CURL_CSELECT_IN;
+		if (evs[i].events & EPOLLOUT)
+			fl |= CURL_CSELECT_OUT;
+		if (evs[i].events & (EPOLLERR | EPOLLHUP))
+			fl |= CURL_CSELECT_ERR;
+		req *r = (fl & CURL_CSELECT_IN) && (size_t)fd < d->n_owner ? d->owner[fd] : NULL;
+		if (r && !isnan(r->rx_at = arrival_time(fd, shift, woke))) {
+			r->rx_last = r->rx_at;
+			L->read_lag = fmax(L->read_lag, woke - r->rx_at);
+		}
+		int running;
+		curl_multi_socket_action(d->multi, fd, fl, &running);
+		if (r)
+			r->rx_at = NAN;
+	}
+}
+
+/* Every L->stall_every: fails the streams that had no data for longer than
+ * --timeout. */
+static void fail_stalled(sb_driver *d, run_state *L, double now)
+{
+	if (now - L->stall_check < L->stall_every)
+		return;
+	L->stall_check = now;
+	for (size_t i = 0; i < d->n_active;) {
+		req *r = d->active[i];
+		if (now - r->t_activity > d->o.timeout_s) {
+			sb_stream_fail(&r->st, "timeout", "no data for %.1f s (--timeout)",
+				       now - r->t_activity);
+			finish(d, r, CURLE_OPERATION_TIMEDOUT, 0);
+		} else {
+			i++;
+		}
+	}
+}
+
+/* One turn of the loop: send what is due, wait for sockets, curl's timer,
+ * the next send or a check, read, then fail stalled streams and report.
+ * Returns 1 to go on, 0 when the phase is over, -EINTR when d->o.stop was
+ * set, -ENOMEM (e set) when a request could not be started. */
+static int run_turn(sb_driver *d, run_state *L, sb_error *e)
+{
+	const sb_phase *ph = d->ph;
+	struct epoll_event evs[512];
+	double now = sb_driver_now(), next_due;
+	if (d->o.stop && *d->o.stop)
+		return -EINTR;
+	int ret = send_turn(d, L, now, &next_due, e);
+	if (ret < 0)
+		return ret;
+	int more = more_to_send(d, L, now);
+	if (!more && d->n_active == 0) {
+		report_done(d, INFINITY);
+		return 0;
+	}
+	if (L->closed && more && d->n_active == 0 && d->ready == 0 && d->n_pending == 0)
+		return 0; /* no workers (concurrency 0) */
+	arm_timer(d, next_due);
+
+	int n = epoll_wait(d->epfd, evs, (int)(sizeof(evs) / sizeof(evs[0])),
+			   wait_ms(d, L, now, more));
+	/* Woken by a signal (also by SIGSTOP and SIGCONT, without a handler):
+	 * wait again before anything else, so the sockets are read through
+	 * their events (with the kernel's stamps), not by curl's timer below. */
+	if (n < 0 && errno == EINTR)
+		return 1;
+	double woke = sb_driver_now(), shift = n > 0 ? real_to_mono() : 0;
+	L->read_lag = 0;
+	/* Arrivals first: a send must not wait behind other streams' data. */
+	if (!L->closed && (ret = send_due(d, &L->next_arr, &L->sent, sb_driver_now(), e)) < 0)
+		return ret;
+	read_events(d, L, evs, n, woke, shift);
+	now = sb_driver_now();
+	if (d->curl_deadline >= 0 && now >= d->curl_deadline)
+		kick(d); /* curl's own timer is due */
+	drain(d);
+	fail_stalled(d, L, now);
+	/* Reports: all of them when the sockets were quiet, else a few. */
+	report_done(d, sb_driver_now() + TURN_BUDGET_S);
+	if (ph->tick && now - L->last_tick >= 0.1) {
+		L->last_tick = now;
+		ph->tick(ph->ud, now - d->t0, L->sent, d->finished);
+	}
+	return 1;
+}
+
+/* Ends the phase: the requests still open are abandoned, the finished ones
+ * reported, the timer disarmed, and a last tick given unless ret < 0. */
+static void run_teardown(sb_driver *d, const run_state *L, int ret)
+{
+	const sb_phase *ph = d->ph;
 	while (d->n_active)
 		finish(d, d->active[0], CURLE_OK, 1);
 	report_done(d, INFINITY); /* finished before the stop: measured */
 	arm_timer(d, -1);
 	if (ph->tick && ret == 0)
-		ph->tick(ph->ud, sb_driver_now() - d->t0, sent, d->finished);
+		ph->tick(ph->ud, sb_driver_now() - d->t0, L->sent, d->finished);
+}
+
+int sb_driver_run(sb_driver *d, const sb_phase *ph, sb_error *e)
+{
+	run_state L;
+	int ret = run_setup(d, ph, &L, e);
+	if (ret < 0)
+		return ret;
+	do
+		ret = run_turn(d, &L, e);
+	while (ret > 0);
+	run_teardown(d, &L, ret);
 	return ret;
 }

@@ -54,38 +54,22 @@ static int parse_expect(const json_t *j, sb_expect *x, const char *where, sb_err
 	return 0;
 }
 
-int sb_scenario_load(const char *path, sb_scenario *sc, sb_error *e)
+/* Reads "name" (path when absent), "description" and "model_file" (taken
+ * from path's folder unless absolute) of root into sc. Returns 0 or a
+ * negative errno (e set). */
+static int read_names(const json_t *root, const char *path, sb_scenario *sc, sb_error *e)
 {
-	static const char *const keys[] = { "name", "description", "model_file", "server",
-					    "service", "replications", "warmup_s",
-					    "workload", "expect", NULL };
-	static const char *const skeys[] = { "slots", "max_queue", "batch_tokens", NULL };
-	memset(sc, 0, sizeof *sc);
-	sc->max_queue = LONG_MIN;
-	sc->batch_tokens = LONG_MIN;
-	sb_workload_init(&sc->w);
-	json_t *root = sb_json_load_file(path, e);
-	if (!root)
-		return -EINVAL;
-	int rc = 0;
-	char where[512];
 	const char *str;
-	long v;
-	if (!json_is_object(root)) {
-		rc = sb_error_set(e, "%s: a scenario must be a JSON object", path);
-		goto out;
-	}
-	if ((rc = sb_json_check_keys(root, keys, path, e)) < 0)
-		goto out;
+	int rc;
 	if ((rc = sb_json_get_string(root, "name", &str, path, e)) < 0)
-		goto out;
+		return rc;
 	snprintf(sc->name, sizeof sc->name, "%s", rc ? str : path);
 	if ((rc = sb_json_get_string(root, "description", &str, path, e)) < 0)
-		goto out;
+		return rc;
 	if (rc)
 		snprintf(sc->description, sizeof sc->description, "%s", str);
 	if ((rc = sb_json_get_string(root, "model_file", &str, path, e)) < 0)
-		goto out;
+		return rc;
 	if (rc) {
 		const char *slash = strrchr(path, '/');
 		if (str[0] == '/' || !slash)
@@ -94,72 +78,123 @@ int sb_scenario_load(const char *path, sb_scenario *sc, sb_error *e)
 			snprintf(sc->model_file, sizeof sc->model_file, "%.*s/%s",
 				 (int)(slash - path), path, str);
 	}
-	json_t *srv = json_object_get(root, "server");
-	if (srv) {
-		snprintf(where, sizeof where, "%s: server", path);
-		if (!json_is_object(srv)) {
-			rc = sb_error_set(e, "%s: must be an object", where);
-			goto out;
-		}
-		if ((rc = sb_json_check_keys(srv, skeys, where, e)) < 0)
-			goto out;
-		if ((rc = sb_json_get_long(srv, "slots", 1, 4096, &v, where, e)) < 0)
-			goto out;
-		if (rc)
-			sc->slots = (int)v;
-		if ((rc = sb_json_get_long(srv, "max_queue", -1, 100000000, &v, where, e)) < 0)
-			goto out;
-		if (rc)
-			sc->max_queue = v;
-		if ((rc = sb_json_get_long(srv, "batch_tokens", -1, 100000000, &v, where, e)) < 0)
-			goto out;
-		if (rc)
-			sc->batch_tokens = v;
+	return 0;
+}
+
+/* Reads the optional "server" object (slots, max_queue, batch_tokens) of
+ * root into sc. Returns 0 or a negative errno (e set). */
+static int read_server(const json_t *root, const char *path, sb_scenario *sc, sb_error *e)
+{
+	static const char *const skeys[] = { "slots", "max_queue", "batch_tokens", NULL };
+	const json_t *srv = json_object_get(root, "server");
+	char where[512];
+	long v;
+	int rc;
+	if (!srv)
+		return 0;
+	snprintf(where, sizeof where, "%s: server", path);
+	if (!json_is_object(srv))
+		return sb_error_set(e, "%s: must be an object", where);
+	if ((rc = sb_json_check_keys(srv, skeys, where, e)) < 0)
+		return rc;
+	if ((rc = sb_json_get_long(srv, "slots", 1, 4096, &v, where, e)) < 0)
+		return rc;
+	if (rc)
+		sc->slots = (int)v;
+	if ((rc = sb_json_get_long(srv, "max_queue", -1, 100000000, &v, where, e)) < 0)
+		return rc;
+	if (rc)
+		sc->max_queue = v;
+	if ((rc = sb_json_get_long(srv, "batch_tokens", -1, 100000000, &v, where, e)) < 0)
+		return rc;
+	if (rc)
+		sc->batch_tokens = v;
+	return 0;
+}
+
+/* Reads the optional "service" distribution of root into sc (service mode).
+ * Returns 0 or a negative errno (e set). */
+static int read_service(const json_t *root, const char *path, sb_scenario *sc, sb_error *e)
+{
+	const json_t *svc = json_object_get(root, "service");
+	char where[512];
+	int rc;
+	if (!svc || json_is_null(svc))
+		return 0;
+	snprintf(where, sizeof where, "%s: service", path);
+	if ((rc = sb_dist_from_json(svc, &sc->service, where, e)) < 0)
+		return rc;
+	if (!(sb_dist_mean(&sc->service) > 0))
+		return sb_error_set(e, "%s: the mean service time must be > 0", where);
+	sc->service_mode = 1;
+	return 0;
+}
+
+/* Reads the optional "expect" array of root into sc->expect (new, freed by
+ * sb_scenario_fini). Returns 0 or a negative errno (e set). */
+static int read_expect(const json_t *root, const char *path, sb_scenario *sc, sb_error *e)
+{
+	const json_t *ex = json_object_get(root, "expect");
+	char where[512];
+	int rc;
+	if (!ex)
+		return 0;
+	if (!json_is_array(ex))
+		return sb_error_set(e, "%s: expect: must be an array", path);
+	size_t n = json_array_size(ex);
+	sc->expect = calloc(n ? n : 1, sizeof *sc->expect);
+	if (!sc->expect)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		snprintf(where, sizeof where, "%s: expect[%zu]", path, i);
+		if ((rc = parse_expect(json_array_get(ex, i), &sc->expect[i], where, e)) < 0)
+			return rc;
+		sc->n_expect++;
 	}
-	json_t *svc = json_object_get(root, "service");
-	if (svc && !json_is_null(svc)) {
-		snprintf(where, sizeof where, "%s: service", path);
-		if ((rc = sb_dist_from_json(svc, &sc->service, where, e)) < 0)
-			goto out;
-		if (!(sb_dist_mean(&sc->service) > 0)) {
-			rc = sb_error_set(e, "%s: the mean service time must be > 0", where);
-			goto out;
-		}
-		sc->service_mode = 1;
-	}
+	return 0;
+}
+
+/* Reads the scenario object root (from file path) into sc, which holds the
+ * defaults. Returns 0 or a negative errno (e set); sc may be half filled. */
+static int read_scenario(const json_t *root, const char *path, sb_scenario *sc, sb_error *e)
+{
+	static const char *const keys[] = { "name", "description", "model_file", "server",
+					    "service", "replications", "warmup_s",
+					    "workload", "expect", NULL };
+	char where[512];
+	long v;
+	int rc;
+	if (!json_is_object(root))
+		return sb_error_set(e, "%s: a scenario must be a JSON object", path);
+	if ((rc = sb_json_check_keys(root, keys, path, e)) < 0 ||
+	    (rc = read_names(root, path, sc, e)) < 0 || (rc = read_server(root, path, sc, e)) < 0 ||
+	    (rc = read_service(root, path, sc, e)) < 0)
+		return rc;
 	if ((rc = sb_json_get_long(root, "replications", 1, 10000, &v, path, e)) < 0)
-		goto out;
+		return rc;
 	if (rc)
 		sc->replications = (int)v;
 	if ((rc = sb_json_get_double(root, "warmup_s", 0, 1e9, &sc->warmup_s, path, e)) < 0)
-		goto out;
-	json_t *wl = json_object_get(root, "workload");
+		return rc;
+	const json_t *wl = json_object_get(root, "workload");
 	if (wl) {
 		snprintf(where, sizeof where, "%s: workload", path);
 		if ((rc = sb_workload_from_json(wl, &sc->w, where, e)) < 0)
-			goto out;
+			return rc;
 	}
-	json_t *ex = json_object_get(root, "expect");
-	if (ex) {
-		if (!json_is_array(ex)) {
-			rc = sb_error_set(e, "%s: expect: must be an array", path);
-			goto out;
-		}
-		size_t n = json_array_size(ex);
-		sc->expect = calloc(n ? n : 1, sizeof *sc->expect);
-		if (!sc->expect) {
-			rc = sb_error_code(e, -ENOMEM, "out of memory");
-			goto out;
-		}
-		for (size_t i = 0; i < n; i++) {
-			snprintf(where, sizeof where, "%s: expect[%zu]", path, i);
-			if ((rc = parse_expect(json_array_get(ex, i), &sc->expect[i], where, e)) < 0)
-				goto out;
-			sc->n_expect++;
-		}
-	}
-	rc = 0;
-out:
+	return read_expect(root, path, sc, e);
+}
+
+int sb_scenario_load(const char *path, sb_scenario *sc, sb_error *e)
+{
+	memset(sc, 0, sizeof *sc);
+	sc->max_queue = LONG_MIN;
+	sc->batch_tokens = LONG_MIN;
+	sb_workload_init(&sc->w);
+	json_t *root = sb_json_load_file(path, e);
+	if (!root)
+		return -EINVAL;
+	int rc = read_scenario(root, path, sc, e);
 	json_decref(root);
 	if (rc < 0)
 		sb_scenario_fini(sc);

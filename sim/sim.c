@@ -679,32 +679,104 @@ static void on_run_end(sim *s, double T)
 	start_run(s, T);
 }
 
-/* Issues a new request at time t (open loop arrival or a client's send). */
-static void on_gen(sim *s, double t, long client)
+/* The next request of the source, for on_gen(s, ., arg): *idx its index in
+ * the replayed list (-1 when drawn), *in_len and *out_len its lengths (drawn
+ * from s->rl, input first, for a generated workload). Returns 0, or -1 with
+ * s->stop set when a closed replay has issued them all. */
+static inline int gen_pick(sim *s, long arg, long *idx, long *in_len, long *out_len)
 {
-	if (s->stop)
-		return;
-	long idx = -1, pos = client;
-	long in_len, out_len;
+	*idx = -1;
 	if (s->src == SRC_REPLAY_OPEN) {
-		idx = (long)s->order[pos];
-		client = -1;
+		*idx = (long)s->order[arg];
 	} else if (s->src == SRC_REPLAY_CLOSED) {
 		if ((size_t)s->generated >= s->rn) {
 			s->stop = 1;
-			return;
+			return -1;
 		}
-		idx = s->generated;
+		*idx = s->generated;
 	}
-	if (idx >= 0) {
-		in_len = s->rq[idx].prompt_tokens;
-		out_len = s->rq[idx].output_tokens;
+	if (*idx >= 0) {
+		*in_len = s->rq[*idx].prompt_tokens;
+		*out_len = s->rq[*idx].output_tokens;
 	} else if (s->service_mode) {
-		in_len = out_len = 1; /* M/G/c: no tokens */
+		*in_len = *out_len = 1; /* M/G/c: no tokens */
 	} else {
-		in_len = sb_workload_len(&s->w->input_len, s->rl);
-		out_len = sb_workload_len(&s->w->output_len, s->rl);
+		*in_len = sb_workload_len(&s->w->input_len, s->rl);
+		*out_len = sb_workload_len(&s->w->output_len, s->rl);
 	}
+	return 0;
+}
+
+/* Counts a measured request issued at t: the first one starts the measured
+ * window (s->t0); the last one to count stops the run. */
+static inline void gen_count(sim *s, double t)
+{
+	if (!s->t0_set) {
+		s->t0_set = 1;
+		s->t0 = t;
+		busy_change(s, t, 0);
+		s->busy_area_t0 = s->busy_area;
+		s->busy_area_end = s->busy_area;
+		s->t_end = t;
+	}
+	s->counted_generated++;
+	sb_levelacc_inflight(&s->acc, t - s->t0, +1);
+	if (s->duration_s <= 0 && s->counted_generated >= s->to_count)
+		s->stop = 1;
+}
+
+/* Open loop, after the arrival at t (at position pos of a replay's order):
+ * sets the next arrival, or stops a generated workload that diverged. */
+static inline void gen_schedule_next(sim *s, double t, long pos)
+{
+	/* divergence bound: requests waiting, counting those still on
+	 * their way to the server (at huge rates most are in transit) */
+	long outstanding = s->nreqs - s->nfreereq;
+	if (s->src == SRC_OPEN && outstanding - s->S >= s->queue_cap) {
+		s->diverged = 1;
+		s->stop = 1;
+	} else if (s->src == SRC_OPEN) {
+		s->next_gen_t = t + sb_workload_gap_s(s->w, s->level, s->rl);
+		s->next_gen_arg = -1;
+	} else if ((size_t)pos + 1 < s->rn) {
+		long nx = pos + 1;
+		s->next_gen_t = s->rq[s->order[nx]].t_sched_s;
+		s->next_gen_arg = nx;
+	}
+}
+
+/* Sends request ri, issued at t, on its way to the server: it arrives after
+ * the mean overhead, its first token's jitter drawn from s->rs. */
+static inline void gen_send(sim *s, long ri, double t)
+{
+	/* The request path takes the mean overhead; its scatter (what
+	 * calibration measures: sd of TTFT - server prompt time) is
+	 * jitter of the first token's arrival at the client and does not
+	 * move the server's schedule: requests sent together reach the
+	 * server together (in the measurements, pairs sent within
+	 * 0.3 ms share their prefill step). */
+	req *r = &s->reqs[ri];
+	double ovh = s->ovh_ms + s->ovh_tok_ms * (double)r->in_len, jit = 0;
+	if (!(ovh > 0))
+		ovh = 0;
+	if (!s->no_noise && s->ovh_sd_ms > 0)
+		jit = gsl_ran_gaussian(s->rs, s->ovh_sd_ms);
+	if (jit < -ovh)
+		jit = -ovh;
+	r->jit = jit / 1000.0;
+	push(s, t + ovh / 1000.0, EV_ARRIVE, 0, ri);
+}
+
+/* Issues a new request at time t (open loop arrival or a client's send);
+ * arg: the client (closed loop), the position in s->order (open replay), or
+ * -1 (open loop). */
+static void on_gen(sim *s, double t, long arg)
+{
+	if (s->stop)
+		return;
+	long idx, in_len, out_len;
+	if (gen_pick(s, arg, &idx, &in_len, &out_len) < 0)
+		return;
 	long id = s->generated;
 	int counted = id >= s->warmup && t >= s->warmup_s;
 	if (counted && s->duration_s > 0 && s->t0_set && t >= s->t0 + s->duration_s) {
@@ -720,7 +792,7 @@ static void on_gen(sim *s, double t, long client)
 	req *r = &s->reqs[ri];
 	r->id = id;
 	r->idx = idx;
-	r->client = (s->src == SRC_CLOSED || s->src == SRC_REPLAY_CLOSED) ? (int)client : -1;
+	r->client = (s->src == SRC_CLOSED || s->src == SRC_REPLAY_CLOSED) ? (int)arg : -1;
 	r->counted = counted;
 	r->in_len = in_len;
 	r->out_len = out_len;
@@ -730,58 +802,16 @@ static void on_gen(sim *s, double t, long client)
 	r->jit = 0;
 	r->slot = -1;
 	r->want_slot = idx >= 0 && s->rq[idx].slot < s->S ? s->rq[idx].slot : -1;
-	if (counted) {
-		if (!s->t0_set) {
-			s->t0_set = 1;
-			s->t0 = t;
-			busy_change(s, t, 0);
-			s->busy_area_t0 = s->busy_area;
-			s->busy_area_end = s->busy_area;
-			s->t_end = t;
-		}
-		s->counted_generated++;
-		sb_levelacc_inflight(&s->acc, t - s->t0, +1);
-		if (s->duration_s <= 0 && s->counted_generated >= s->to_count)
-			s->stop = 1;
-	}
+	if (counted)
+		gen_count(s, t);
 	if (s->src == SRC_REPLAY_CLOSED && (size_t)s->generated >= s->rn)
 		s->stop = 1;
-	/* the next open-loop arrival */
-	if (!s->stop && (s->src == SRC_OPEN || s->src == SRC_REPLAY_OPEN)) {
-		/* divergence bound: requests waiting, counting those still on
-		 * their way to the server (at huge rates most are in transit) */
-		long outstanding = s->nreqs - s->nfreereq;
-		if (s->src == SRC_OPEN && outstanding - s->S >= s->queue_cap) {
-			s->diverged = 1;
-			s->stop = 1;
-		} else if (s->src == SRC_OPEN) {
-			s->next_gen_t = t + sb_workload_gap_s(s->w, s->level, s->rl);
-			s->next_gen_arg = -1;
-		} else if ((size_t)pos + 1 < s->rn) {
-			long nx = pos + 1;
-			s->next_gen_t = s->rq[s->order[nx]].t_sched_s;
-			s->next_gen_arg = nx;
-		}
-	}
-	if (s->service_mode) {
+	if (!s->stop && (s->src == SRC_OPEN || s->src == SRC_REPLAY_OPEN))
+		gen_schedule_next(s, t, arg);
+	if (s->service_mode)
 		arrive(s, ri, t);
-	} else {
-		/* The request path takes the mean overhead; its scatter (what
-		 * calibration measures: sd of TTFT - server prompt time) is
-		 * jitter of the first token's arrival at the client and does not
-		 * move the server's schedule: requests sent together reach the
-		 * server together (in the measurements, pairs sent within
-		 * 0.3 ms share their prefill step). */
-		double ovh = s->ovh_ms + s->ovh_tok_ms * (double)in_len, jit = 0;
-		if (!(ovh > 0))
-			ovh = 0;
-		if (!s->no_noise && s->ovh_sd_ms > 0)
-			jit = gsl_ran_gaussian(s->rs, s->ovh_sd_ms);
-		if (jit < -ovh)
-			jit = -ovh;
-		r->jit = jit / 1000.0;
-		push(s, t + ovh / 1000.0, EV_ARRIVE, 0, ri);
-	}
+	else
+		gen_send(s, ri, t);
 }
 
 /* ---- driver ------------------------------------------------------------ */

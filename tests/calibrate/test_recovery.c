@@ -264,6 +264,117 @@ static void pinned_case(const char *sbsim, sb_model *t, const char *dir, char **
 	unlink(tp);
 }
 
+/* The base truth t's coefficients as fitted from m: each within twice its
+ * 95% half-width, admit_delay within one step and its bracket, overhead_sd
+ * within 0.3 ms, no split. */
+static void check_base_fit(const sb_model *t, const sb_model *m)
+{
+	const json_t *coefs = json_object_get(m->fit, "coefficients");
+	const json_t *sl = json_object_get(m->fit, "slots");
+	CHECK(m->slots == t->slots);
+	CHECK(!strcmp(json_string_value(json_object_get(sl, "confidence")), "high"));
+	within_ci(coefs, "decode_ms[1]", sb_model_decode_ms(t, 1), 0.05);
+	within_ci(coefs, "decode_ms[2]", sb_model_decode_ms(t, 2), 0.05);
+	within_ci(coefs, "decode_ms[4]", sb_model_decode_ms(t, 4), 0.05);
+	within_ci(coefs, "per_kv_token", t->per_kv_token_ms, 0.25);
+	within_ci(coefs, "per_prefill_token", t->per_prefill_token_ms, 0.05);
+	within_ci(coefs, "per_prefill_attn", t->per_prefill_attn_ms, 0.25);
+	/* without server timings the intercept is split with prefill_base =
+	 * decode_ms(1); the truth model follows that convention */
+	within_ci(coefs, "overhead_ms", t->overhead_ms + t->prefill_base_ms - sb_model_decode_ms(t, 1),
+		  0.2);
+	within_ci(coefs, "noise_cv", t->noise_cv, 0.25);
+	/* prefill steps scatter with their own cv, told apart from the
+	 * overhead by the four prompt lengths */
+	within_ci(coefs, "prefill_cv", t->noise_prefill_cv, 0.5);
+	double quantum = sb_model_decode_ms(t, t->slots - 1);
+	fprintf(stderr, "%-18s truth %-12.6g fitted %.6g (allowed: one step, %.3g ms)\n",
+		"admit_delay_ms", t->admit_delay_ms, m->admit_delay_ms, quantum);
+	CHECK(fabs(m->admit_delay_ms - t->admit_delay_ms) <= quantum);
+	/* and the range the launches bracket holds the truth */
+	const json_t *ar = json_object_get(json_object_get(coefs, "admit_delay_ms"), "ci95");
+	double alo = json_number_value(json_array_get(ar, 0));
+	double ahi = json_number_value(json_array_get(ar, 1));
+	fprintf(stderr, "%-18s bracketed range [%.4g, %.4g]\n", "admit_delay_ms", alo, ahi);
+	CHECK(alo <= t->admit_delay_ms && t->admit_delay_ms <= ahi);
+	fprintf(stderr, "%-18s truth %-12.6g fitted %.6g (allowed: 0.3 ms)\n", "overhead_sd_ms",
+		t->overhead_sd_ms, m->overhead_sd_ms);
+	CHECK(fabs(m->overhead_sd_ms - t->overhead_sd_ms) <= 0.3);
+	CHECK(m->n_decode == 3 && m->batch_tokens == t->batch_tokens);
+	split_within(coefs, "split_prob", 0);
+	CHECK(m->split_prob == 0 && m->split_prob_crowded == 0);
+}
+
+/* The base case: the n files sbsim simulates from the truth file (model t)
+ * into dir, calibrated with the slot count inferred, give back t's
+ * coefficients. Returns 0, or -1 (message printed) when the files cannot be
+ * made, loaded or fitted. */
+static int base_case(const char *sbsim, const char *truth, const sb_model *t, const char *dir,
+		     char **files, size_t n)
+{
+	sb_error e;
+	int sim_ok = simulate(sbsim, truth, dir, files) == 0;
+	sb_results *res = calloc(n, sizeof(*res));
+	sb_calib_input *in = calloc(n, sizeof(*in));
+	size_t n_loaded = 0;
+	int rc = sim_ok && res && in ? 0 : -1;
+	for (; rc == 0 && n_loaded < n; n_loaded++) {
+		const char *f = files[n_loaded];
+		if ((rc = sb_results_load(f, &res[n_loaded], &e)) < 0) {
+			fprintf(stderr, "%s\n", e.msg);
+			break;
+		}
+		in[n_loaded] = (sb_calib_input){ f, &res[n_loaded] };
+	}
+	sb_calib_opts o;
+	sb_calib_opts_init(&o); /* slots inferred, not given */
+	sb_model m;
+	if (rc == 0 && (rc = sb_calibrate_fit(in, n, &o, &m, &e)) < 0)
+		fprintf(stderr, "calibration failed: %s\n", e.msg);
+	if (rc == 0) {
+		check_base_fit(t, &m);
+		sb_model_fini(&m);
+	}
+	for (size_t i = 0; i < n_loaded; i++)
+		sb_results_fini(&res[i]);
+	free(res);
+	free(in);
+	return rc;
+}
+
+/* The split cases, from truth t (changed): 30% of the requests sent
+ * together split, 70% when more came than the slots; then a server whose
+ * steps cost mostly their base, with 2 ms of first-token jitter, where none
+ * may count as split. */
+static void split_cases(const char *sbsim, sb_model *t, const char *dir, char **files)
+{
+	char tp[4096];
+	t->split_prob = 0.3;
+	t->split_prob_crowded = 0.7;
+	split_case(sbsim, write_truth(t, dir, "truth-split.json", tp, sizeof(tp)), dir, files,
+		   0.3, 0.7, -1);
+	unlink(tp);
+	/* a server whose steps cost mostly their base (prefill of 256 tokens
+	 * 16 ms, of 4 x 256 in one step 19 ms) and whose first tokens reach
+	 * the client with 2 ms of jitter: requests prefilled together arrive
+	 * up to ~8 ms apart, under half a prefill step; none may count as
+	 * split (a share of TTFT / 2m, 2.4 ms at m = 4, would count a third) */
+	t->split_prob = t->split_prob_crowded = 0;
+	t->overhead_ms = 2.0;
+	t->overhead_sd_ms = 2.0;
+	t->prefill_base_ms = 15.0;
+	for (int i = 0; i < t->n_decode; i++) /* without server timings calibrate puts */
+		t->decode[i].ms += 10.0;      /* the base at decode_ms(1): 15 ms */
+	t->per_prefill_token_ms = 0.004;
+	t->per_prefill_attn_ms = 0;
+	write_truth(t, dir, "truth-jitter.json", tp, sizeof(tp));
+	if (simulate(sbsim, tp, dir, files) == 0)
+		split_case(sbsim, tp, dir, files, 0, 0, 0.05);
+	else
+		check_failures++;
+	unlink(tp);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -283,90 +394,10 @@ int main(int argc, char **argv)
 	}
 	static char paths[5][4096];
 	char *files[5] = { paths[0], paths[1], paths[2], paths[3], paths[4] };
-	int sim_ok = simulate(argv[1], argv[2], dir, files) == 0;
 	size_t n = 5;
-	sb_results *res = calloc(n, sizeof(*res));
-	sb_calib_input *in = calloc(n, sizeof(*in));
-	int loaded = sim_ok && res && in;
-	for (size_t i = 0; loaded && i < n; i++) {
-		if (sb_results_load(files[i], &res[i], &e) < 0) {
-			fprintf(stderr, "%s\n", e.msg);
-			loaded = 0;
-		}
-		in[i].name = files[i];
-		in[i].res = &res[i];
-	}
-	if (!loaded)
+	if (base_case(argv[1], argv[2], &t, dir, files, n) < 0)
 		return 1;
-	sb_calib_opts o;
-	sb_calib_opts_init(&o); /* slots inferred, not given */
-	sb_model m;
-	if (sb_calibrate_fit(in, n, &o, &m, &e) < 0) {
-		fprintf(stderr, "calibration failed: %s\n", e.msg);
-		return 1;
-	}
-	const json_t *coefs = json_object_get(m.fit, "coefficients");
-	const json_t *sl = json_object_get(m.fit, "slots");
-	CHECK(m.slots == t.slots);
-	CHECK(!strcmp(json_string_value(json_object_get(sl, "confidence")), "high"));
-	within_ci(coefs, "decode_ms[1]", sb_model_decode_ms(&t, 1), 0.05);
-	within_ci(coefs, "decode_ms[2]", sb_model_decode_ms(&t, 2), 0.05);
-	within_ci(coefs, "decode_ms[4]", sb_model_decode_ms(&t, 4), 0.05);
-	within_ci(coefs, "per_kv_token", t.per_kv_token_ms, 0.25);
-	within_ci(coefs, "per_prefill_token", t.per_prefill_token_ms, 0.05);
-	within_ci(coefs, "per_prefill_attn", t.per_prefill_attn_ms, 0.25);
-	/* without server timings the intercept is split with prefill_base =
-	 * decode_ms(1); the truth model follows that convention */
-	within_ci(coefs, "overhead_ms", t.overhead_ms + t.prefill_base_ms - sb_model_decode_ms(&t, 1),
-		  0.2);
-	within_ci(coefs, "noise_cv", t.noise_cv, 0.25);
-	/* prefill steps scatter with their own cv, told apart from the
-	 * overhead by the four prompt lengths */
-	within_ci(coefs, "prefill_cv", t.noise_prefill_cv, 0.5);
-	double quantum = sb_model_decode_ms(&t, t.slots - 1);
-	fprintf(stderr, "%-18s truth %-12.6g fitted %.6g (allowed: one step, %.3g ms)\n",
-		"admit_delay_ms", t.admit_delay_ms, m.admit_delay_ms, quantum);
-	CHECK(fabs(m.admit_delay_ms - t.admit_delay_ms) <= quantum);
-	/* and the range the launches bracket holds the truth */
-	const json_t *ar = json_object_get(json_object_get(coefs, "admit_delay_ms"), "ci95");
-	double alo = json_number_value(json_array_get(ar, 0));
-	double ahi = json_number_value(json_array_get(ar, 1));
-	fprintf(stderr, "%-18s bracketed range [%.4g, %.4g]\n", "admit_delay_ms", alo, ahi);
-	CHECK(alo <= t.admit_delay_ms && t.admit_delay_ms <= ahi);
-	fprintf(stderr, "%-18s truth %-12.6g fitted %.6g (allowed: 0.3 ms)\n", "overhead_sd_ms",
-		t.overhead_sd_ms, m.overhead_sd_ms);
-	CHECK(fabs(m.overhead_sd_ms - t.overhead_sd_ms) <= 0.3);
-	CHECK(m.n_decode == 3 && m.batch_tokens == t.batch_tokens);
-	split_within(coefs, "split_prob", 0);
-	CHECK(m.split_prob == 0 && m.split_prob_crowded == 0);
-	sb_model_fini(&m);
-	/* the truth splitting 30% of the requests sent together, 70% when more
-	 * came than the slots */
-	char tp[4096];
-	t.split_prob = 0.3;
-	t.split_prob_crowded = 0.7;
-	split_case(argv[1], write_truth(&t, dir, "truth-split.json", tp, sizeof(tp)), dir, files,
-		   0.3, 0.7, -1);
-	unlink(tp);
-	/* a server whose steps cost mostly their base (prefill of 256 tokens
-	 * 16 ms, of 4 x 256 in one step 19 ms) and whose first tokens reach
-	 * the client with 2 ms of jitter: requests prefilled together arrive
-	 * up to ~8 ms apart, under half a prefill step; none may count as
-	 * split (a share of TTFT / 2m, 2.4 ms at m = 4, would count a third) */
-	t.split_prob = t.split_prob_crowded = 0;
-	t.overhead_ms = 2.0;
-	t.overhead_sd_ms = 2.0;
-	t.prefill_base_ms = 15.0;
-	for (int i = 0; i < t.n_decode; i++) /* without server timings calibrate puts */
-		t.decode[i].ms += 10.0;      /* the base at decode_ms(1): 15 ms */
-	t.per_prefill_token_ms = 0.004;
-	t.per_prefill_attn_ms = 0;
-	write_truth(&t, dir, "truth-jitter.json", tp, sizeof(tp));
-	if (simulate(argv[1], tp, dir, files) == 0)
-		split_case(argv[1], tp, dir, files, 0, 0, 0.05);
-	else
-		check_failures++;
-	unlink(tp);
+	split_cases(argv[1], &t, dir, files);
 	sb_model_fini(&t);
 	if (sb_model_load(argv[2], &t, &e) < 0)
 		return 1;
@@ -375,9 +406,5 @@ int main(int argc, char **argv)
 		unlink(files[i]);
 	rmdir(dir);
 	sb_model_fini(&t);
-	for (size_t i = 0; i < n; i++)
-		sb_results_fini(&res[i]);
-	free(res);
-	free(in);
 	CHECK_DONE();
 }

@@ -38,7 +38,8 @@ static int nd(sb_api a, sb_stream *st, const char *line)
 	return rc < 0 ? -1 : tok;
 }
 
-int main(void)
+/* URL roots, the API a URL names, API names and paths. */
+static void test_roots(void)
 {
 	root("http://127.0.0.1:11434/v1", "http://127.0.0.1:11434", 1);
 	root("http://127.0.0.1:11434/v1/", "http://127.0.0.1:11434", 1);
@@ -64,8 +65,12 @@ int main(void)
 	CHECK(sb_api_parse("grpc", &a, &e) < 0 && strstr(e.msg, "grpc"));
 	CHECK_STR(sb_api_path(SB_API_OPENAI_COMPLETIONS), "/v1/completions");
 	CHECK_STR(sb_api_path(SB_API_OLLAMA_GENERATE), "/api/generate");
+}
 
-	/* Bodies */
+/* Request bodies: OpenAI chat and completions (id_slot when pinned),
+ * Ollama generate. */
+static void test_bodies(void)
+{
 	sb_api_req rq = { .model = "m", .prompt = "hello there", .max_tokens = 64,
 			  .ignore_eos = 1, .cache_prompt = 0, .stream = 1 };
 	char *s = sb_api_body(SB_API_OPENAI_CHAT, &rq);
@@ -97,8 +102,11 @@ int main(void)
 	CHECK(!json_object_get(j, "max_tokens") && !json_object_get(j, "cache_prompt"));
 	json_decref(j);
 	free(s);
+}
 
-	/* OpenAI chat stream */
+/* An OpenAI chat stream: tokens, usage-only chunks, llama.cpp timings, [DONE]. */
+static void test_openai_stream(void)
+{
 	sb_stream st;
 	memset(&st, 0, sizeof(st));
 	sb_stream_reset(&st);
@@ -123,8 +131,15 @@ int main(void)
 	CHECK(!st.done);
 	CHECK(sse(&st, "message", "[DONE]") == 0);
 	CHECK(st.done && !st.err_class);
+	sb_stream_fini(&st);
+}
 
-	/* errors */
+/* Errors in a stream: error objects and events, malformed JSON, the first
+ * error wins, "error": null is none. */
+static void test_stream_errors(void)
+{
+	sb_stream st;
+	memset(&st, 0, sizeof(st));
 	sb_stream_reset(&st);
 	CHECK(sse(&st, "message", "{\"error\":{\"code\":500,\"message\":\"oops\"}}") == -1);
 	CHECK_STR(st.err_class, "stream_error");
@@ -140,8 +155,14 @@ int main(void)
 	CHECK_STR(st.err_class, "malformed");
 	sb_stream_reset(&st);
 	CHECK(sse(&st, "message", "{\"error\":null,\"choices\":[{\"delta\":{\"content\":\"x\"}}]}") == 1);
+	sb_stream_fini(&st);
+}
 
-	/* Ollama native */
+/* Ollama native streams: generate and chat, their errors. */
+static void test_ollama_stream(void)
+{
+	sb_stream st;
+	memset(&st, 0, sizeof(st));
 	sb_stream_reset(&st);
 	CHECK(nd(SB_API_OLLAMA_GENERATE, &st, "{\"response\":\"Hi\",\"done\":false}") == 1);
 	CHECK(nd(SB_API_OLLAMA_GENERATE, &st, "{\"response\":\"\",\"done\":false}") == 0);
@@ -159,13 +180,29 @@ int main(void)
 	sb_stream_reset(&st);
 	CHECK(nd(SB_API_OLLAMA_CHAT, &st, "{\"message\":") == -1);
 	CHECK_STR(st.err_class, "malformed");
+	sb_stream_fini(&st);
+}
 
-	/* non-streamed probe responses */
+/* A non-streamed probe response. */
+static void test_probe_response(void)
+{
+	sb_stream st;
+	memset(&st, 0, sizeof(st));
 	sb_stream_reset(&st);
 	const char *resp = "{\"choices\":[{\"message\":{\"content\":\"x\"}}],\"usage\":{\"prompt_tokens\":40,"
 			   "\"completion_tokens\":1}}";
 	CHECK(sb_api_response(SB_API_OPENAI_CHAT, &st, resp, strlen(resp)) == 0);
 	CHECK(st.prompt_tokens == 40);
 	sb_stream_fini(&st);
+}
+
+int main(void)
+{
+	test_roots();
+	test_bodies();
+	test_openai_stream();
+	test_stream_errors();
+	test_ollama_stream();
+	test_probe_response();
 	return check_report("test_api");
 }

@@ -82,16 +82,12 @@ static int count_outliers(const sb_comparison *c, int metric_lo, int metric_hi, 
 	return out;
 }
 
-int main(void)
+/* The "measurement": model m simulated with records kept, closed loop at
+ * 1..2S clients and open loop at 30/60/90% of capacity, in one document,
+ * loaded into *meas. Returns 0, or -1 (checks failed) when it cannot be had. */
+static int make_measured(const sb_model *m, sb_results *meas)
 {
-	sb_model m;
 	sb_error e = { "" };
-	if (sb_model_default(&m, &e) < 0) {
-		fprintf(stderr, "default model: %s\n", e.msg);
-		return 1;
-	}
-
-	/* closed loop 1..2S and open loop at 30/60/90% of capacity */
 	sb_workload wc, wo;
 	workload(&wc, SB_MODE_CONCURRENCY);
 	double cl[] = { 1, 2, 3, 4, 5, 6, 8 };
@@ -101,38 +97,42 @@ int main(void)
 	sb_sim_opts so;
 	sb_sim_opts_init(&so);
 	double mu = 0;
-	CHECK(sb_sim_capacity(&m, &so, &wc, &mu, &e) == 0 && mu > 0);
+	CHECK(sb_sim_capacity(m, &so, &wc, &mu, &e) == 0 && mu > 0);
 	wo.n_levels = 3;
 	wo.levels[0] = 0.3 * mu;
 	wo.levels[1] = 0.6 * mu;
 	wo.levels[2] = 0.9 * mu;
 
-	json_t *dc = simdoc_make(&m, &wc, 11);
-	json_t *dopen = simdoc_make(&m, &wo, 12);
+	json_t *dc = simdoc_make(m, &wc, 11);
+	json_t *dopen = simdoc_make(m, &wo, 12);
 	CHECK(dc && dopen);
 	if (!dc || !dopen)
-		CHECK_DONE();
+		return -1;
 	/* one document with both modes */
 	json_array_extend(json_object_get(dc, "levels"), json_object_get(dopen, "levels"));
 	json_decref(dopen);
-	sb_results meas;
-	int r = sb_results_from_json(dc, &meas, "simdoc", &e);
+	int r = sb_results_from_json(dc, meas, "simdoc", &e);
 	json_decref(dc);
 	CHECK(r == 0);
 	if (r < 0) {
 		fprintf(stderr, "%s\n", e.msg);
-		CHECK_DONE();
+		return -1;
 	}
+	return 0;
+}
 
-	sb_compare_opts o;
-	sb_compare_opts_init(&o);
-	o.forecast = 1;
+/* 1. and 4.: the same model agrees within the noise, the forecast covers,
+ * the counts line up, the simulated document loads back. Returns 0, or -1
+ * (checks failed) when the comparison cannot be run. */
+static int test_same_model(const sb_model *m, const sb_results *meas, const sb_compare_opts *o)
+{
+	sb_error e = { "" };
 	sb_comparison c;
-	r = sb_compare_run(&m, &meas, &o, &c, &e);
+	int r = sb_compare_run(m, meas, o, &c, &e);
 	CHECK(r == 0);
 	if (r < 0) {
 		fprintf(stderr, "%s\n", e.msg);
-		CHECK_DONE();
+		return -1;
 	}
 	sb_compare_report(stdout, &c, 0);
 	int n = 0;
@@ -166,13 +166,20 @@ int main(void)
 	CHECK(txt && !strstr(txt, "note: with one client"));
 	free(txt);
 	sb_comparison_fini(&c);
+	return 0;
+}
 
-	/* 2x slower decode */
+/* 2.: decode steps 2x slower than m's are flagged (errors, the goal check,
+ * the forecast, the one-client TPOT note). */
+static void test_slow_decode(const sb_model *m, const sb_results *meas, const sb_compare_opts *o)
+{
+	sb_error e = { "" };
+	sb_comparison c;
 	sb_model bad;
-	sb_model_copy(&bad, &m);
+	sb_model_copy(&bad, m);
 	for (int i = 0; i < bad.n_decode; i++)
 		bad.decode[i].ms *= 2;
-	r = sb_compare_run(&bad, &meas, &o, &c, &e);
+	int r = sb_compare_run(&bad, meas, o, &c, &e);
 	CHECK(r == 0);
 	if (r == 0) {
 		int nt = 0;
@@ -186,7 +193,7 @@ int main(void)
 		CHECK(sb_compare_check(&c, NULL, NULL, 0) == 0);
 		CHECK(c.fc_inside < 0.60 * (double)c.fc_total);
 		/* one client's TPOT twice the measured: the note says so */
-		txt = report_text(&c);
+		char *txt = report_text(&c);
 		const char *note = txt ? strstr(txt, "note: with one client the model's TPOT is ") : NULL;
 		CHECK(note && strstr(note, "% above the measured one"));
 		CHECK(txt && !strstr(txt, "model's TTFT is"));
@@ -194,21 +201,48 @@ int main(void)
 		sb_comparison_fini(&c);
 	}
 	sb_model_fini(&bad);
+}
 
-	/* prefill 20% slower: the one-client TTFT note, and not the TPOT one */
-	sb_model_copy(&bad, &m);
+/* Prefill 20% slower than m's: the one-client TTFT note, and not the TPOT
+ * one. */
+static void test_slow_prefill(const sb_model *m, const sb_results *meas, const sb_compare_opts *o)
+{
+	sb_error e = { "" };
+	sb_comparison c;
+	sb_model bad;
+	sb_model_copy(&bad, m);
 	bad.per_prefill_token_ms *= 1.2;
 	bad.prefill_base_ms *= 1.2;
-	r = sb_compare_run(&bad, &meas, &o, &c, &e);
+	int r = sb_compare_run(&bad, meas, o, &c, &e);
 	CHECK(r == 0);
 	if (r == 0) {
-		txt = report_text(&c);
+		char *txt = report_text(&c);
 		CHECK(txt && strstr(txt, "note: with one client the model's TTFT is "));
 		CHECK(txt && !strstr(txt, "model's TPOT is"));
 		free(txt);
 		sb_comparison_fini(&c);
 	}
 	sb_model_fini(&bad);
+}
+
+int main(void)
+{
+	sb_model m;
+	sb_error e = { "" };
+	if (sb_model_default(&m, &e) < 0) {
+		fprintf(stderr, "default model: %s\n", e.msg);
+		return 1;
+	}
+	sb_results meas;
+	if (make_measured(&m, &meas) < 0)
+		CHECK_DONE();
+	sb_compare_opts o;
+	sb_compare_opts_init(&o);
+	o.forecast = 1;
+	if (test_same_model(&m, &meas, &o) < 0)
+		CHECK_DONE();
+	test_slow_decode(&m, &meas, &o);
+	test_slow_prefill(&m, &meas, &o);
 	sb_results_fini(&meas);
 	sb_model_fini(&m);
 	CHECK_DONE();

@@ -45,26 +45,28 @@ static int draw(const char *const *files, size_t n, const char *out, unsigned ki
 	return rc;
 }
 
-int main(void)
-{
-	if (!have_gnuplot()) {
-		fprintf(stderr, "gnuplot not installed: skipping\n");
-		return 77;
-	}
-	char dir[] = "/tmp/sb-plot-test.XXXXXX";
-	if (!mkdtemp(dir))
-		return 1;
-	char meas_p[256], sim_p[256], png[256], svg[256], bad[256], empty_p[256], ref[256],
-		lat[256];
-	snprintf(meas_p, sizeof(meas_p), "%s/measured.json", dir);
-	snprintf(sim_p, sizeof(sim_p), "%s/simulated.json", dir);
-	snprintf(png, sizeof(png), "%s/out.png", dir);
-	snprintf(svg, sizeof(svg), "%s/out.svg", dir);
-	snprintf(bad, sizeof(bad), "%s/out.jpg", dir);
-	snprintf(empty_p, sizeof(empty_p), "%s/empty.json", dir);
-	snprintf(ref, sizeof(ref), "%s/ref.png", dir);
-	snprintf(lat, sizeof(lat), "%s/lat.png", dir);
+/* The files of one run, in a temporary folder. */
+typedef struct {
+	char meas[256], sim[256], png[256], svg[256], bad[256], empty[256], ref[256], lat[256];
+} plot_paths;
 
+static void paths_init(plot_paths *p, const char *dir)
+{
+	snprintf(p->meas, sizeof(p->meas), "%s/measured.json", dir);
+	snprintf(p->sim, sizeof(p->sim), "%s/simulated.json", dir);
+	snprintf(p->png, sizeof(p->png), "%s/out.png", dir);
+	snprintf(p->svg, sizeof(p->svg), "%s/out.svg", dir);
+	snprintf(p->bad, sizeof(p->bad), "%s/out.jpg", dir);
+	snprintf(p->empty, sizeof(p->empty), "%s/empty.json", dir);
+	snprintf(p->ref, sizeof(p->ref), "%s/ref.png", dir);
+	snprintf(p->lat, sizeof(p->lat), "%s/lat.png", dir);
+}
+
+/* Writes the inputs: a measured-like file (the default model simulated at
+ * 1, 4 and 6 clients), its replay, and the reference with the same levels
+ * and no figures. */
+static void write_inputs(const plot_paths *p)
+{
 	sb_model m;
 	sb_error e = { "" };
 	CHECK(sb_model_default(&m, &e) == 0);
@@ -82,14 +84,14 @@ int main(void)
 	CHECK(doc != NULL);
 	sb_results meas;
 	CHECK(doc && sb_results_from_json(doc, &meas, "doc", &e) == 0);
-	CHECK(sb_json_write_file(meas_p, doc, &e) == 0);
+	CHECK(sb_json_write_file(p->meas, doc, &e) == 0);
 	json_decref(doc);
 	sb_compare_opts o;
 	sb_compare_opts_init(&o);
 	o.replications = 3;
 	sb_comparison c;
 	CHECK(sb_compare_run(&m, &meas, &o, &c, &e) == 0);
-	CHECK(sb_json_write_file(sim_p, c.simulated, &e) == 0);
+	CHECK(sb_json_write_file(p->sim, c.simulated, &e) == 0);
 	sb_comparison_fini(&c);
 	sb_results_fini(&meas);
 	sb_model_fini(&m);
@@ -99,55 +101,81 @@ int main(void)
 				  SB_RESULTS_SCHEMA, "source", "measured", "levels", "level", 1.0,
 				  "mode", "concurrency", "level", 4.0, "mode", "concurrency",
 				  "level", 6.0, "mode", "concurrency");
-	CHECK(empty && sb_json_write_file(empty_p, empty, &e) == 0);
+	CHECK(empty && sb_json_write_file(p->empty, empty, &e) == 0);
 	json_decref(empty);
-	const char *empty_f[] = { empty_p }, *both[] = { meas_p, sim_p }, *one[] = { meas_p };
-	CHECK(draw(empty_f, 1, ref, SB_PLOT_LATENCY) == 0);
-	CHECK(draw(both, 2, lat, SB_PLOT_LATENCY) == 0);
-	long nref = file_size(ref), nlat = file_size(lat);
+}
+
+/* The drawings: latency panels and all panels (PNG) at least 1.5x the empty
+ * reference, with PNG magic; one CDF panel as SVG. */
+static void test_draw(const plot_paths *p)
+{
+	const char *empty_f[] = { p->empty }, *both[] = { p->meas, p->sim };
+	CHECK(draw(empty_f, 1, p->ref, SB_PLOT_LATENCY) == 0);
+	CHECK(draw(both, 2, p->lat, SB_PLOT_LATENCY) == 0);
+	long nref = file_size(p->ref), nlat = file_size(p->lat);
 	printf("latency panels: %ld bytes; empty reference: %ld bytes\n", nlat, nref);
 	CHECK(nref > 0 && nlat > 3 * nref / 2);
 
-	CHECK(draw(both, 2, png, SB_PLOT_ALL) == 0);
-	long n = file_size(png);
+	CHECK(draw(both, 2, p->png, SB_PLOT_ALL) == 0);
+	long n = file_size(p->png);
 	printf("png (all panels): %ld bytes\n", n);
 	CHECK(n > 3 * nref / 2);
-	FILE *f = fopen(png, "rb");
+	FILE *f = fopen(p->png, "rb");
 	unsigned char mg[8] = { 0 };
 	CHECK(f && fread(mg, 1, 8, f) == 8);
 	if (f)
 		fclose(f);
 	CHECK(!memcmp(mg, "\x89PNG\r\n\x1a\n", 8));
 
-	CHECK(draw(both, 2, svg, SB_PLOT_CDF) == 0);
+	CHECK(draw(both, 2, p->svg, SB_PLOT_CDF) == 0);
 	char head[512] = "";
-	f = fopen(svg, "r");
+	f = fopen(p->svg, "r");
 	CHECK(f && fread(head, 1, sizeof(head) - 1, f) > 0);
 	if (f)
 		fclose(f);
 	/* one CDF panel: 36 measured points and three simulated steps */
-	printf("svg: %ld bytes\n", file_size(svg));
+	printf("svg: %ld bytes\n", file_size(p->svg));
 	CHECK(strstr(head, "<svg") != NULL);
-	CHECK(file_size(svg) > 8 * 1024);
+	CHECK(file_size(p->svg) > 8 * 1024);
+}
 
-	/* bad input: the output's extension, a missing file, an unknown kind,
-	 * no output */
-	CHECK(draw(one, 1, bad, SB_PLOT_ALL) == -EINVAL);
-	CHECK(file_size(bad) < 0);
+/* Bad input: the output's extension, a missing file, an unknown kind, no
+ * output. */
+static void test_bad_input(const plot_paths *p)
+{
+	sb_error e = { "" };
+	const char *one[] = { p->meas };
+	CHECK(draw(one, 1, p->bad, SB_PLOT_ALL) == -EINVAL);
+	CHECK(file_size(p->bad) < 0);
 	const char *missing[] = { "/nonexistent/x.json" };
-	CHECK(draw(missing, 1, png, SB_PLOT_ALL) < 0);
+	CHECK(draw(missing, 1, p->png, SB_PLOT_ALL) < 0);
 	unsigned kind = 0;
 	CHECK(sb_plot_kind_parse("pie", &kind, "--kind", &e) == -EINVAL && strstr(e.msg, "pie"));
 	CHECK(sb_plot_kind_parse("cdf", &kind, "--kind", &e) == 0 && kind == SB_PLOT_CDF);
 	CHECK(draw(one, 1, NULL, SB_PLOT_ALL) == -EINVAL);
+}
 
-	unlink(meas_p);
-	unlink(sim_p);
-	unlink(png);
-	unlink(svg);
-	unlink(empty_p);
-	unlink(ref);
-	unlink(lat);
+int main(void)
+{
+	if (!have_gnuplot()) {
+		fprintf(stderr, "gnuplot not installed: skipping\n");
+		return 77;
+	}
+	char dir[] = "/tmp/sb-plot-test.XXXXXX";
+	if (!mkdtemp(dir))
+		return 1;
+	plot_paths p;
+	paths_init(&p, dir);
+	write_inputs(&p);
+	test_draw(&p);
+	test_bad_input(&p);
+	unlink(p.meas);
+	unlink(p.sim);
+	unlink(p.png);
+	unlink(p.svg);
+	unlink(p.empty);
+	unlink(p.ref);
+	unlink(p.lat);
 	rmdir(dir);
 	CHECK_DONE();
 }
