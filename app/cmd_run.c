@@ -109,7 +109,8 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("out", SB_CLI_STRING, &cmd.out, 0, 0, "FILE",
 		   "results JSON (atomic); FILE.partial.jsonl logs each request as it ends"),
 	FN("api", &C->api, "A", parse_api,
-	   "auto|openai-chat|openai-completions|ollama-generate|ollama-chat"),
+	   "auto|openai-chat|openai-completions|ollama-generate|ollama-chat|\n"
+	   "llama-completion"),
 	FN("arrival", &W->arrival, "A", parse_arrival, "poisson|constant|gamma (open loop)"),
 	SB_CLI_OPT("arrival-cv", SB_CLI_DOUBLE, &W->arrival_cv, 1e-3, 100, "X",
 		   "coefficient of variation of gamma gaps"),

@@ -151,7 +151,8 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("out-simulated", SB_CLI_STRING, &cmd.sim_out, 0, 0, "FILE",
 		   "write the predicted results (same schema, for plots)"),
 	FN("api", &C->run.api, "A", parse_api,
-	   "auto|openai-chat|openai-completions|ollama-generate|ollama-chat"),
+	   "auto|openai-chat|openai-completions|ollama-generate|ollama-chat|\n"
+	   "llama-completion"),
 	SB_CLI_OPT("no-cache-prompt", SB_CLI_FLAG, &cmd.no_cache_prompt, 0, 0, NULL,
 		   "ask llama.cpp not to reuse its prompt cache"),
 	SB_CLI_OPT("verbose", SB_CLI_FLAG, &cmd.verbose, 0, 0, NULL,

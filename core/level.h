@@ -56,7 +56,8 @@ typedef struct sb_reqrec {
 	const char *err_msg;
 	int warmup;           /* 1: a warm-up request, replayed but not counted
 			       * (record "warmup": true; written only when set) */
-	long slot;            /* the llama.cpp slot it was pinned to (record
+	long slot;            /* the llama.cpp slot that served it, as the
+			       * server reported it or as it was pinned (record
 			       * "slot"), -1 when absent. Read by the results
 			       * loader; measure/bench.c writes it, not
 			       * sb_reqrec_to_json (records built with

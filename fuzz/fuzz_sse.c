@@ -1,5 +1,5 @@
 /* fuzz_sse.c — the incremental SSE parser (measure/sse.h) and the OpenAI
- * stream adapter behind it (measure/api.h, measure/jscan.h).
+ * and llama-completion stream adapters behind it (measure/api.h, measure/jscan.h).
  *
  * The input is one response stream. It is parsed three times with the same
  * limit: in one piece, one byte at a time, and in pieces of random sizes
@@ -30,7 +30,7 @@ static void probe_json(const char *s, size_t n)
 {
 	static const char *const paths[] = { "choices.0.delta.content", "choices.0.text",
 					     "usage.completion_tokens", "timings",
-					     "error.message", "a.b.c.0.1" };
+					     "error.message", "id_slot", "a.b.c.0.1" };
 	(void)sb_jscan_valid(s, n);
 	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
 		sb_jspan v = { NULL, 0 };
@@ -123,7 +123,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	/* the limit: usually generous, sometimes tiny to reach the E2BIG paths */
 	size_t max = (x & 3) == 0 ? (size_t)(1 + ((x >> 2) % 64)) : (size_t)1 << 16;
 	unsigned long stop = ((x >> 10) & 7) == 0 ? 1 + (unsigned long)((x >> 13) % 8) : 0;
-	sb_api api = ((x >> 20) & 1) ? SB_API_OPENAI_COMPLETIONS : SB_API_OPENAI_CHAT;
+	static const sb_api apis[] = { SB_API_OPENAI_CHAT, SB_API_OPENAI_COMPLETIONS,
+				       SB_API_LLAMA_COMPLETION };
+	sb_api api = apis[(x >> 20) % 3];
 
 	outcome a = parse(data, size, max, stop, 0, seed, api);
 	outcome b = parse(data, size, max, stop, 1, seed, api);

@@ -13,6 +13,7 @@
 
 static const char *const api_names[] = {
 	"auto", "openai-chat", "openai-completions", "ollama-generate", "ollama-chat",
+	"llama-completion",
 };
 
 const char *sb_api_name(sb_api a)
@@ -31,12 +32,13 @@ int sb_api_parse(const char *s, sb_api *a, sb_error *e)
 		}
 	}
 	return sb_error_set(e, "--api: unknown API '%s' (expected auto, openai-chat, "
-			    "openai-completions, ollama-generate or ollama-chat)", s);
+			    "openai-completions, ollama-generate, ollama-chat or llama-completion)", s);
 }
 
 int sb_api_is_sse(sb_api a)
 {
-	return a == SB_API_OPENAI_CHAT || a == SB_API_OPENAI_COMPLETIONS;
+	return a == SB_API_OPENAI_CHAT || a == SB_API_OPENAI_COMPLETIONS ||
+	       a == SB_API_LLAMA_COMPLETION;
 }
 
 const char *sb_api_path(sb_api a)
@@ -45,6 +47,7 @@ const char *sb_api_path(sb_api a)
 	case SB_API_OPENAI_COMPLETIONS: return "/v1/completions";
 	case SB_API_OLLAMA_GENERATE: return "/api/generate";
 	case SB_API_OLLAMA_CHAT: return "/api/chat";
+	case SB_API_LLAMA_COMPLETION: return "/completion";
 	default: return "/v1/chat/completions";
 	}
 }
@@ -58,6 +61,7 @@ static const struct {
 	{ "/completions", SB_API_OPENAI_COMPLETIONS },
 	{ "/api/generate", SB_API_OLLAMA_GENERATE },
 	{ "/api/chat", SB_API_OLLAMA_CHAT },
+	{ "/completion", SB_API_LLAMA_COMPLETION },
 };
 #define N_ENDPOINTS (sizeof(endpoints) / sizeof(endpoints[0]))
 
@@ -132,6 +136,18 @@ char *sb_api_body(sb_api a, const sb_api_req *r)
 		json_object_set_new(j, "options", json_pack("{s:I}", "num_predict",
 							    (json_int_t)r->max_tokens));
 		break;
+	case SB_API_LLAMA_COMPLETION:
+		/* "model" (set above): a one-model llama-server ignores it, its
+		 * router mode routes on it */
+		json_object_set_new(j, "prompt", json_string(r->prompt));
+		json_object_set_new(j, "n_predict", json_integer(r->max_tokens));
+		if (r->ignore_eos)
+			json_object_set_new(j, "ignore_eos", json_true());
+		if (!r->cache_prompt)
+			json_object_set_new(j, "cache_prompt", json_false());
+		if (r->has_slot)
+			json_object_set_new(j, "id_slot", json_integer(r->id_slot));
+		break;
 	default:
 		if (a == SB_API_OPENAI_COMPLETIONS)
 			json_object_set_new(j, "prompt", json_string(r->prompt));
@@ -161,6 +177,7 @@ void sb_stream_reset(sb_stream *st)
 	st->prompt_tokens = -1;
 	st->completion_tokens = -1;
 	st->prompt_ms = NAN;
+	st->slot = -1;
 }
 
 void sb_stream_fini(sb_stream *st)
@@ -279,10 +296,39 @@ static void read_usage_timings(sb_stream *st, const char *s, size_t n)
 	}
 }
 
+/* The last chunk of a llama-completion stream ("stop": true): counts,
+ * timings, the slot that served the request. */
+static void read_llama_final(sb_stream *st, const char *s, size_t n)
+{
+	double d;
+	if (span_num(s, n, "tokens_evaluated", &d))
+		st->prompt_tokens = token_count(d);
+	if (span_num(s, n, "tokens_predicted", &d))
+		st->completion_tokens = token_count(d);
+	if (span_num(s, n, "id_slot", &d) && d >= 0 && d <= 1e9)
+		st->slot = (long)d;
+	read_usage_timings(st, s, n);
+}
+
+/* A llama-completion chunk (already validated, not an error): a token
+ * when "content" is non-empty; "stop": true ends the stream. Partial
+ * chunks carry "id_slot": -1 (llama.cpp sets it in the last one only). */
+static void llama_chunk(sb_stream *st, const char *data, size_t len, int *is_token)
+{
+	sb_jspan v;
+	if (sb_jscan_find(data, len, "content", &v) && sb_jspan_is_nonempty_string(v)) {
+		*is_token = 1;
+		st->n_content++;
+	}
+	if (sb_jscan_find(data, len, "stop", &v) && sb_jspan_bool(v) == 1) {
+		st->done = 1;
+		read_llama_final(st, data, len);
+	}
+}
+
 int sb_api_sse_event(sb_api a, sb_stream *st, const char *event, const char *data,
 		     size_t len, int *is_token)
 {
-	(void)a;
 	*is_token = 0;
 	if (!strcmp(event, "error")) {
 		char msg[200];
@@ -302,6 +348,10 @@ int sb_api_sse_event(sb_api a, sb_stream *st, const char *event, const char *dat
 	if (has_bytes(data, len, "\"error\"") && sb_jscan_find(data, len, "error", &v) &&
 	    !sb_jspan_is_null(v))
 		return fail_with_error(st, v);
+	if (a == SB_API_LLAMA_COMPLETION) {
+		llama_chunk(st, data, len, is_token);
+		return 0;
+	}
 	if ((sb_jscan_find(data, len, "choices.0.delta.content", &v) &&
 	     sb_jspan_is_nonempty_string(v)) ||
 	    (sb_jscan_find(data, len, "choices.0.text", &v) && sb_jspan_is_nonempty_string(v)) ||

@@ -4,6 +4,12 @@
  *   openai-completions  POST {root}/v1/completions        SSE
  *   ollama-generate     POST {root}/api/generate          NDJSON
  *   ollama-chat         POST {root}/api/chat              NDJSON
+ *   llama-completion    POST {root}/completion            SSE (llama.cpp's native
+ *                       API: no chat template; every chunk carries "id_slot",
+ *                       -1 but in the last one, which has "stop": true, the
+ *                       token counts and "timings", and ends the stream: no
+ *                       [DONE]; that chunk echoes the whole prompt, so
+ *                       max_line bounds the prompt's size too)
  *
  * {root} is the URL the user gave without a trailing "/" and "/v1".
  * An adapter turns one stream event (an SSE data payload or an NDJSON line)
@@ -26,6 +32,7 @@ typedef enum sb_api {
 	SB_API_OPENAI_COMPLETIONS,
 	SB_API_OLLAMA_GENERATE,
 	SB_API_OLLAMA_CHAT,
+	SB_API_LLAMA_COMPLETION,
 } sb_api;
 
 /* "auto", "openai-chat", ... */
@@ -53,10 +60,10 @@ typedef struct sb_api_req {
 	const char *model;
 	const char *prompt;
 	long max_tokens;
-	int ignore_eos;    /* send "ignore_eos": true (OpenAI APIs) */
+	int ignore_eos;    /* send "ignore_eos": true (OpenAI and llama.cpp APIs) */
 	int cache_prompt;  /* 1 default; 0 sends "cache_prompt": false */
 	int stream;        /* 1 for measured requests; 0 for probes */
-	int has_slot;      /* 1: send "id_slot": id_slot (llama.cpp, OpenAI APIs) */
+	int has_slot;      /* 1: send "id_slot": id_slot (OpenAI and llama.cpp APIs) */
 	long id_slot;
 } sb_api_req;
 
@@ -66,10 +73,13 @@ char *sb_api_body(sb_api a, const sb_api_req *r);
 /* What has been read from one response stream so far. */
 typedef struct sb_stream {
 	long n_content;        /* content events (tokens or token groups) */
-	int done;              /* [DONE] (SSE) or "done": true (NDJSON) seen */
+	int done;              /* [DONE] (SSE), "done": true (NDJSON) or
+				* "stop": true (llama-completion) seen */
 	long prompt_tokens;    /* from usage / prompt_eval_count; -1 unknown */
 	long completion_tokens;/* from usage / eval_count; -1 unknown */
 	double prompt_ms;      /* server's own prefill time; NaN unknown */
+	long slot;             /* the slot that served it ("id_slot" >= 0, as
+				* llama-completion's last chunk says); -1 unknown */
 	json_t *server;        /* owned: what the server said about itself, or NULL */
 	const char *err_class; /* static string, NULL while fine */
 	char err_msg[256];
@@ -83,8 +93,8 @@ void sb_stream_fini(sb_stream *st);
 int sb_stream_fail(sb_stream *st, const char *cls, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
-/* Interprets one SSE event of an OpenAI-style stream. *is_token is set to 1
- * when it carried content. Returns 0, or -1 after recording an error
+/* Interprets one SSE event of an OpenAI-style or llama-completion stream.
+ * *is_token is set to 1 when it carried content. Returns 0, or -1 after recording an error
  * (stream_error or malformed) in st. */
 int sb_api_sse_event(sb_api a, sb_stream *st, const char *event,
 		     const char *data, size_t len, int *is_token);

@@ -296,6 +296,11 @@ static void on_done(void *ud, const sb_driver_done *d)
 	sb_stream *st = d->st;
 	double ttft = isnan(d->t_first_s) ? NAN : (d->t_first_s - d->t_scheduled_s) * 1e3;
 	long out_tokens = st->completion_tokens;
+	/* the slot the server says served it, else the one it was pinned to
+	 * (they agree: llama.cpp serves a pinned request in its slot) */
+	long slot = st->slot;
+	if (slot < 0 && r->o.pin_stride > 0 && (size_t)d->id < r->cap_slot)
+		slot = r->slot_of[d->id];
 	const char *src = "server";
 	if (out_tokens < 0) {
 		out_tokens = st->n_content;
@@ -315,6 +320,7 @@ static void on_done(void *ud, const sb_driver_done *d)
 		.output_tokens = out_tokens,
 		.err_class = d->err_class,
 		.err_msg = d->err_msg,
+		.slot = slot,
 	};
 	sb_levelacc_add(&r->acc, &rec);
 	json_t *server = st->server;
@@ -330,8 +336,8 @@ static void on_done(void *ud, const sb_driver_done *d)
 	json_object_set_new(j, "output_tokens_source", json_string(src));
 	if (d->retries)
 		json_object_set_new(j, "client_retries", json_integer(d->retries));
-	if (r->o.pin_stride > 0 && (size_t)d->id < r->cap_slot)
-		json_object_set_new(j, "slot", json_integer(r->slot_of[d->id]));
+	if (slot >= 0)
+		json_object_set_new(j, "slot", json_integer(slot));
 	if (r->rec)
 		record_partial(r, j);
 	json_array_append_new(r->requests, j);

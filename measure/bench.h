@@ -60,8 +60,10 @@ typedef struct sb_bench_opts {
 	 * concurrency c: slots 0, k, ..., (c-1)k); a slot is free again the
 	 * moment its response ends. Open loop, once every such slot below the
 	 * server's slot count is held, a request joins the one with the fewest
-	 * (the server queues it). Records get "slot": s, the target
-	 * "pin_stride": k. 0: no pinning. */
+	 * (the server queues it). Records get "slot": s (or the slot the
+	 * server reports, which is the same), the target "pin_stride": k.
+	 * 0: no pinning. Unpinned, records get "slot" when the server
+	 * reports it (llama-completion). */
 	long pin_stride;
 	sb_run_progress_fn progress;
 	void *progress_ud;

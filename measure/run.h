@@ -16,8 +16,10 @@
  *
  * Per-request record (core/level.h sb_reqrec_to_json) plus: "input_len" and
  * "output_len" (what was asked for), "output_tokens_source" ("server" or
- * "chunks" when the server gave no count), "slot" (the llama.cpp slot it
-was pinned to, with pin_stride only). Its "server" object carries the
+ * "chunks" when the server gave no count), "slot" (the llama.cpp slot that
+ * served it: the "id_slot" the server reported (llama-completion), else
+ * the one it was pinned to (pin_stride); absent when neither is known).
+ * Its "server" object carries the
  * server's own view when it gave one, normalised to llama.cpp's names
  * (prompt_n, prompt_ms, predicted_n, predicted_ms, cache_n) plus the raw
  * "timings"/"usage" objects or Ollama's prompt_eval_count/duration,

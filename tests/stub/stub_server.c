@@ -14,6 +14,9 @@
  *   POST /tokenize                       {"content": "..."} -> {"tokens": [...]}
  *   POST /v1/chat/completions, /v1/completions   OpenAI SSE
  *   POST /api/generate, /api/chat                Ollama NDJSON
+ *   POST /completion                     llama.cpp's native SSE: "id_slot" -1
+ *                                        in every chunk but the last ("stop":
+ *                                        true, counts, timings), no [DONE]
  * and for the tests: GET /metrics (connections accepted, open, generation
  * requests, completed) and POST /close-idle (closes every idle kept-alive
  * connection, as a server's keep-alive timeout does, then its own).
@@ -63,7 +66,13 @@
 #define MAX_REQUEST_BYTES (16u << 20)
 #define LATE_BUCKETS 1000000 /* lateness histogram: 1 µs buckets up to 1 s */
 
-enum api { API_NONE, API_CHAT, API_COMPL, API_OGEN, API_OCHAT };
+enum api { API_NONE, API_CHAT, API_COMPL, API_OGEN, API_OCHAT, API_LCOMPL };
+
+/* Whether the API streams SSE (else NDJSON). */
+static bool api_sse(enum api a)
+{
+	return a == API_CHAT || a == API_COMPL || a == API_LCOMPL;
+}
 
 enum fault {
 	F_NONE,
@@ -480,15 +489,14 @@ static void conn_error_json(struct srv *s, struct conn *c, int code, const char 
 
 static const char *eol(const struct srv *s, const struct conn *c)
 {
-	bool sse = c->api == API_CHAT || c->api == API_COMPL;
-	return sse && s->crlf ? "\r\n" : "\n";
+	return api_sse(c->api) && s->crlf ? "\r\n" : "\n";
 }
 
 /* Appends one SSE data event (or NDJSON line) carrying `json`. */
 static void add_event(const struct srv *s, const struct conn *c, struct buf *b, const char *json)
 {
 	const char *e = eol(s, c);
-	if (c->api == API_CHAT || c->api == API_COMPL)
+	if (api_sse(c->api))
 		buf_printf(b, "data: %s%s%s", json, e, e);
 	else
 		buf_printf(b, "%s%s", json, e);
@@ -523,6 +531,12 @@ static void add_token(const struct srv *s, const struct conn *c, struct buf *b, 
 			   "{\"model\":\"%s\",\"created_at\":\"2026-01-01T00:00:00Z\","
 			   "\"message\":{\"role\":\"assistant\",\"content\":\"%s\"},\"done\":false}",
 			   c->model, text);
+		break;
+	case API_LCOMPL: /* c->k: the step being built */
+		buf_printf(&j,
+			   "{\"index\":0,\"content\":\"%s\",\"tokens\":[%u],\"stop\":false,"
+			   "\"id_slot\":-1,\"tokens_predicted\":%u,\"tokens_evaluated\":%u}",
+			   text, 1000 + c->k % 30000, c->k + 1, c->prompt_tokens);
 		break;
 	case API_NONE:
 		break;
@@ -561,7 +575,9 @@ static void add_finals(const struct srv *s, const struct conn *c, struct buf *b)
 		 "\"predicted_per_token_ms\":%.3f,\"predicted_per_second\":%.3f}",
 		 p, pms, p ? pms / p : 0.0, pms > 0 ? p * 1000.0 / pms : 0.0, n, dms,
 		 n > 1 ? dms / (n - 1) : 0.0, dms > 0 ? (n - 1) * 1000.0 / dms : 0.0);
-	if (c->want_slot >= 0) /* pinned: which slot served it (inside "timings") */
+	if (c->api == API_LCOMPL) /* llama.cpp's own timings name the cache hits too */
+		snprintf(tim + strlen(tim) - 1, sizeof tim - strlen(tim) + 1, ",\"cache_n\":0}");
+	else if (c->want_slot >= 0) /* pinned: which slot served it (inside "timings") */
 		snprintf(tim + strlen(tim) - 1, sizeof tim - strlen(tim) + 1, ",\"id_slot\":%ld}",
 			 c->slot_id);
 	switch (c->api) {
@@ -603,6 +619,16 @@ static void add_finals(const struct srv *s, const struct conn *c, struct buf *b)
 			   (pms + dms) * 1e6, p, pms * 1e6, n, dms * 1e6);
 		add_event(s, c, b, j.p);
 		break;
+	case API_LCOMPL: /* the final result; the stream just ends after it */
+		buf_printf(&j,
+			   "{\"index\":0,\"content\":\"\",\"tokens\":[],\"id_slot\":%ld,\"stop\":true,"
+			   "\"model\":\"%s\",\"tokens_predicted\":%u,\"tokens_evaluated\":%u,"
+			   "\"generation_settings\":{\"n_predict\":%u},\"prompt\":\"\","
+			   "\"has_new_line\":false,\"truncated\":false,\"stop_type\":\"limit\","
+			   "\"stopping_word\":\"\",\"tokens_cached\":%u,%s}",
+			   c->slot_id, c->model, n, p, n, p + n - 1, tim);
+		add_event(s, c, b, j.p);
+		break;
 	case API_NONE:
 		break;
 	}
@@ -637,7 +663,7 @@ static enum action step_bytes(const struct srv *s, struct conn *c, unsigned k, s
 					  "\"type\":\"server_error\"}}");
 			return ACT_FINISH;
 		case F_MALFORMED:
-			if (c->api == API_CHAT || c->api == API_COMPL)
+			if (api_sse(c->api))
 				add_event(s, c, b, "{\"choices\":[{\"index\":0,\"delta\":{\"content\":\" tok\"}");
 			else
 				add_event(s, c, b, "{\"response\":\" tok\",\"done\":fal");
@@ -658,6 +684,8 @@ static enum action step_bytes(const struct srv *s, struct conn *c, unsigned k, s
 		default:
 			break;
 		}
+	} else if (c->api == API_LCOMPL) {
+		add_token(s, c, b, " tok"); /* its count changes from one to the next */
 	} else {
 		if (c->tok.len == 0)
 			add_token(s, c, &c->tok, " tok");
@@ -820,7 +848,7 @@ static void stream_start(struct srv *s, struct conn *c, long slot)
 	c->next_ka = 0;
 	c->tok.len = 0;
 	if (c->stream) {
-		bool sse = c->api == API_CHAT || c->api == API_COMPL;
+		bool sse = api_sse(c->api);
 		buf_printf(&c->out,
 			   "HTTP/1.1 200 OK\r\nServer: servebench-stub\r\nContent-Type: %s\r\n"
 			   "Cache-Control: no-cache\r\n%s\r\n",
@@ -879,6 +907,17 @@ static void nonstream_finish(struct srv *s, struct conn *c)
 			   "\"total_tokens\":%u}}",
 			   c->req_index, s->created, c->model, text.p ? text.p : "", p, n, p + n);
 		break;
+	case API_LCOMPL: {
+		double pms, dms;
+		timings(s, c, &pms, &dms);
+		buf_printf(&j,
+			   "{\"index\":0,\"content\":\"%s\",\"tokens\":[],\"id_slot\":%ld,\"stop\":true,"
+			   "\"model\":\"%s\",\"tokens_predicted\":%u,\"tokens_evaluated\":%u,"
+			   "\"stop_type\":\"limit\",\"timings\":{\"prompt_n\":%u,\"prompt_ms\":%.3f,"
+			   "\"predicted_n\":%u,\"predicted_ms\":%.3f,\"cache_n\":0}}",
+			   text.p ? text.p : "", c->slot_id, c->model, n, p, p, pms, n, dms);
+		break;
+	}
 	default: {
 		double pms, dms;
 		timings(s, c, &pms, &dms);
@@ -1231,6 +1270,8 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 		api = API_OGEN;
 	else if (!strcmp(path, "/api/chat"))
 		api = API_OCHAT;
+	else if (!strcmp(path, "/completion"))
+		api = API_LCOMPL;
 	else if (!strcmp(path, "/tokenize"))
 		tokenize = true;
 	else if (!strcmp(path, "/apply-template"))

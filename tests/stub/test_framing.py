@@ -14,7 +14,8 @@ import stubtest as st
 OUT, INP, N = 12, 8, 4
 VARIANTS = ([], ["--split"], ["--crlf"], ["--keepalive-ms", "3"],
             ["--close-mode"], ["--split", "--crlf", "--close-mode"])
-APIS = ("openai-chat", "openai-completions", "ollama-generate", "ollama-chat")
+APIS = ("openai-chat", "openai-completions", "ollama-generate", "ollama-chat",
+        "llama-completion")
 
 
 def main(argv):
