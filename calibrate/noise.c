@@ -194,7 +194,7 @@ static double timing_spread(const cal_data *k, const cal_engine *g, cal_noise *o
 static int record_spread(const cal_data *k, const cal_engine *g, cal_noise *out, double *var,
 			 sb_error *e)
 {
-	double T2[64], S2[64], W[64];
+	double T2[64] = { 0 }, S2[64] = { 0 }, W[64] = { 0 };
 	size_t ng = 0;
 	for (size_t l = 0; l < k->n_lv && ng < 64; l++) {
 		const cal_level *L = &k->lvs[l];
