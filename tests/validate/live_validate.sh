@@ -102,7 +102,9 @@ else
   echo "llama-server at $URL (pid $PID)"
 fi
 
-common=(--url "$URL" --model live --output-len 32 --warmup 1 --quiet)
+common=(--url "$URL" --model live --quiet)
+# the calibration sweeps' and the repeat's lengths (a flag may be given once)
+std=(--output-len 32 --warmup 1)
 # Beyond 2 slots the server's choice of slot matters (per-slot KV streams:
 # one pass per run of consecutive busy slots): llama.cpp's native
 # /completion reports each request's slot, which the replay then uses.
@@ -133,9 +135,9 @@ if [[ $SLOTS != 2 ]]; then
   echo '{"levels": []}' >cal-sweep.json   # no sweep at the validation's lengths
 else
 echo "== calibration runs"
-sbrun --concurrency 1 --input-len 32 --num-requests 8 --seed 1 --out cal-32.json
-sbrun --concurrency 1 --input-len 256 --num-requests 8 --seed 2 --out cal-256.json
-sbrun --concurrency 1,2,3 --input-len 128 --num-requests 10 --seed 3 --out cal-sweep.json
+sbrun "${std[@]}" --concurrency 1 --input-len 32 --num-requests 8 --seed 1 --out cal-32.json
+sbrun "${std[@]}" --concurrency 1 --input-len 256 --num-requests 8 --seed 2 --out cal-256.json
+sbrun "${std[@]}" --concurrency 1,2,3 --input-len 128 --num-requests 10 --seed 3 --out cal-sweep.json
 # groups sent together to the idle server, as `calibrate --url` sends them:
 # does it prefill those it admits in one step (split_prob for pairs,
 # split_prob_crowded for fours, two of which wait for a slot)?
@@ -160,7 +162,7 @@ if [[ $rc -ge 2 ]]; then
 fi
 
 echo "== repeat measurement of the closed-loop levels"
-sbrun --concurrency "$levels" --input-len 128 --num-requests 10 --seed 21 --out r-closed.json
+sbrun "${std[@]}" --concurrency "$levels" --input-len 128 --num-requests 10 --seed 21 --out r-closed.json
 
 "$PY" - v1.json r-closed.json cmp1.json cal-sweep.json <<'PY'
 import json, sys
