@@ -118,6 +118,18 @@ sb_api sb_api_from_url(const char *url)
 	return SB_API_AUTO;
 }
 
+/* The fields llama.cpp reads beyond the API's own (other servers ignore
+ * them): ignore_eos, cache_prompt when off, id_slot when pinned. */
+static void set_llama_fields(json_t *j, const sb_api_req *r)
+{
+	if (r->ignore_eos)
+		json_object_set_new(j, "ignore_eos", json_true());
+	if (!r->cache_prompt)
+		json_object_set_new(j, "cache_prompt", json_false());
+	if (r->has_slot)
+		json_object_set_new(j, "id_slot", json_integer(r->id_slot));
+}
+
 char *sb_api_body(sb_api a, const sb_api_req *r)
 {
 	json_t *j = json_object();
@@ -141,12 +153,7 @@ char *sb_api_body(sb_api a, const sb_api_req *r)
 		 * router mode routes on it */
 		json_object_set_new(j, "prompt", json_string(r->prompt));
 		json_object_set_new(j, "n_predict", json_integer(r->max_tokens));
-		if (r->ignore_eos)
-			json_object_set_new(j, "ignore_eos", json_true());
-		if (!r->cache_prompt)
-			json_object_set_new(j, "cache_prompt", json_false());
-		if (r->has_slot)
-			json_object_set_new(j, "id_slot", json_integer(r->id_slot));
+		set_llama_fields(j, r);
 		break;
 	default:
 		if (a == SB_API_OPENAI_COMPLETIONS)
@@ -157,12 +164,7 @@ char *sb_api_body(sb_api a, const sb_api_req *r)
 		json_object_set_new(j, "max_tokens", json_integer(r->max_tokens));
 		if (r->stream)
 			json_object_set_new(j, "stream_options", json_pack("{s:b}", "include_usage", 1));
-		if (r->ignore_eos)
-			json_object_set_new(j, "ignore_eos", json_true());
-		if (!r->cache_prompt)
-			json_object_set_new(j, "cache_prompt", json_false());
-		if (r->has_slot)
-			json_object_set_new(j, "id_slot", json_integer(r->id_slot));
+		set_llama_fields(j, r);
 		break;
 	}
 	char *s = json_dumps(j, JSON_COMPACT);
