@@ -108,6 +108,10 @@ static int parse_api(const char *s, void *dest, const char *what, sb_error *e)
 static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("model-file", SB_CLI_STRING, &C->model_file, 0, 0, "FILE",
 		   "the calibrated model (servebench calibrate)"),
+	SB_CLI_OPT("second-model", SB_CLI_STRING, &C->second_model_file, 0, 0, "FILE",
+		   "a second calibration of the same server: replay the\n"
+		   "same requests through it too and report how far its\n"
+		   "prediction is from the first's"),
 	SB_CLI_OPT("url", SB_CLI_STRING, &C->run.url, 0, 0, "URL", "the live server"),
 	SB_CLI_OPT("model", SB_CLI_STRING, &C->run.model, 0, 0, "NAME",
 		   "the model name to request"),
@@ -177,6 +181,13 @@ static void usage(FILE *f)
 		"A one-client probe before each level and after the last reads the server's own\n"
 		"speed against the model; the speed-adjusted prediction scales each level's\n"
 		"prefill and decode times by the probes beside it (the goals use the plain one).\n"
+		"\n"
+		"With --second-model, a second calibration of the same server predicts the same\n"
+		"requests (same seed and replications); per quantity and class the report adds\n"
+		"the median over levels of |pred_B - pred_A| / pred_A beside the errors (JSON:\n"
+		"\"repeatability\"). validate measures no repeat itself: the measurement's own\n"
+		"repeat difference is that of `servebench run` of the same levels against\n"
+		"--out-measured. The goals use the first model only.\n"
 		"\n");
 	sb_cli_usage(f, opts, N_OPTS, 24);
 	fprintf(f,

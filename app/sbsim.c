@@ -3,7 +3,8 @@
  * Flags into sb_setup_flags (one table, core/cli.h), the setup merged and
  * checked by sim/setup.h, the sweep run and printed by sim/sweep.h and
  * sim/sweep_print.h; --plan is sim/capacity_plan.h, --json
- * sim/sweep_json.h, --compare validate/compare.h.
+ * sim/sweep_json.h, --compare validate/compare.h (--second-model
+ * validate/repeat.h).
  *
  * Exit status: 0 done; 1 --check found an expectation not met, or a write
  * or the simulation failed; 2 bad usage or input.
@@ -25,11 +26,12 @@
 #include "sim/sweep_json.h"
 #include "sim/sweep_print.h"
 #include "validate/compare.h"
+#include "validate/repeat.h"
 
 /* The command line: the setup's flags plus what sbsim does with the run. */
 static struct {
 	sb_setup_flags f;
-	const char *json, *compare;
+	const char *json, *compare, *second_model;
 	int version;
 } cmd;
 
@@ -115,6 +117,9 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("compare", SB_CLI_STRING, &cmd.compare, 0, 0, "MEASURED.json",
 		   "replay a measured run through the model and print\n"
 		   "measured vs predicted (--json: the prediction)"),
+	SB_CLI_OPT("second-model", SB_CLI_STRING, &cmd.second_model, 0, 0, "FILE",
+		   "with --compare: a second calibration's prediction of\n"
+		   "the same requests against the first's"),
 	SB_CLI_OPT("version", SB_CLI_FLAG, &cmd.version, 0, 0, NULL, "print the version"),
 };
 #undef F
@@ -140,7 +145,7 @@ static int fail(const sb_error *e, int err)
 static int check_compare_flags(const sb_cli_args *a, sb_error *e)
 {
 	static const char *ok[] = { "compare", "model-file", "slots", "seed",
-				    "replications", "no-noise", "json" };
+				    "replications", "no-noise", "json", "second-model" };
 	for (size_t k = 0; k < N_OPTS; k++) {
 		int allowed = 0;
 		for (size_t j = 0; j < sizeof(ok) / sizeof(ok[0]); j++)
@@ -148,11 +153,42 @@ static int check_compare_flags(const sb_cli_args *a, sb_error *e)
 		if (a->given[k] && !allowed)
 			return sb_error_set(e, "--compare replays the measured workload; it takes "
 					       "only --model-file, --slots, --seed, --replications, "
-					       "--no-noise and --json (not --%s)", opts[k].name);
+					       "--no-noise, --json and --second-model (not --%s)",
+					    opts[k].name);
 	}
 	if (cmd.f.seed != LONG_MIN && cmd.f.seed > 0x7fffffffL)
 		return sb_error_set(e, "--seed: %ld is outside [0, 2147483647]", cmd.f.seed);
 	return 0;
+}
+
+/* --second-model: its replay of meas with o, and the table of its
+ * difference from c's prediction (validate/repeat.h). */
+static int compare_second(const sb_comparison *c, const sb_results *meas,
+			  const sb_compare_opts *o, sb_error *e)
+{
+	sb_model m2;
+	sb_comparison c2;
+	sb_repeatability rp;
+	int r = sb_model_load(cmd.second_model, &m2, e);
+	if (r < 0) {
+		sb_error_prefix(e, "--second-model");
+		return fail(e, r);
+	}
+	if (cmd.f.slots != LONG_MIN)
+		m2.slots = (int)cmd.f.slots;
+	r = sb_compare_run(&m2, meas, o, &c2, e);
+	if (r == 0) {
+		r = sb_repeatability_compute(c, &c2, &rp, e);
+		sb_comparison_fini(&c2);
+	}
+	sb_model_fini(&m2);
+	if (r < 0) {
+		sb_error_prefix(e, "--second-model %s", cmd.second_model);
+		return fail(e, r);
+	}
+	int status = sb_repeatability_report(stdout, &rp, c, cmd.second_model) < 0 ? 1 : 0;
+	sb_repeatability_fini(&rp);
+	return status;
 }
 
 /* Replays the measured file through the model; prints the comparison. */
@@ -173,6 +209,11 @@ static int compare_with(const sb_model *m, sb_results *meas, sb_error *e)
 	}
 	printf("sbsim: model \"%s\" against %s\n", m->name, cmd.compare);
 	int status = sb_compare_report(stdout, &c, 0) < 0 ? 1 : 0;
+	if (cmd.second_model) {
+		int s2 = compare_second(&c, meas, &o, e);
+		if (s2)
+			status = s2;
+	}
 	sb_compare_goals g;
 	sb_compare_goals_init(&g);
 	sb_compare_report_goals(stdout, &c, &g);
@@ -295,6 +336,9 @@ int main(int argc, char **argv)
 		status = 0;
 	} else if (cmd.compare) {
 		status = run_compare(&args, &err);
+	} else if (cmd.second_model) {
+		sb_error_set(&err, "--second-model goes with --compare MEASURED.json");
+		status = fail(&err, -EINVAL);
 	} else {
 		status = run_sweep(&err);
 	}

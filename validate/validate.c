@@ -260,16 +260,45 @@ static int measure_all(const sb_validate_config *c, const sb_workload *wc, const
 
 /* ---- the whole validation ------------------------------------------------ */
 
-static int load_model(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+/* Loads and checks the model in path into *m; *loaded says whether *m
+ * needs sb_model_fini. */
+static int load_one(const char *path, sb_model *m, int *loaded, sb_error *e)
 {
-	int r = sb_model_load(c->model_file, &res->model, e);
+	int r = sb_model_load(path, m, e);
 	if (r < 0)
 		return r;
-	res->model_loaded = 1;
-	r = sb_model_validate(&res->model, e);
+	*loaded = 1;
+	r = sb_model_validate(m, e);
 	if (r < 0)
-		sb_error_prefix(e, "%s", c->model_file);
+		sb_error_prefix(e, "%s", path);
 	return r;
+}
+
+/* The model and, when given, the second model. */
+static int load_model(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+{
+	int r = load_one(c->model_file, &res->model, &res->model_loaded, e);
+	if (r == 0 && c->second_model_file)
+		r = load_one(c->second_model_file, &res->model2, &res->model2_loaded, e);
+	return r;
+}
+
+/* The second model's replay of the same requests (o: the first's options,
+ * without the forecast) and its difference from the first's. */
+static int compare_second(const sb_validate_config *c, sb_validate_result *res,
+			  const sb_compare_opts *o, sb_error *e)
+{
+	sb_compare_opts o2 = *o;
+	o2.forecast = 0;
+	int r = sb_compare_run(&res->model2, &res->meas, &o2, &res->cmp2, e);
+	if (r == 0)
+		r = sb_repeatability_compute(&res->cmp, &res->cmp2, &res->rep, e);
+	if (r < 0) {
+		sb_error_prefix(e, "%s", c->second_model_file);
+		return r;
+	}
+	res->has_rep = 1;
+	return 0;
 }
 
 /* The measured results: c->measured, or a fresh measurement. */
@@ -313,6 +342,8 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	o.replications = c->replications;
 	o.forecast = c->forecast;
 	r = sb_compare_run(&res->model, &res->meas, &o, &res->cmp, e);
+	if (r == 0 && c->second_model_file)
+		r = compare_second(c, res, &o, e);
 	if (r < 0)
 		return r;
 	sb_error se = { { 0 } };
@@ -328,6 +359,10 @@ void sb_validate_result_fini(sb_validate_result *res)
 	if (!res)
 		return;
 	sb_comparison_fini(&res->cmp);
+	sb_comparison_fini(&res->cmp2);
+	sb_repeatability_fini(&res->rep);
+	if (res->model2_loaded)
+		sb_model_fini(&res->model2);
 	sb_results_fini(&res->meas);
 	json_decref(res->doc);
 	json_decref(res->drift);
@@ -365,10 +400,16 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 		fprintf(f, "model %s (%d slots) against %s\n", res->model.name, res->model.slots,
 			c->measured ? c->measured : c->run.url);
 		sb_compare_report(f, cmp, verbose);
+		if (res->has_rep)
+			sb_repeatability_report(f, &res->rep, cmp, c->second_model_file);
 		sb_speed_report(f, &res->speed, cmp);
 	} else {
 		fprintf(f, "median |error|: mean/p50 %.1f%%, p90/p99 %.1f%%, throughput %.1f%%\n",
 			cmp->mdape_central, cmp->mdape_tail, cmp->mdape_throughput);
+		if (res->has_rep)
+			fprintf(f, "second model, median |B - A| / A: mean/p50 %.1f%%, p90/p99 %.1f%%, "
+				   "throughput %.1f%%\n", res->rep.diff_central, res->rep.diff_tail,
+				res->rep.diff_throughput);
 		if (res->speed.analysed && res->speed.adj.n_levels > 0)
 			fprintf(f, "speed-adjusted (%zu levels): mean/p50 %.1f%%, p90/p99 %.1f%%\n",
 				res->speed.adj.n_levels, res->speed.adj.mdape_central,
@@ -394,5 +435,14 @@ json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_resul
 	json_t *sj = sb_speed_to_json(&res->speed, &res->cmp);
 	if (sj)
 		json_object_set_new(j, "server_speed", sj);
+	if (res->has_rep) {
+		json_t *rj = sb_repeatability_to_json(&res->rep);
+		if (!rj) {
+			json_decref(j);
+			return NULL;
+		}
+		json_object_set_new(rj, "model_file", json_string(c->second_model_file));
+		json_object_set_new(j, "repeatability", rj);
+	}
 	return j;
 }

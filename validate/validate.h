@@ -25,10 +25,14 @@
 #include "core/workload.h"
 #include "measure/run.h"
 #include "validate/compare.h"
+#include "validate/repeat.h"
 #include "validate/speed.h"
 
 typedef struct sb_validate_config {
 	const char *model_file;  /* the calibrated model; required; borrowed */
+	const char *second_model_file; /* a second calibration of the same server:
+				    its prediction of the same requests beside
+				    the first's (repeat.h); NULL: none; borrowed */
 	const char *measured;    /* a results file to compare instead of
 				    measuring; NULL: measure; borrowed */
 	/* The server (url, model, api, cache_prompt), the progress callback
@@ -71,6 +75,13 @@ typedef struct sb_validate_result {
 				    included); NULL with config.measured */
 	sb_results meas;         /* the measured results compared */
 	sb_comparison cmp;       /* measured against predicted */
+	/* with config.second_model_file: the second model, its comparison
+	 * (same seed and replications, no forecast) and the difference */
+	sb_model model2;
+	int model2_loaded;
+	sb_comparison cmp2;
+	sb_repeatability rep;
+	int has_rep;
 	sb_speed speed;          /* the probes and the speed-adjusted prediction */
 	json_t *drift;           /* owned: sb_speed_drift; NULL: not known */
 	int cut_rc;              /* the status of the level that cut the
@@ -83,19 +94,23 @@ typedef struct sb_validate_result {
  * with sb_validate_result_fini). Returns 0, or a negative errno with e set
  * and res->stage saying where it stopped (what finished before stays in
  * res). A measurement cut short is no failure: cut_rc and signal say why.
- * Cost: the measurement, then compare.h's replays. */
+ * Cost: the measurement, then compare.h's replays (twice with a second
+ * model). */
 int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_error *e);
 
 void sb_validate_result_fini(sb_validate_result *res);
 
 /* Writes the report to f: the model and the target, the side-by-side table
- * (compare.h; verbose adds per-request errors) and the server's speed, or
- * with quiet only the median errors; then the server's drift. */
+ * (compare.h; verbose adds per-request errors), the second model's
+ * difference (repeat.h) and the server's speed, or with quiet only the
+ * median errors and differences; then the server's drift. */
 void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_result *res,
 			int quiet, int verbose);
 
 /* New JSON document: the comparison (sb_comparison_to_json) with
- * "model_file", "goals", "goals_met", "server_drift" and "server_speed".
+ * "model_file", "goals", "goals_met", "server_drift", "server_speed" and,
+ * with a second model, "repeatability" (sb_repeatability_to_json with its
+ * "model_file").
  * NULL on allocation failure. */
 json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_result *res,
 			    const sb_compare_goals *g);

@@ -120,7 +120,20 @@ JSON
 "$SBSIM" --compare "$T/r1.json" --model-file "$T/slow.json" >"$T/out" 2>"$T/err" ||
 	{ echo "FAIL: --compare slow model"; cat "$T/err"; fails=$((fails+1)); }
 grep -q "goals missed" "$T/out" || { echo "FAIL: a 2x slower decode passed the goals"; cat "$T/out"; fails=$((fails+1)); }
+# --second-model: the slow model's prediction beside the default's, TPOT far
+# apart; the same model twice replays with the same seeds: no difference
+"$SBSIM" --compare "$T/r1.json" --replications 5 --second-model "$T/slow.json" >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: --compare --second-model"; cat "$T/err"; fails=$((fails+1)); }
+grep -q "repeatability: second model $T/slow.json" "$T/out" ||
+	{ echo "FAIL: no repeatability table"; cat "$T/out"; fails=$((fails+1)); }
+"$SBSIM" --compare "$T/r1.json" --replications 5 --model-file "$T/slow.json" \
+	--second-model "$T/slow.json" >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: --compare --second-model (same)"; cat "$T/err"; fails=$((fails+1)); }
+grep -Eq "^all +0\.0% +0\.0%" "$T/out" ||
+	{ echo "FAIL: one model twice should not differ"; cat "$T/out"; fails=$((fails+1)); }
 bad "not --rate" --compare "$T/r1.json" --rate 3
+bad "goes with --compare" --rate 3 --second-model "$T/slow.json"
+bad "--second-model" --compare "$T/r1.json" --second-model /nonexistent.json
 bad "/nonexistent.json" --compare /nonexistent.json
 
 if [ $fails -ne 0 ]; then

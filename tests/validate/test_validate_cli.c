@@ -5,8 +5,11 @@
  * goals), 2 for bad usage and bad input; the --json and --out-simulated
  * outputs are written and load back. Then the same through the library
  * (validate/validate.h): where a validation stops and what it holds. */
+#include <fcntl.h>
+#include <math.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -23,20 +26,111 @@ extern char **environ;
 static const char *servebench;
 
 /* Runs `servebench validate ARGS` (argv[0] is "validate") with its stdout
- * and stderr inherited; its exit status, or -1. */
-static int validate(int argc, const char **argv)
+ * written to out (NULL: inherited) and stderr inherited; its exit status,
+ * or -1. */
+static int validate_to(const char *out, int argc, const char **argv)
 {
 	const char *args[32] = { servebench };
 	for (int i = 0; i < argc && i < 30; i++)
 		args[i + 1] = argv[i];
 	args[argc + 1 < 31 ? argc + 1 : 31] = NULL;
+	posix_spawn_file_actions_t fa;
+	if (posix_spawn_file_actions_init(&fa) != 0)
+		return -1;
+	if (out)
+		posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out,
+						 O_WRONLY | O_CREAT | O_TRUNC, 0600);
 	pid_t pid;
-	if (posix_spawn(&pid, servebench, NULL, NULL, (char **)args, environ) != 0)
+	int r = posix_spawn(&pid, servebench, &fa, NULL, (char **)args, environ);
+	posix_spawn_file_actions_destroy(&fa);
+	if (r != 0)
 		return -1;
 	int st;
 	if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+static int validate(int argc, const char **argv)
+{
+	return validate_to(NULL, argc, argv);
+}
+
+/* The text of the file at path (new string; NULL when unreadable). */
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return NULL;
+	char *buf = calloc(1, 1 << 20);
+	if (buf)
+		buf[fread(buf, 1, (1 << 20) - 1, f)] = 0;
+	fclose(f);
+	return buf;
+}
+
+static double jpath(json_t *j, const char *a, const char *b, const char *c)
+{
+	return json_number_value(json_object_get(json_object_get(json_object_get(j, a), b), c));
+}
+
+/* --second-model: the wrong model's prediction (TPOT ~2x) beside the
+ * right one's, in the report and under "repeatability" in the JSON; the
+ * same model twice replays with the same seeds and does not differ. */
+static void test_second_model(const char *dir, const char *good_p, const char *bad_p,
+			      const char *meas_p, const char *cmp_p)
+{
+	char out_p[256];
+	snprintf(out_p, sizeof(out_p), "%s/out.txt", dir);
+	const char *a[] = { "validate", "--model-file", good_p, "--second-model", bad_p,
+			    "--measured", meas_p, "--seed", "3", "--replications", "5",
+			    "--no-forecast", "--json", cmp_p, NULL };
+	CHECK(validate_to(out_p, 14, a) == 0); /* the goals are the first model's */
+	char *txt = slurp(out_p);
+	CHECK(txt && strstr(txt, "repeatability: second model ") != NULL);
+	CHECK(txt && strstr(txt, bad_p) != NULL);
+	CHECK(txt && strstr(txt, "|B - A| / A") != NULL);
+	free(txt);
+	sb_error e = { "" };
+	json_t *j = sb_json_load_file(cmp_p, &e);
+	json_t *rp = json_object_get(j, "repeatability");
+	CHECK(rp != NULL);
+	CHECK_STR(json_string_value(json_object_get(rp, "model_file")), bad_p);
+	CHECK(json_is_string(json_object_get(rp, "definition")));
+	double d_tpot = jpath(rp, "summary", "tpot", "central_pct");
+	CHECK(d_tpot > 50 && d_tpot < 150); /* decode 2x slower */
+	CHECK(json_is_number(json_object_get(json_object_get(json_object_get(rp, "summary"), "ttft"),
+					     "tail_pct")));
+	CHECK(jpath(rp, "summary", "second_model_mdape", "central_pct") > 50);
+	CHECK(json_array_size(json_object_get(rp, "levels")) == 6);
+	json_t *m = json_object_get(json_object_get(json_array_get(json_object_get(rp, "levels"), 0),
+						    "metrics"), "tpot_mean");
+	double pa = jpath(json_array_get(json_object_get(j, "levels"), 0), "metrics", "tpot_mean",
+			  "predicted");
+	double pb = json_number_value(json_object_get(m, "predicted"));
+	CHECK_NEAR(json_number_value(json_object_get(m, "difference_pct")), 100 * (pb - pa) / pa,
+		   1e-3); /* the JSON rounds */
+	json_decref(j);
+
+	/* the same model twice: the same seeds, no difference at all */
+	const char *b[] = { "validate", "--model-file", good_p, "--second-model", good_p,
+			    "--measured", meas_p, "--seed", "3", "--replications", "5",
+			    "--no-forecast", "--json", cmp_p, "--quiet", NULL };
+	CHECK(validate_to(out_p, 15, b) == 0);
+	txt = slurp(out_p);
+	CHECK(txt && strstr(txt, "second model, median |B - A| / A: mean/p50 0.0%, "
+				 "p90/p99 0.0%, throughput 0.0%\n") != NULL);
+	free(txt);
+	j = sb_json_load_file(cmp_p, &e);
+	CHECK_NEAR(jpath(j, "repeatability", "summary", "central_pct"), 0.0, 0);
+	CHECK_NEAR(jpath(j, "repeatability", "summary", "tail_pct"), 0.0, 0);
+	json_decref(j);
+
+	/* a second model that is not there: bad input, named */
+	const char *u[] = { "validate", "--model-file", good_p, "--second-model",
+			    "/nonexistent.json", "--measured", meas_p, NULL };
+	CHECK(validate(7, u) == 2);
+	unlink(out_p);
 }
 
 /* The library: a comparison of meas_p with the model in model_p. */
@@ -55,11 +149,13 @@ static void test_library(const char *model_p, const char *meas_p)
 	CHECK(res.stage == SB_VALIDATE_DONE);
 	CHECK(res.doc == NULL && res.cut_rc == 0 && res.signal == 0);
 	CHECK(res.cmp.n_levels == 6 && res.meas.n_levels == 6);
+	CHECK(!res.has_rep);
 	sb_compare_goals g;
 	sb_compare_goals_init(&g);
 	json_t *j = sb_validate_to_json(&c, &res, &g);
 	CHECK(j && json_is_true(json_object_get(j, "goals_met")));
 	CHECK(j && !strcmp(json_string_value(json_object_get(j, "model_file")), model_p));
+	CHECK(j && !json_object_get(j, "repeatability"));
 	json_decref(j);
 	char *txt = NULL;
 	size_t len = 0;
@@ -71,6 +167,24 @@ static void test_library(const char *model_p, const char *meas_p)
 		free(txt);
 	}
 	sb_validate_result_fini(&res);
+
+	/* the same model as the second: compared twice, no difference */
+	c.second_model_file = model_p;
+	CHECK(sb_validate_run(&c, &res, &e) == 0);
+	CHECK(res.has_rep && res.rep.n_levels == 6 && res.cmp2.n_levels == 6);
+	CHECK_NEAR(res.rep.diff_central, 0.0, 0);
+	CHECK_NEAR(res.rep.diff_quant[SB_QTY_TPOT][SB_CMP_TAIL], 0.0, 0);
+	CHECK(res.cmp2.fc_total == 0); /* no forecast for the second */
+	j = sb_validate_to_json(&c, &res, &g);
+	CHECK(j && json_object_get(json_object_get(j, "repeatability"), "summary"));
+	json_decref(j);
+	sb_validate_result_fini(&res);
+	/* a second model that is not there: the input, named */
+	c.second_model_file = "/nonexistent2.json";
+	CHECK(sb_validate_run(&c, &res, &e) < 0 && res.stage == SB_VALIDATE_INPUT);
+	CHECK(strstr(e.msg, "/nonexistent2.json") != NULL);
+	sb_validate_result_fini(&res);
+	c.second_model_file = NULL;
 
 	/* a model that is not there: stops at the input, says which file */
 	c.model_file = "/nonexistent.json";
@@ -171,6 +285,7 @@ int main(int argc, char **argv)
 	const char *u7[] = { "validate", "--bogus", NULL };
 	CHECK(validate(2, u7) == 2);
 
+	test_second_model(dir, good_p, bad_p, meas_p, cmp_p);
 	test_library(good_p, meas_p);
 
 	unlink(meas_p);
