@@ -13,6 +13,8 @@
 #    with `servebench calibrate --url` (its own plan, which pins requests to
 #    slots to measure each decode pass, 256-token prompts and 64 output
 #    tokens in its sweep).
+#    At other slot counts it calibrates a second time, minutes later, and
+#    validate replays the requests through both models (--second-model).
 # 3. Validate: closed loop c = 1..S+2 at 128 prompt / 32 output tokens
 #    (at 2 slots c = 4 was not used for calibration; at other counts none of
 #    these lengths was) and open loop at the default 30/50/70/90% of the
@@ -48,6 +50,8 @@
 #    model error larger than all three still fails. Also asserted:
 #    the knee of the closed-loop TTFT p99 is predicted at the level where
 #    it is measured.
+# 5b. Beyond 2 slots: the two calibrations' predictions of the same requests
+#    differ by at most 2 x the repeat's difference + the same floors.
 # 6. The speed-adjusted prediction (each level's prefill and decode times
 #    scaled by validate's one-client probes beside it; c = 1 left out) is
 #    held to the same form of bound, the run-to-run term being the larger
@@ -132,6 +136,10 @@ if [[ $SLOTS != 2 ]]; then
   echo "== calibrate --url ($SLOTS slots)"
   "$SB" calibrate --url "$URL" --model live "${api[@]}" --slots "$SLOTS" --save cal -o model.json \
     | grep -E '^(server time|slots|split|  decode_ms|  - KV)' || true
+  # and again, minutes later: two calibrations of one server must predict
+  # the same requests as closely as two measurements of them agree
+  echo "== calibrate --url again (repeatability of calibration)"
+  "$SB" calibrate --url "$URL" --model live "${api[@]}" --slots "$SLOTS" -o model2.json --quiet
   echo '{"levels": []}' >cal-sweep.json   # no sweep at the validation's lengths
 else
 echo "== calibration runs"
@@ -149,9 +157,12 @@ sbrun --concurrency 4,4,4,4,4,4 --input-len 128 --num-requests 4 --seed 5 \
   --slots 2 -o model.json --quiet
 fi
 
+second=()
+[[ $SLOTS != 2 ]] && second=(--second-model model2.json)
 echo "== validate"
 set +e
-"$SB" validate --model-file model.json --url "$URL" --model live "${api[@]}" --concurrency "$levels" \
+"$SB" validate --model-file model.json "${second[@]}" --url "$URL" --model live "${api[@]}" \
+  --concurrency "$levels" \
   --input-len 128 --output-len 32 --num-requests 10 --warmup 1 --seed 11 \
   --out-measured v1.json --out-simulated v1-sim.json --json cmp1.json
 rc=$?
@@ -164,7 +175,7 @@ fi
 echo "== repeat measurement of the closed-loop levels"
 sbrun "${std[@]}" --concurrency "$levels" --input-len 128 --num-requests 10 --seed 21 --out r-closed.json
 
-"$PY" - v1.json r-closed.json cmp1.json cal-sweep.json <<'PY'
+"$PY" - v1.json r-closed.json cmp1.json cal-sweep.json "$SLOTS" <<'PY'
 import json, sys
 v1 = json.load(open(sys.argv[1]))
 rep = [json.load(open(sys.argv[2]))]
@@ -261,6 +272,24 @@ else:
             print("  %-5s %-8s %5.1f%% (repeat %.1f%%, probes %.1f%%, limit %.1f%%) %s" % (q.upper(), cls, e if e is not None else float("nan"), r_rep, r_probe, limit, "ok" if ok else "FAIL"))
             if not ok:
                 fail.append("%s %s speed-adjusted: %.1f%% > limit %.1f%%" % (q, cls, e if e is not None else float("nan"), limit))
+# Repeatability of calibration: a second `calibrate --url` minutes after the
+# first predicts the same requests (validate --second-model); the two
+# predictions may differ by no more than two measurements of the same load
+# do (the same bound as the prediction's: 2 x the repeat + the floor).
+rp = cmp.get("repeatability")
+if sys.argv[5] != "2" and rp is None:
+    fail.append("validate wrote no repeatability (--second-model model2.json)")
+if rp is not None:
+    print("calibration to calibration, median |B - A| / A over all levels:")
+    for q in quant:
+        for cls, stats in classes.items():
+            d = rp["summary"][q][cls + "_pct"]
+            r_rep = run_to_run(second, q, stats)
+            limit = 2 * (r_rep if r_rep == r_rep else 0.0) + floor[cls]
+            ok = d is not None and d <= limit
+            print("  %-5s %-8s %5.1f%% (repeat %.1f%%, limit %.1f%%) %s" % (q.upper(), cls, d if d is not None else float("nan"), r_rep, limit, "ok" if ok else "FAIL"))
+            if not ok:
+                fail.append("%s %s calibration to calibration: %.1f%% > limit %.1f%%" % (q, cls, d if d is not None else float("nan"), limit))
 knee = cmp["summary"]["knee_concurrency"]
 print("knee (closed loop): measured %s, predicted %s" % (knee["measured"], knee["predicted"]))
 if knee["match"] is not True:
