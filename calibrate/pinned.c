@@ -145,13 +145,20 @@ static void fit_layout(const cal_engine *g, cal_pinned *p)
 	for (int i = 0; i < p->n_tab; i++)
 		if (p->tab[i].batch == 2)
 			two = &p->tab[i];
+	/* a single request measured in the same part (slot 0), else the
+	 * concurrency-1 fit: the pass of one the pair is compared with */
+	double one = NAN;
+	for (size_t l = 0; l < p->n_lv; l++)
+		if (p->lv[l].stride == 2 && p->lv[l].batch == 1 && p->lv[l].n > 0)
+			one = p->lv[l].tpot_ms;
 	for (size_t l = 0; l < p->n_lv && two; l++) {
 		const cal_pin_level *L = &p->lv[l];
 		if (L->stride != 2 || L->batch != 2 || L->n == 0)
 			continue;
 		p->has_layout = 1;
 		p->strided_ms = L->tpot_ms;
-		p->per_slot_ms = 2 * (g->decode_1_ms + g->kv_ms_per_token * L->ctx / 2);
+		p->per_slot_ms = isfinite(one) ? 2 * one
+					       : 2 * (g->decode_1_ms + g->kv_ms_per_token * L->ctx / 2);
 		p->unified_ms = two->ms + two->kv * L->ctx;
 		p->layout = fabs(p->strided_ms - p->per_slot_ms) < fabs(p->strided_ms - p->unified_ms)
 				    ? SB_KV_PER_SLOT

@@ -19,7 +19,7 @@
  *  4. decode passes pinned to slots (llama.cpp's id_slot; other servers skip
  *     this part): a part per batch B = 2..S pinned to slots 0..B-1, two
  *     waves of B at 32-token prompts and one at 384 (32 and 48 output
- *     tokens), and two requests
+ *     tokens), a request on slot 0 and then pairs
  *     pinned to slots 0 and 2 (S >= 3); a batch whose median TPOT is below
  *     the smaller batch's by more than a tenth is measured again (both
  *     contexts) before the fit believes it. About 15-40 s at 4 slots.
