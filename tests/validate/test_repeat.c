@@ -45,6 +45,53 @@ static void errors(sb_comparison *c)
 	sb_compare_summarize(c, 1.5);
 }
 
+/* The JSON of the repeatability computed in test_repeatability. */
+static void check_json(const sb_repeatability *r_)
+{
+	json_t *j = sb_repeatability_to_json(r_);
+	CHECK(j != NULL);
+	json_t *s = json_object_get(j, "summary");
+	CHECK_NEAR(json_number_value(json_object_get(json_object_get(s, "ttft"), "central_pct")),
+		   1.5, 1e-12);
+	CHECK_NEAR(json_number_value(json_object_get(json_object_get(s, "ttft"), "tail_pct")),
+		   10.0, 1e-12);
+	CHECK_NEAR(json_number_value(json_object_get(s, "throughput_pct")), 10.0, 1e-9);
+	CHECK(json_is_number(json_object_get(s, "central_pct")));
+	json_t *bm = json_object_get(s, "second_model_mdape");
+	CHECK_NEAR(json_number_value(json_object_get(json_object_get(bm, "e2e"), "central_pct")),
+		   2.5, 1e-12);
+	json_t *l1 = json_array_get(json_object_get(j, "levels"), 1);
+	CHECK_STR(json_string_value(json_object_get(l1, "mode")), "concurrency");
+	json_t *m = json_object_get(json_object_get(l1, "metrics"), "ttft_mean");
+	CHECK_NEAR(json_number_value(json_object_get(m, "difference_pct")), -5.0, 1e-12);
+	CHECK_NEAR(json_number_value(json_object_get(m, "predicted")), 95.0, 0);
+	CHECK_NEAR(json_number_value(json_object_get(m, "error_pct")), -5.0, 1e-12);
+	json_t *l2 = json_array_get(json_object_get(j, "levels"), 2);
+	m = json_object_get(json_object_get(l2, "metrics"), "e2e_p99");
+	CHECK(json_is_null(json_object_get(m, "difference_pct")));
+	CHECK(json_is_string(json_object_get(j, "definition")));
+	json_decref(j);
+
+}
+
+/* Its report table. */
+static void check_table(const sb_repeatability *r_, const sb_comparison *a_)
+{
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(sb_repeatability_report(f, r_, a_, "b.json") == 0);
+		fclose(f);
+		CHECK(strstr(txt, "repeatability: second model b.json against the first") != NULL);
+		/* TTFT: difference 1.5/10.0, A's errors 0/0, B's 1.5/10.0 */
+		CHECK(strstr(txt, "TTFT          1.5%     10.0%        0.0%      0.0%        1.5%"
+				  "     10.0%\n") != NULL);
+		free(txt);
+	}
+}
+
 static void test_repeatability(void)
 {
 	sb_comparison a, b;
@@ -106,43 +153,8 @@ static void test_repeatability(void)
 	CHECK_NEAR(r.levels[2].err_b[SB_MET_E2E_P99], 0.0, 0);
 	CHECK_NEAR(r.mdape_b_central, b.mdape_central, 0);
 
-	json_t *j = sb_repeatability_to_json(&r);
-	CHECK(j != NULL);
-	json_t *s = json_object_get(j, "summary");
-	CHECK_NEAR(json_number_value(json_object_get(json_object_get(s, "ttft"), "central_pct")),
-		   1.5, 1e-12);
-	CHECK_NEAR(json_number_value(json_object_get(json_object_get(s, "ttft"), "tail_pct")),
-		   10.0, 1e-12);
-	CHECK_NEAR(json_number_value(json_object_get(s, "throughput_pct")), 10.0, 1e-9);
-	CHECK(json_is_number(json_object_get(s, "central_pct")));
-	json_t *bm = json_object_get(s, "second_model_mdape");
-	CHECK_NEAR(json_number_value(json_object_get(json_object_get(bm, "e2e"), "central_pct")),
-		   2.5, 1e-12);
-	json_t *l1 = json_array_get(json_object_get(j, "levels"), 1);
-	CHECK_STR(json_string_value(json_object_get(l1, "mode")), "concurrency");
-	json_t *m = json_object_get(json_object_get(l1, "metrics"), "ttft_mean");
-	CHECK_NEAR(json_number_value(json_object_get(m, "difference_pct")), -5.0, 1e-12);
-	CHECK_NEAR(json_number_value(json_object_get(m, "predicted")), 95.0, 0);
-	CHECK_NEAR(json_number_value(json_object_get(m, "error_pct")), -5.0, 1e-12);
-	json_t *l2 = json_array_get(json_object_get(j, "levels"), 2);
-	m = json_object_get(json_object_get(l2, "metrics"), "e2e_p99");
-	CHECK(json_is_null(json_object_get(m, "difference_pct")));
-	CHECK(json_is_string(json_object_get(j, "definition")));
-	json_decref(j);
-
-	char *txt = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&txt, &len);
-	CHECK(f != NULL);
-	if (f) {
-		CHECK(sb_repeatability_report(f, &r, &a, "b.json") == 0);
-		fclose(f);
-		CHECK(strstr(txt, "repeatability: second model b.json against the first") != NULL);
-		/* TTFT: difference 1.5/10.0, A's errors 0/0, B's 1.5/10.0 */
-		CHECK(strstr(txt, "TTFT          1.5%     10.0%        0.0%      0.0%        1.5%"
-				  "     10.0%\n") != NULL);
-		free(txt);
-	}
+	check_json(&r);
+	check_table(&r, &a);
 	sb_repeatability_fini(&r);
 	sb_repeatability_fini(&r); /* a second fini is a no-op */
 
