@@ -84,43 +84,42 @@ def med(xs):
     return stats.median(xs)
 
 
+def decode_intervals(level):
+    """The successful requests' [first token, done] intervals, sorted
+    (closed loop: TTFT counts from t_sent_s)."""
+    return sorted((r["t_sent_s"] + r["ttft_ms"] / 1e3, r["t_done_s"])
+                  for r in level["requests"] if r["error"] is None)
+
+
+def union_length(iv):
+    """Length of the union of sorted intervals."""
+    busy, end = 0.0, None
+    for s, e in iv:
+        if end is None or s > end:
+            busy += e - s
+            end = e
+        elif e > end:
+            busy += e - end
+            end = e
+    return busy
+
+
 def decode_rate(levels):
     """Tokens decoded per second while at least one stream was decoding:
-    tokens after the first over the union of the [first token, done]
-    intervals (closed loop: TTFT counts from t_sent_s)."""
-    toks, busy = 0, 0.0
-    for l in levels:
-        iv = sorted((r["t_sent_s"] + r["ttft_ms"] / 1e3, r["t_done_s"])
-                    for r in l["requests"] if r["error"] is None)
-        toks += sum(r["output_tokens"] - 1 for r in l["requests"] if r["error"] is None)
-        end = None
-        for s, e in iv:
-            if end is None or s > end:
-                busy += e - s
-                end = e
-            elif e > end:
-                busy += e - end
-                end = e
+    tokens after the first over the union of the decode intervals."""
+    toks = sum(r["output_tokens"] - 1 for l in levels for r in l["requests"]
+               if r["error"] is None)
+    busy = sum(union_length(decode_intervals(l)) for l in levels)
     return toks / busy
 
 
 def decode_overlap(levels):
     """How many streams decode at once on average: the sum of the requests'
-    [first token, done] intervals over their union. A server serving one
-    stream at a time gives 1; one that batches c streams, about c."""
-    total, busy = 0.0, 0.0
-    for l in levels:
-        iv = sorted((r["t_sent_s"] + r["ttft_ms"] / 1e3, r["t_done_s"])
-                    for r in l["requests"] if r["error"] is None)
-        total += sum(e - s for s, e in iv)
-        end = None
-        for s, e in iv:
-            if end is None or s > end:
-                busy += e - s
-                end = e
-            elif e > end:
-                busy += e - end
-                end = e
+    decode intervals over their union. A server serving one stream at a
+    time gives 1; one that batches c streams, about c."""
+    ivs = [decode_intervals(l) for l in levels]
+    total = sum(e - s for iv in ivs for s, e in iv)
+    busy = sum(union_length(iv) for iv in ivs)
     return total / busy if busy > 0 else 0.0
 
 
