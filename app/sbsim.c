@@ -77,7 +77,15 @@ static const sb_cli_opt opts[] = {
 		   "initial seconds of each level not counted (default 0)"),
 	SB_CLI_OPT("seed", SB_CLI_LONG, &F->seed, 0, 4294967295.0, "N", "random seed"),
 	SB_CLI_OPT("replications", SB_CLI_LONG, &F->replications, 1, 10000, "K",
-		   "K runs per level, 95% confidence intervals"),
+		   "K runs per level, 95% confidence intervals (default 1;\n"
+		   "with parameter draws 40)"),
+	SB_CLI_OPT("uncertainty", SB_CLI_FLAG, &F->uncertainty, 0, 0, NULL,
+		   "each replication draws the model's coefficients from\n"
+		   "its fit.covariance; figures get 90% intervals (5th-95th\n"
+		   "percentile of the replications). The default when the\n"
+		   "model has a fit.covariance (calibrate writes one)"),
+	SB_CLI_OPT("no-uncertainty", SB_CLI_FLAG, &F->no_uncertainty, 0, 0, NULL,
+		   "the point prediction: the model's coefficients as they are"),
 	SB_CLI_HEAD("server:"),
 	SB_CLI_OPT("model-file", SB_CLI_STRING, &F->model_file, 0, 0, "FILE",
 		   "engine model (default: the embedded model)"),

@@ -11,6 +11,7 @@
 
 #include <gsl/gsl_errno.h>
 
+#include "calibrate/covariance.h"
 #include "calibrate/provenance.h"
 
 void sb_calib_opts_init(sb_calib_opts *o)
@@ -145,6 +146,9 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 			r = sb_error_code(e, -ENOMEM, "out of memory");
 		else
 			build_model(&k, in, o, fit, out);
+		json_t *cov = r == 0 ? cal_covariance_render(&res, out) : NULL;
+		if (r == 0 && (!cov || json_object_set_new(fit, "covariance", cov) < 0))
+			r = sb_error_code(e, -ENOMEM, "out of memory");
 	}
 	if (r == 0) {
 		r = sb_model_validate(out, e);

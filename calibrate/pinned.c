@@ -117,6 +117,7 @@ static int fit_entry(const double *x, const double *y, size_t n, double kv, cal_
 			t->ms_se = f.se[0];
 			t->kv = f.coef[1];
 			t->kv_se = f.se[1];
+			t->ms_kv_cov = f.has_ci ? f.cov[0][1] : NAN;
 			t->kv_fitted = 1;
 		}
 		sb_linfit_fini(&f);
@@ -134,6 +135,7 @@ static int fit_entry(const double *x, const double *y, size_t n, double kv, cal_
 	t->ms_se = n > 1 ? sqrt(fmax(0, s2 / (double)n - t->ms * t->ms) / (double)(n - 1)) : NAN;
 	t->kv = kv;
 	t->kv_se = NAN;
+	t->ms_kv_cov = NAN;
 	return 0;
 }
 

@@ -35,6 +35,8 @@ typedef struct cal_pin_entry {
 	int batch;
 	double ms, ms_se;   /* decode_ms(batch), its standard error */
 	double kv, kv_se;   /* decode_kv(batch); kv_se NaN when not fitted */
+	double ms_kv_cov;   /* covariance of ms and kv from their line; NaN when
+			       kv was not fitted */
 	int kv_fitted;      /* contexts far enough apart to fit kv */
 	long n;             /* requests behind it */
 	int below;          /* ms is below the previous entry by more than 2 se */

@@ -171,6 +171,7 @@ static void overhead_from_timings(const pf_points *p, cal_engine *g, cal_prefill
 	out->overhead = (cal_coef_value){ m, m - to * g->overhead_se, m + to * g->overhead_se };
 	out->overhead_how = CAL_OVH_TIMINGS_MEAN;
 	out->slope_state = CAL_SLOPE_UNTESTED;
+	out->overhead_slope_se = out->overhead_slope_cov = NAN;
 	int distinct = 0;
 	for (size_t i = 1; i < n; i++)
 		distinct |= Pin[i] > 1.1 * Pin[0] + 1 || Pin[0] > 1.1 * Pin[i] + 1;
@@ -186,6 +187,8 @@ static void overhead_from_timings(const pf_points *p, cal_engine *g, cal_prefill
 		out->overhead_how = CAL_OVH_TIMINGS_LINE;
 		out->slope_state = CAL_SLOPE_KEPT;
 		out->overhead_slope = (cal_coef_value){ f.coef[1], f.ci_lo[1], f.ci_hi[1] };
+		out->overhead_slope_se = f.se[1];
+		out->overhead_slope_cov = f.cov[0][1];
 	} else {
 		out->slope_state = CAL_SLOPE_DROPPED;
 		out->overhead_slope = (cal_coef_value){ 0, f.has_ci ? f.ci_lo[1] : NAN,

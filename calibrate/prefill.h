@@ -56,6 +56,9 @@ typedef struct cal_prefill {
 	int overhead_clamped;     /* timings: came out negative, set to 0 */
 	cal_overhead_slope slope_state;
 	cal_coef_value overhead_slope; /* ms per prompt token sent (timings) */
+	double overhead_slope_se, overhead_slope_cov; /* SLOPE_KEPT: the slope's
+				     standard error and its covariance with the
+				     intercept (overhead_ms); NaN otherwise */
 } cal_prefill;
 
 /* The fit whose coefficients the model takes (quad when the term is kept). */

@@ -18,6 +18,11 @@ typedef struct sb_capacity_plan {
 	int min_slots;       /* (a); <= 0: none up to max_slots */
 	int slots;           /* the model's slots, for (b) */
 	double max_rate;     /* (b) req/s; 0: no rate meets the SLO */
+	/* with parameter draws (o->uncert): the share of `draws` draws in which
+	 * (a)'s and (b)'s answers meet the SLO (sb_plan_share_meeting); NaN
+	 * otherwise or without an answer */
+	double conf_a, conf_b;
+	int draws;
 } sb_capacity_plan;
 
 /* Runs both searches (w: open loop with an SLO; m, o, w borrowed). Returns 0
@@ -25,11 +30,14 @@ typedef struct sb_capacity_plan {
 int sb_capacity_plan_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 			 int reps, int max_slots, sb_capacity_plan *p, sb_error *e);
 
-/* "plan (SLO at p99: TTFT <= 500 ms):" and the two answers. */
+/* "plan (SLO at p99: TTFT <= 500 ms):" and the two answers, each with its
+ * confidence when there is one ("in 95% of 40 parameter draws"). */
 void sb_capacity_plan_print(FILE *out, const sb_capacity_plan *p, const sb_slo *slo);
 
-/* {"rate", "min_slots" (null: none), "slots", "max_rate_req_s"}: new
- * reference, NULL when out of memory. */
+/* {"rate", "min_slots" (null: none), "slots", "max_rate_req_s"} and, with
+ * parameter draws, "draws", "min_slots_confidence", "max_rate_confidence"
+ * (shares 0..1, null without an answer): new reference, NULL when out of
+ * memory. */
 json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p);
 
 #endif

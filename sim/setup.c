@@ -191,6 +191,38 @@ static int check_setup(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 	return check_work(s, e);
 }
 
+/* The model's covariance into s->uncert and s->opts.uncert, unless
+ * --no-uncertainty or independent-service mode; its replications default. */
+static int apply_uncertainty(const sb_setup_flags *f, sb_setup *s, sb_error *e)
+{
+	if (f->uncertainty && f->no_uncertainty)
+		return sb_error_set(e, "give --uncertainty or --no-uncertainty, not both");
+	if (f->no_uncertainty || s->opts.service_mode) {
+		if (f->uncertainty)
+			return sb_error_set(e, "--uncertainty draws engine coefficients; "
+					       "--service has none");
+		return 0;
+	}
+	int r = sb_uncert_from_model(&s->uncert, &s->model, e);
+	const char *file = f->model_file ? f->model_file
+		: s->have_scenario && s->scenario.model_file[0] ? s->scenario.model_file
+								  : "the embedded model";
+	if (r < 0) {
+		sb_error_prefix(e, "%s", file);
+		return r;
+	}
+	if (s->uncert.n == 0) {
+		if (f->uncertainty)
+			return sb_error_set(e, "--uncertainty: %s has no fit.covariance (calibrate "
+					       "writes one; or give --no-uncertainty)", file);
+		return 0;
+	}
+	s->opts.uncert = &s->uncert;
+	if (!GIVEN_L(f->replications) && !(s->have_scenario && s->scenario.replications > 0))
+		s->reps = SB_SETUP_UNCERT_REPS;
+	return 0;
+}
+
 /* The scenario file's workload, replications, warm-up and service. */
 static int load_scenario(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 {
@@ -239,10 +271,13 @@ int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 		r = apply_traffic(f, &s->w, e);
 	if (r == 0) {
 		apply_counts(f, s);
-		r = check_setup(f, s, e);
+		r = apply_uncertainty(f, s, e);
 	}
 	if (r == 0)
+		r = check_setup(f, s, e);
+	if (r == 0)
 		return 0;
+	sb_uncert_fini(&s->uncert);
 	sb_model_fini(&s->model);
 fail_scenario:
 	if (s->have_scenario)
@@ -253,6 +288,7 @@ fail_scenario:
 
 void sb_setup_fini(sb_setup *s)
 {
+	sb_uncert_fini(&s->uncert);
 	sb_model_fini(&s->model);
 	if (s->have_scenario)
 		sb_scenario_fini(&s->scenario);
@@ -303,7 +339,11 @@ static void print_load(FILE *out, const sb_setup *s)
 	else
 		fprintf(out, ", %ld requests per level", w->requests);
 	fprintf(out, " (+%ld warm-up), seed %lu", w->warmup, w->seed);
-	if (s->reps > 1)
+	if (s->reps > 1 && s->uncert.n > 0)
+		fprintf(out, ", %d replications, each with its own draw of the model's %d "
+			     "uncertain coefficients ([lo,hi] = 90%% interval: 5th-95th "
+			     "percentile of the replications)", s->reps, s->uncert.n);
+	else if (s->reps > 1)
 		fprintf(out, ", %d replications (± = 95%% CI)", s->reps);
 	fprintf(out, "\n");
 }

@@ -17,6 +17,7 @@
 #include "core/workload.h"
 #include "scenario.h"
 #include "sim.h"
+#include "uncertainty.h"
 
 /* The most simulated requests one invocation may ask for (~20 min). */
 #define SB_SETUP_MAX_WORK 2e9
@@ -33,6 +34,7 @@ typedef struct sb_setup_flags {
 	long requests, warmup, seed, replications, queue_cap, max_slots, pin_slots;
 	double duration_s, warmup_s, slo_ttft_ms, slo_tpot_ms, slo_percentile;
 	int no_noise, plan, check, json_requests;
+	int uncertainty, no_uncertainty; /* --uncertainty, --no-uncertainty */
 } sb_setup_flags;
 
 /* Everything "not given", flags 0. */
@@ -47,7 +49,15 @@ typedef struct sb_setup {
 	int max_slots;       /* --plan's search bound */
 	int have_scenario;
 	sb_scenario scenario;
+	sb_uncert uncert;    /* the model's fit.covariance (n 0: none or
+				--no-uncertainty); opts.uncert points here, so
+				an sb_setup is not copied */
 } sb_setup;
+
+/* Replications per level with parameter draws when --replications is not
+ * given: enough for the 5th and 95th percentiles to move by less than
+ * about a tenth of the interval's width from one seed to the next. */
+#define SB_SETUP_UNCERT_REPS 40
 
 /* Loads the model: flags->model_file, else the scenario's model_file
  * (sc may be NULL), else the embedded default; then the scenario's server
@@ -57,7 +67,9 @@ typedef struct sb_setup {
 int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model *m,
 			sb_error *e);
 
-/* Builds s from the flags: scenario, model, overrides, then the cross-checks
+/* Builds s from the flags: scenario, model, overrides, the model's
+ * covariance (parameter draws unless --no-uncertainty; --uncertainty with a
+ * model without one is an error), then the cross-checks
  * (one load mode; --bursty alone; whole token counts; --plan's SLO and open
  * loop; the total work below SB_SETUP_MAX_WORK). Returns 0 or a negative
  * errno with a message naming the flag (-EINVAL bad input, -ENOMEM). On

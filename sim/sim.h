@@ -80,6 +80,10 @@ typedef struct sb_sim_opts {
 	int no_noise;          /* disable step noise and overhead spread */
 	int pin_stride;        /* > 0: a request takes the lowest free slot among
 				  0, k, 2k... (servebench run --pin-slots k) */
+	const struct sb_uncert *uncert; /* borrowed, NULL: none; each replication
+				  of a sweep draws its coefficients
+				  (sim/uncertainty.h); sb_sim_run_level
+				  itself ignores it */
 } sb_sim_opts;
 
 void sb_sim_opts_init(sb_sim_opts *o);

@@ -9,8 +9,11 @@
 #include <string.h>
 
 #include <gsl/gsl_cdf.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 
 #include "core/knee.h"
+#include "uncertainty.h"
 
 double sb_sim_level_metric(const sb_sim_level *l, sb_metric k)
 {
@@ -95,8 +98,10 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 	if (!l->reps)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	for (int r = 0; r < reps; r++) {
-		int rc = sb_sim_run_level(m, o, w, l->level, sb_seed_derive(w->seed, (unsigned long)lvl_index, (unsigned long)r),
-					  &l->reps[r], e);
+		int rc = sb_uncert_run_level(m, o, w, l->level,
+					     sb_seed_derive(w->seed, (unsigned long)lvl_index,
+							    (unsigned long)r),
+					     &l->reps[r], e);
 		if (rc < 0)
 			return rc;
 		l->n_reps++;
@@ -112,6 +117,9 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 		for (int r = 0; r < reps; r++)
 			x[r] = sb_sim_level_metric(&l->reps[r], (sb_metric)k);
 		mean_ci(x, reps, &l->mean[k], &l->half[k]);
+		l->lo90[k] = l->hi90[k] = NAN;
+		if (o->uncert && o->uncert->n > 0)
+			sb_sweep_pi90(x, reps, &l->lo90[k], &l->hi90[k]);
 	}
 	free(x);
 	sb_level *s = &l->summary;
@@ -150,6 +158,46 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 #undef AVG
 	s->schedule_lag_p99_ms = NAN; /* simulated sends are never late */
 	return 0;
+}
+
+void sb_sweep_pi90(double *x, int n, double *lo, double *hi)
+{
+	int k = 0;
+	for (int i = 0; i < n; i++)
+		if (isfinite(x[i]))
+			x[k++] = x[i];
+	*lo = *hi = NAN;
+	if (k < 2)
+		return;
+	gsl_sort(x, 1, (size_t)k);
+	*lo = gsl_stats_quantile_from_sorted_data(x, 1, (size_t)k, 0.05);
+	*hi = gsl_stats_quantile_from_sorted_data(x, 1, (size_t)k, 0.95);
+}
+
+/* Whether replication r of l meets slo on its own. */
+static int rep_meets(const sb_sim_level *r, const sb_slo *slo)
+{
+	double pct = slo->percentile > 0 && slo->percentile < 100 ? slo->percentile : 99;
+	double total = (double)(r->sum.requests_ok + r->sum.requests_failed);
+	if (r->diverged || (total > 0 && (double)r->rejected / total > (100 - pct) / 100))
+		return 0;
+	if (slo->ttft_ms > 0 && !(r->ttft_pct_ms <= slo->ttft_ms))
+		return 0;
+	if (slo->tpot_ms > 0 && isfinite(r->tpot_pct_ms) && !(r->tpot_pct_ms <= slo->tpot_ms))
+		return 0;
+	return 1;
+}
+
+double sb_sweep_share_meeting(const sb_sweep_level *l, const sb_slo *slo)
+{
+	if (l->n_reps < 1)
+		return NAN;
+	if (l->overloaded)
+		return 0;
+	int k = 0;
+	for (int r = 0; r < l->n_reps; r++)
+		k += rep_meets(&l->reps[r], slo);
+	return (double)k / l->n_reps;
 }
 
 int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo)
@@ -228,6 +276,7 @@ int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 	if (w->n_levels < 1)
 		return sb_error_set(e, "no load levels to simulate");
 	out->replications = reps;
+	out->uncertain = o->uncert && o->uncert->n > 0;
 	if (w->mode == SB_MODE_RATE) {
 		int rc = sb_sim_capacity(m, o, w, &out->capacity, e);
 		if (rc < 0)
@@ -295,6 +344,33 @@ static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 	int rc = run_one(&mc, o, &wc, 0, reps, &l, e);
 	if (rc == 0)
 		*ok = sb_sweep_level_meets(&l, &w->slo);
+	level_fini(&l);
+	return rc;
+}
+
+int sb_plan_share_meeting(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+			  int slots, double rate, int reps, double *share, sb_error *e)
+{
+	sb_model mc = *m;
+	mc.fit = NULL;
+	mc.slots = slots;
+	double cap;
+	int rc = sb_sim_capacity(&mc, o, w, &cap, e);
+	if (rc < 0)
+		return rc;
+	sb_workload wc = *w;
+	wc.mode = SB_MODE_RATE;
+	sb_sweep_level l;
+	memset(&l, 0, sizeof l);
+	l.level = rate;
+	l.overloaded = rate >= cap;
+	if (l.overloaded) {
+		*share = 0;
+		return 0;
+	}
+	rc = run_one(&mc, o, &wc, 0, reps, &l, e);
+	if (rc == 0)
+		*share = sb_sweep_share_meeting(&l, &w->slo);
 	level_fini(&l);
 	return rc;
 }

@@ -18,6 +18,10 @@ typedef struct sb_sweep_level {
 	int n_reps;
 	double mean[SB_MET_N]; /* mean across replications */
 	double half[SB_MET_N]; /* 95% CI half-width (Student t); NaN if K < 2 */
+	double lo90[SB_MET_N]; /* with parameter draws (o->uncert): the 5th and */
+	double hi90[SB_MET_N]; /* 95th percentile of the replications' values
+				  (sb_sweep_pi90), a 90% interval for one run's
+				  figure; NaN otherwise */
 	sb_level summary;      /* summaries averaged across replications;
 				  request counts summed */
 	int overloaded;        /* open loop at or beyond the capacity */
@@ -29,6 +33,7 @@ typedef struct sb_sweep {
 	sb_sweep_level *levels; /* owned */
 	int n_levels;
 	int replications;
+	int uncertain;         /* each replication drew its coefficients */
 	double capacity;       /* req/s (open loop), NaN for closed loop */
 	int knee;              /* index of the knee level, -1 if none */
 	char knee_reason[160];
@@ -45,6 +50,26 @@ void sb_sweep_fini(sb_sweep *s);
  * replications), has not diverged, and turned away no more than
  * (100 - percentile)% of its requests. True when no SLO is set. */
 int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo);
+
+/* The 90% interval of x[0..n) (a level's replications, NaN ignored): the
+ * 5th and 95th percentile of the finite values, linearly interpolated
+ * between order statistics (gsl_stats_quantile_from_sorted_data); NaN with
+ * fewer than 2 finite values. x is sorted in place. */
+void sb_sweep_pi90(double *x, int n, double *lo, double *hi);
+
+/* The share (0..1) of l's replications that meet slo on their own: the
+ * replication's SLO percentile within the SLO, not diverged, rejecting no
+ * more than (100 - percentile)%. With parameter draws each replication is
+ * one draw, so this is the share of draws meeting the SLO. NaN when l has
+ * no replications or is overloaded: 0. */
+double sb_sweep_share_meeting(const sb_sweep_level *l, const sb_slo *slo);
+
+/* The share of `reps` replications (each its own parameter draw when
+ * o->uncert is set) of model m with `slots` slots at open-loop `rate` that
+ * meet w's SLO (sb_sweep_share_meeting), same seeds as the planning trials.
+ * Returns 0 or a negative errno with a message. */
+int sb_plan_share_meeting(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+			  int slots, double rate, int reps, double *share, sb_error *e);
 
 /* Capacity planning with the workload's SLO (at least one of ttft/tpot
  * must be set), `reps` replications per trial, common random numbers.

@@ -9,6 +9,7 @@
 #include "core/jsonfile.h"
 #include "core/level.h"
 #include "core/results.h"
+#include "uncertainty.h"
 
 /* "created" from SOURCE_DATE_EPOCH, when it holds a valid time. */
 static void set_created(json_t *res)
@@ -46,6 +47,31 @@ static json_t *target_json(const sb_sweep_doc *d)
 	return target;
 }
 
+/* [lo, hi] per metric with a finite 90% interval (parameter draws). */
+static json_t *pi90_json(const sb_sweep_level *l)
+{
+	json_t *pi = json_object();
+	for (int k = 0; k < SB_MET_N; k++) {
+		if (!isfinite(l->lo90[k]) || !isfinite(l->hi90[k]))
+			continue;
+		json_object_set_new(pi, sb_metric_name((sb_metric)k),
+				    json_pack("[f,f]", l->lo90[k], l->hi90[k]));
+	}
+	return pi;
+}
+
+/* The simulation's "uncertainty" object: the coefficients drawn and how
+ * the intervals were made. */
+static json_t *uncertainty_json(const sb_sweep *sw, const sb_uncert *u)
+{
+	json_t *names = json_array();
+	for (int i = 0; i < u->n; i++)
+		json_array_append_new(names, json_string(u->names[i]));
+	return json_pack("{s:i,s:o,s:s}", "draws", sw->replications, "params", names,
+			 "interval", "pi90: 5th-95th percentile of the replications, each "
+				     "with its own parameter draw");
+}
+
 static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t *plan)
 {
 	json_t *sim = json_object();
@@ -62,6 +88,8 @@ static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t
 	} else {
 		json_object_set_new(sim, "knee", json_null());
 	}
+	if (sw->uncertain && d->opts->uncert)
+		json_object_set_new(sim, "uncertainty", uncertainty_json(sw, d->opts->uncert));
 	if (plan)
 		json_object_set_new(sim, "plan", plan);
 	return sim;
@@ -123,6 +151,8 @@ static void level_extras(json_t *lj, const sb_sweep *sw, int i)
 	json_object_set_new(lj, "seeds", seeds);
 	if (sw->replications > 1)
 		json_object_set_new(lj, "ci95", ci95_json(l));
+	if (sw->uncertain)
+		json_object_set_new(lj, "pi90", pi90_json(l));
 }
 
 json_t *sb_sweep_to_results(const sb_sweep *sw, const sb_sweep_doc *d, json_t *plan)

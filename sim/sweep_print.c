@@ -31,6 +31,16 @@ static const struct {
 	{ "L obs", SB_MET_L_OBS, 3 },       { "goodput", SB_MET_GOODPUT, 3 },
 };
 
+/* Formats v and its 90% interval [lo,hi] into buf (without a finite
+ * interval, as cell does). */
+static void cell90(char *buf, size_t len, double v, double lo, double hi, int prec)
+{
+	if (!isfinite(v) || !isfinite(lo) || !isfinite(hi))
+		cell(buf, len, v, NAN, prec, 0);
+	else
+		snprintf(buf, len, "%.*f [%.*f,%.*f]", prec, v, prec, lo, prec, hi);
+}
+
 /* One row of the table: the level, its cells, its marks. */
 static void print_row(FILE *out, const sb_sweep *sw, int i, int ncols, int wd, int bounded)
 {
@@ -39,7 +49,11 @@ static void print_row(FILE *out, const sb_sweep *sw, int i, int ncols, int wd, i
 	fprintf(out, "%8g", l->level);
 	for (int c = 0; c < ncols; c++) {
 		char buf[64];
-		cell(buf, sizeof buf, l->mean[cols[c].m], l->half[cols[c].m], cols[c].prec, ci);
+		sb_metric k = cols[c].m;
+		if (sw->uncertain)
+			cell90(buf, sizeof buf, l->mean[k], l->lo90[k], l->hi90[k], cols[c].prec);
+		else
+			cell(buf, sizeof buf, l->mean[k], l->half[k], cols[c].prec, ci);
 		int extra = strstr(buf, "±") ? 1 : 0;
 		fprintf(out, " %*s", wd + extra, buf);
 	}
@@ -56,7 +70,7 @@ static void print_table(FILE *out, const sb_sweep *sw, const sb_workload *w, int
 			int bounded)
 {
 	int ncols = (int)(sizeof cols / sizeof cols[0]) - (has_slo ? 0 : 1);
-	int wd = sw->replications > 1 ? 17 : 10;
+	int wd = sw->uncertain ? 23 : sw->replications > 1 ? 17 : 10;
 	fprintf(out, "%8s", w->mode == SB_MODE_RATE ? "rate" : "clients");
 	for (int c = 0; c < ncols; c++) {
 		/* "λ" takes two bytes but one column */

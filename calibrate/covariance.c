@@ -1,0 +1,149 @@
+/* covariance.c — the model's "fit.covariance" (see covariance.h). */
+#include "calibrate/covariance.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model_param.h"
+
+#define COV_MAXP 64
+
+typedef struct cov_build {
+	int n;
+	char names[COV_MAXP][SB_MODEL_PARAM_NAME_MAX];
+	double c[COV_MAXP][COV_MAXP];
+} cov_build;
+
+/* Appends a block of k coefficients (names) with covariance c (k x k,
+ * row-major) when every name is a coefficient of m not yet in b and every
+ * variance is positive and finite; else leaves b as it was. */
+static void add_block(cov_build *b, const sb_model *m, const char *const *names, int k,
+		      const double *c)
+{
+	if (b->n + k > COV_MAXP)
+		return;
+	for (int i = 0; i < k; i++) {
+		double v;
+		if (sb_model_param_get(m, names[i], &v, NULL) < 0 || !(c[i * k + i] > 0) ||
+		    !isfinite(c[i * k + i]))
+			return;
+		for (int j = 0; j < b->n; j++)
+			if (!strcmp(b->names[j], names[i]))
+				return;
+		for (int j = 0; j < k; j++)
+			if (!isfinite(c[i * k + j]))
+				return;
+	}
+	for (int i = 0; i < k; i++) {
+		snprintf(b->names[b->n + i], SB_MODEL_PARAM_NAME_MAX, "%s", names[i]);
+		for (int j = 0; j < k; j++)
+			b->c[b->n + i][b->n + j] = c[i * k + j];
+	}
+	b->n += k;
+}
+
+/* The first k x k corner of a fit's covariance, row-major. */
+static void corner(const sb_linfit *f, int k, double *c)
+{
+	for (int i = 0; i < k; i++)
+		for (int j = 0; j < k; j++)
+			c[i * k + j] = f->has_ci ? f->cov[i][j] : NAN;
+}
+
+/* decode_ms(1) and its context cost (decode1.c). */
+static void decode1_block(cov_build *b, const cal_results *r, const sb_model *m)
+{
+	const cal_decode1 *d = r->decode1;
+	const char *names[2] = { "decode_ms[1]",
+				 m->n_decode_kv > 0 ? "decode_kv[1]" : "per_kv_token" };
+	int k = d->with_kv && d->f.p >= 2 ? 2 : 1;
+	double c[4];
+	corner(&d->f, k, c);
+	add_block(b, m, names, k, c);
+}
+
+/* The prefill fit (prefill.c) and, with server timings, the overhead line. */
+static void prefill_blocks(cov_build *b, const cal_results *r, const sb_model *m)
+{
+	const cal_prefill *p = r->prefill;
+	const sb_linfit *f = cal_prefill_chosen(p);
+	int k = p->attn == CAL_ATTN_KEPT && f->p >= 3 ? 3 : 2;
+	const char *names[3] = { p->timings ? "prefill_base" : "overhead_ms",
+				 "per_prefill_token", "per_prefill_attn" };
+	double c[9];
+	corner(f, k, c);
+	if (!p->timings) /* the intercept's variance as reported, with decode_ms(1)'s */
+		c[0] = r->engine->overhead_se * r->engine->overhead_se;
+	add_block(b, m, names, k, c);
+	if (!p->timings)
+		return;
+	double se = r->engine->overhead_se;
+	if (p->slope_state == CAL_SLOPE_KEPT) {
+		const char *on[2] = { "overhead_ms", "overhead_per_prompt_token" };
+		double s = p->overhead_slope_se, cv = p->overhead_slope_cov;
+		double c2[4] = { se * se, cv, cv, s * s };
+		add_block(b, m, on, 2, c2);
+	} else {
+		const char *on[1] = { "overhead_ms" };
+		double c1[1] = { se * se };
+		add_block(b, m, on, 1, c1);
+	}
+}
+
+/* The decode table: the TPOT levels' fit (decode.c), or the pinned
+ * passes' lines (pinned.c) when the model took its tables from them. */
+static void decode_blocks(cov_build *b, const cal_results *r, const sb_model *m)
+{
+	char n1[SB_MODEL_PARAM_NAME_MAX], n2[SB_MODEL_PARAM_NAME_MAX];
+	const char *names[2] = { n1, n2 };
+	const cal_pinned *p = r->pinned;
+	for (int i = 0; i < p->n_tab; i++) {
+		const cal_pin_entry *t = &p->tab[i];
+		snprintf(n1, sizeof n1, "decode_ms[%d]", t->batch);
+		snprintf(n2, sizeof n2, "decode_kv[%d]", t->batch);
+		double c[4] = { t->ms_se * t->ms_se, t->ms_kv_cov, t->ms_kv_cov,
+				t->kv_se * t->kv_se };
+		add_block(b, m, names, t->kv_fitted ? 2 : 1, c);
+	}
+	const cal_decode *d = r->decode;
+	if (p->n_tab > 0 || d->n_batches < 1 || !d->f.has_ci)
+		return;
+	char nb[SB_LINFIT_MAXP][SB_MODEL_PARAM_NAME_MAX];
+	const char *bn[SB_LINFIT_MAXP];
+	double c[SB_LINFIT_MAXP * SB_LINFIT_MAXP];
+	int k = d->n_batches;
+	for (int i = 0; i < k; i++) {
+		snprintf(nb[i], sizeof nb[i], "decode_ms[%d]", d->batches[i]);
+		bn[i] = nb[i];
+	}
+	corner(&d->f, k, c);
+	add_block(b, m, bn, k, c);
+}
+
+static json_t *to_json(const cov_build *b)
+{
+	json_t *names = json_array(), *mx = json_array();
+	for (int i = 0; i < b->n; i++) {
+		json_array_append_new(names, json_string(b->names[i]));
+		json_t *row = json_array();
+		for (int j = 0; j < b->n; j++) /* symmetric to the bit */
+			json_array_append_new(row, json_real(i <= j ? b->c[i][j] : b->c[j][i]));
+		json_array_append_new(mx, row);
+	}
+	return json_pack("{s:o,s:o}", "params", names, "matrix", mx);
+}
+
+json_t *cal_covariance_render(const cal_results *r, const sb_model *m)
+{
+	cov_build *b = calloc(1, sizeof *b); /* 32 KiB: not on the stack */
+	if (!b)
+		return NULL;
+	decode1_block(b, r, m);
+	prefill_blocks(b, r, m);
+	decode_blocks(b, r, m);
+	json_t *j = b->n > 0 ? to_json(b) : json_null();
+	free(b);
+	return j;
+}

@@ -1,0 +1,41 @@
+/* covariance.h — the model's "fit.covariance": the covariance of the
+ * model's coefficients as the fitting steps estimated them, named as
+ * core/model_param.h names them (docs/formats.md). Layer 11 of calibrate/
+ * (after provenance.h; it reads the steps' results and the built model).
+ *
+ * Each fitting step is its own least-squares problem, so the matrix is
+ * block-diagonal, one block per step's fit, each the fit's own covariance
+ * (its (X^T W X)^-1 scaled by the residual variance, fit_linear.h):
+ *   decode1   decode_ms[1] with per_kv_token (decode_kv[1] when the model
+ *             has a decode_kv table)
+ *   prefill   per_prefill_token, per_prefill_attn (when kept) with the
+ *             intercept: prefill_base (server timings) or overhead_ms (TTFT
+ *             alone; its variance also holds decode_ms(1)'s, as prefill.c
+ *             reports it)
+ *   overhead  with server timings: overhead_ms and overhead_per_prompt_token
+ *             (when its line was kept)
+ *   decode    decode_ms[B] for the batch sizes fitted from TPOT levels, or
+ *             the pinned passes' decode_ms[B] with decode_kv[B] (each B its
+ *             own line)
+ * Assumed: the blocks are independent. decode1 and prefill read the same
+ * single-client requests, but different measured quantities (TPOT and
+ * TTFT / prompt_ms), whose errors are taken as independent; the decode
+ * table's fit subtracts the decode1 and prefill terms as known, so their
+ * uncertainty does not reach its block (its covariance is somewhat too
+ * small). A coefficient without an estimated variance (an exact fit, n ==
+ * p) is left out and stays at its value.
+ */
+#ifndef SB_CAL_COVARIANCE_H
+#define SB_CAL_COVARIANCE_H
+
+#include <jansson.h>
+
+#include "calibrate/provenance.h"
+#include "core/model.h"
+
+/* {"params": [names], "matrix": [[...]]} for r's fits and the built model m
+ * (the names are m's coefficients), or JSON null when no block has a
+ * variance. New reference, NULL when out of memory. */
+json_t *cal_covariance_render(const cal_results *r, const sb_model *m);
+
+#endif

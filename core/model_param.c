@@ -1,0 +1,90 @@
+/* model_param.c — a model coefficient by name (see model_param.h). */
+#include "model_param.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The entry at batch b of a table pts[0..n), or NULL. */
+static double *table_entry(sb_decode_point *pts, int n, long b)
+{
+	for (int i = 0; i < n; i++)
+		if (pts[i].batch == b)
+			return &pts[i].ms;
+	return NULL;
+}
+
+/* "PREFIX[B]" with a whole B >= 1: B, else -1. */
+static long table_batch(const char *name, const char *prefix)
+{
+	size_t k = strlen(prefix);
+	if (strncmp(name, prefix, k) || name[k] != '[')
+		return -1;
+	char *end = NULL;
+	long b = strtol(name + k + 1, &end, 10);
+	if (end == name + k + 1 || strcmp(end, "]") || b < 1)
+		return -1;
+	return b;
+}
+
+/* Where the coefficient `name` lives in m, or NULL. */
+static double *param_slot(sb_model *m, const char *name)
+{
+	static const struct {
+		const char *name;
+		size_t off;
+	} scalars[] = {
+		{ "per_kv_token", offsetof(sb_model, per_kv_token_ms) },
+		{ "per_prefill_token", offsetof(sb_model, per_prefill_token_ms) },
+		{ "per_prefill_attn", offsetof(sb_model, per_prefill_attn_ms) },
+		{ "prefill_base", offsetof(sb_model, prefill_base_ms) },
+		{ "overhead_ms", offsetof(sb_model, overhead_ms) },
+		{ "overhead_per_prompt_token", offsetof(sb_model, overhead_per_token_ms) },
+		{ "admit_delay_ms", offsetof(sb_model, admit_delay_ms) },
+	};
+	for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
+		if (!strcmp(name, scalars[i].name))
+			return (double *)((char *)m + scalars[i].off);
+	long b = table_batch(name, "decode_ms");
+	if (b > 0)
+		return table_entry(m->decode, m->n_decode, b);
+	b = table_batch(name, "decode_kv");
+	if (b > 0)
+		return table_entry(m->decode_kv, m->n_decode_kv, b);
+	return NULL;
+}
+
+static int unknown(const char *name, sb_error *e)
+{
+	return sb_error_set(e, "parameter \"%s\" is not a coefficient of the model (expected "
+			       "decode_ms[B] or decode_kv[B] for a batch B of its tables, "
+			       "per_kv_token, per_prefill_token, per_prefill_attn, prefill_base, "
+			       "overhead_ms, overhead_per_prompt_token or admit_delay_ms)",
+			    name);
+}
+
+int sb_model_param_get(const sb_model *m, const char *name, double *v, sb_error *e)
+{
+	/* param_slot only reads through the pointer here */
+	const double *p = param_slot((sb_model *)m, name);
+	if (!p)
+		return unknown(name, e);
+	*v = *p;
+	return 0;
+}
+
+int sb_model_param_set(sb_model *m, const char *name, double v, sb_error *e)
+{
+	double *p = param_slot(m, name);
+	if (!p)
+		return unknown(name, e);
+	*p = v;
+	return 0;
+}
+
+double sb_model_param_floor(const char *name)
+{
+	return table_batch(name, "decode_ms") > 0 ? SB_MODEL_PARAM_DECODE_FLOOR_MS : 0.0;
+}
