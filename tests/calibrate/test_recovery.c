@@ -40,6 +40,7 @@
 #include "../check.h"
 #include "core/model.h"
 #include "runcmd.h"
+#include "simdata.h"
 #include "core/results.h"
 
 static void within_ci(const json_t *coefs, const char *name, double truth, double max_rel)
@@ -66,27 +67,7 @@ static void within_ci(const json_t *coefs, const char *name, double truth, doubl
 
 static int simulate(const char *sbsim, const char *truth, const char *dir, char **files)
 {
-	static const char *const lens[4] = { "16", "256", "1024", "2048" };
-	for (int i = 0; i < 5; i++) {
-		char *path = files[i];
-		if (i < 4)
-			snprintf(path, 4096, "%s/c1-%s.json", dir, lens[i]);
-		else
-			snprintf(path, 4096, "%s/sweep.json", dir);
-		char *c1[] = { (char *)sbsim, "--model-file", (char *)truth, "--concurrency", "1",
-			       "--input-len", (char *)lens[i < 4 ? i : 0], "--output-len", "64",
-			       "--requests", "100", "--seed", (char *)lens[i < 4 ? i : 0], "--json",
-			       path, "--json-requests", NULL };
-		char *sw[] = { (char *)sbsim, "--model-file", (char *)truth, "--concurrency",
-			       "2,4,5,6", "--input-len", "256", "--output-len", "128", "--requests",
-			       "200", "--seed", "7", "--json", path, "--json-requests", NULL };
-		int rc = run_cmd(i < 4 ? c1 : sw, NULL);
-		if (rc != 0) {
-			fprintf(stderr, "sbsim failed (status %d) making %s\n", rc, path);
-			return -1;
-		}
-	}
-	return 0;
+	return cal_test_simulate(sbsim, truth, dir, files, 0);
 }
 
 /* The fitted split probability's (NAME's) interval holds `truth` and is at

@@ -1,0 +1,200 @@
+/* test_uncertainty.c — coefficient names (core/model_param.h), the
+ * covariance read from a model's fit, draws from it (sim/uncertainty.h)
+ * and the 90% interval of a level's replications (sb_sweep_pi90).
+ *
+ * Tolerances: the draws' sample mean within 4 standard errors (sd/sqrt(n))
+ * of the model's values, each sample (co)variance within 4 of its standard
+ * errors, sqrt((s_ii s_jj + s_ij^2) / n) for n normal draws; the share of
+ * draws clipped at 0 within 4 binomial standard errors of Phi(-mean/sd). */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <gsl/gsl_cdf.h>
+
+#include "../check.h"
+#include "core/dist.h"
+#include "core/model_param.h"
+#include "sim/sweep.h"
+#include "sim/uncertainty.h"
+
+#define NDRAW 20000
+
+static void test_names(void)
+{
+	sb_model m;
+	sb_model_init(&m);
+	m.decode[0] = (sb_decode_point){ 1, 5.0 };
+	m.decode[1] = (sb_decode_point){ 4, 9.0 };
+	m.n_decode = 2;
+	m.decode_kv[0] = (sb_decode_point){ 4, 0.01 };
+	m.n_decode_kv = 1;
+	static const char *const scalars[] = { "per_kv_token", "per_prefill_token",
+					       "per_prefill_attn", "prefill_base", "overhead_ms",
+					       "overhead_per_prompt_token", "admit_delay_ms" };
+	for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
+		double v = -1;
+		CHECK(sb_model_param_set(&m, scalars[i], 1.5 + (double)i, NULL) == 0);
+		CHECK(sb_model_param_get(&m, scalars[i], &v, NULL) == 0 && v == 1.5 + (double)i);
+	}
+	CHECK(m.per_kv_token_ms == 1.5 && m.overhead_ms == 5.5 && m.admit_delay_ms == 7.5);
+	CHECK(m.overhead_per_token_ms == 6.5 && m.prefill_base_ms == 4.5);
+	double v = 0;
+	CHECK(sb_model_param_get(&m, "decode_ms[4]", &v, NULL) == 0 && v == 9.0);
+	CHECK(sb_model_param_set(&m, "decode_kv[4]", 0.02, NULL) == 0 && m.decode_kv[0].ms == 0.02);
+	static const char *const bad[] = { "decode_ms[2]", "decode_ms[0]", "decode_ms[x]",
+					   "decode_ms[4", "decode_kv[1]", "noise_cv", "" };
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		sb_error e = { "" };
+		CHECK(sb_model_param_get(&m, bad[i], &v, &e) == -EINVAL);
+		CHECK(strstr(e.msg, bad[i]) != NULL);
+	}
+	CHECK(sb_model_param_floor("decode_ms[4]") == SB_MODEL_PARAM_DECODE_FLOOR_MS);
+	CHECK(sb_model_param_floor("overhead_ms") == 0);
+}
+
+/* A model with three uncertain coefficients far from 0 (no clipping). */
+static const char *const names3[] = { "decode_ms[1]", "overhead_ms", "per_prefill_token" };
+static const double cov3[9] = { 0.04, 0.03, 0.0,
+				0.03, 0.09, -0.02,
+				0.0, -0.02, 0.01 };
+
+static void model3(sb_model *m)
+{
+	sb_model_init(m);
+	m->decode[0] = (sb_decode_point){ 1, 5.0 };
+	m->overhead_ms = 20;
+	m->per_prefill_token_ms = 2.0;
+}
+
+static void test_draws(void)
+{
+	sb_model m;
+	model3(&m);
+	sb_uncert u;
+	sb_error e;
+	CHECK(sb_uncert_init(&u, &m, names3, cov3, 3, &e) == 0);
+	gsl_rng *r = sb_rng_new(42);
+	double mean[3] = { 5, 20, 2 }, s1[3] = { 0 }, s2[3][3] = { { 0 } };
+	for (int k = 0; k < NDRAW; k++) {
+		sb_model d;
+		CHECK(sb_uncert_draw(&u, &m, r, &d, &e) == 0);
+		double x[3] = { d.decode[0].ms - mean[0], d.overhead_ms - mean[1],
+				d.per_prefill_token_ms - mean[2] };
+		for (int i = 0; i < 3; i++) {
+			s1[i] += x[i];
+			for (int j = 0; j < 3; j++)
+				s2[i][j] += x[i] * x[j];
+		}
+		sb_model_fini(&d);
+	}
+	for (int i = 0; i < 3; i++) {
+		CHECK_NEAR(s1[i] / NDRAW, 0, 4 * sqrt(cov3[i * 3 + i] / NDRAW));
+		for (int j = 0; j < 3; j++) {
+			double sij = cov3[i * 3 + j];
+			double se = sqrt((cov3[i * 3 + i] * cov3[j * 3 + j] + sij * sij) / NDRAW);
+			CHECK_NEAR(s2[i][j] / NDRAW, sij, 4 * se);
+		}
+	}
+	gsl_rng_free(r);
+	sb_uncert_fini(&u);
+	sb_model_fini(&m);
+}
+
+static void test_clipping(void)
+{
+	sb_model m;
+	model3(&m);
+	m.overhead_ms = 0.1;
+	m.decode[0].ms = 1.0;
+	const char *names[2] = { "overhead_ms", "decode_ms[1]" };
+	const double cov[4] = { 1.0, 0, 0, 100.0 };
+	sb_uncert u;
+	sb_error e;
+	CHECK(sb_uncert_init(&u, &m, names, cov, 2, &e) == 0);
+	gsl_rng *r = sb_rng_new(7);
+	int zero = 0, ok = 1;
+	for (int k = 0; k < NDRAW; k++) {
+		sb_model d;
+		ok &= sb_uncert_draw(&u, &m, r, &d, &e) == 0;
+		ok &= d.overhead_ms >= 0 && d.decode[0].ms >= SB_MODEL_PARAM_DECODE_FLOOR_MS;
+		zero += d.overhead_ms == 0;
+		sb_model_fini(&d);
+	}
+	CHECK(ok);
+	double p = gsl_cdf_ugaussian_P(-0.1);
+	CHECK_NEAR((double)zero / NDRAW, p, 4 * sqrt(p * (1 - p) / NDRAW));
+	gsl_rng_free(r);
+	sb_uncert_fini(&u);
+	sb_model_fini(&m);
+}
+
+static void test_bad_matrices(void)
+{
+	sb_model m;
+	model3(&m);
+	sb_uncert u;
+	sb_error e = { "" };
+	const double not_pd[9] = { 1, 2, 0, 2, 1, 0, 0, 0, 1 };
+	CHECK(sb_uncert_init(&u, &m, names3, not_pd, 3, &e) == -EINVAL);
+	CHECK(strstr(e.msg, "positive definite") != NULL);
+	sb_uncert_fini(&u);
+	const double asym[9] = { 1, 0.5, 0, 0, 1, 0, 0, 0, 1 };
+	CHECK(sb_uncert_init(&u, &m, names3, asym, 3, &e) == -EINVAL);
+	CHECK(strstr(e.msg, "symmetric") != NULL);
+	sb_uncert_fini(&u);
+	const char *unknown[3] = { "decode_ms[1]", "overhead_ms", "decode_ms[8]" };
+	CHECK(sb_uncert_init(&u, &m, unknown, cov3, 3, &e) == -EINVAL);
+	CHECK(strstr(e.msg, "decode_ms[8]") != NULL);
+	sb_uncert_fini(&u);
+	sb_model_fini(&m);
+}
+
+/* fit.covariance read from a model file's JSON; none in the default. */
+static void test_from_model(void)
+{
+	sb_model m;
+	sb_error e;
+	sb_uncert u;
+	CHECK(sb_model_default(&m, &e) == 0);
+	CHECK(sb_uncert_from_model(&u, &m, &e) == 0 && u.n == 0);
+	sb_model_fini(&m);
+	model3(&m);
+	m.fit = json_pack("{s:{s:[s,s],s:[[f,f],[f,f]]}}", "covariance", "params",
+			  "decode_ms[1]", "overhead_ms", "matrix", 0.04, 0.03, 0.03, 0.09);
+	CHECK(sb_uncert_from_model(&u, &m, &e) == 0 && u.n == 2);
+	CHECK(!strcmp(u.names[1], "overhead_ms"));
+	CHECK_NEAR(gsl_matrix_get(u.chol, 0, 0), 0.2, 1e-12);
+	sb_uncert_fini(&u);
+	json_object_set_new(json_object_get(m.fit, "covariance"), "matrix", json_pack("[[f]]", 1.0));
+	CHECK(sb_uncert_from_model(&u, &m, &e) == -EINVAL && strstr(e.msg, "matrix"));
+	sb_uncert_fini(&u);
+	sb_model_fini(&m);
+}
+
+static void test_pi90(void)
+{
+	double x[22];
+	for (int i = 0; i < 21; i++)
+		x[i] = 21 - i; /* 1..21 reversed */
+	x[21] = NAN;
+	double lo, hi;
+	sb_sweep_pi90(x, 22, &lo, &hi);
+	CHECK_NEAR(lo, 2.0, 1e-12); /* 5% of the way through 21 values: the 2nd */
+	CHECK_NEAR(hi, 20.0, 1e-12);
+	double one[1] = { 3 };
+	sb_sweep_pi90(one, 1, &lo, &hi);
+	CHECK(isnan(lo) && isnan(hi));
+}
+
+int main(void)
+{
+	test_names();
+	test_draws();
+	test_clipping();
+	test_bad_matrices();
+	test_from_model();
+	test_pi90();
+	CHECK_DONE();
+}
