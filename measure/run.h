@@ -28,6 +28,8 @@
  *
  * Top level extras: "interrupted" (bool), "target" (url, endpoint, api,
  * model, server kind, slots when known, prompt_sizing, options).
+ * A fleet (n_urls >= 2) adds target.replicas and route, each record's
+ * "replica" and "replica_inflight", each level's "replicas" (fleet.h).
  * The API key is never written anywhere.
  */
 #ifndef SB_RUN_H
