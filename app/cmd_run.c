@@ -24,6 +24,7 @@
 #include "core/cli.h"
 #include "core/dist.h"
 #include "core/jsonfile.h"
+#include "core/route.h"
 #include "core/workload.h"
 #include "measure/credentials.h"
 #include "measure/progress.h"
@@ -43,6 +44,8 @@ static void on_signal(int sig)
 static struct {
 	sb_run_config c;
 	sb_cli_list conc, levels;
+	sb_cli_strings urls;
+	int route; /* -1 not given, else an sb_route */
 	int mode; /* -1 not given, else an index of "rate|concurrency" */
 	long seed;
 	const char *out, *key_env, *key_file;
@@ -83,9 +86,15 @@ static int parse_cacert(const char *s, void *dest, const char *what, sb_error *e
 #define W (&cmd.c.workload)
 #define FN(name, dest, value, fn, help) { name, 0, SB_CLI_FUNC, dest, 0, 0, value, help, NULL, fn }
 static const sb_cli_opt opts[] = {
-	SB_CLI_OPT("url", SB_CLI_STRING, &C->url, 0, 0, "URL",
+	SB_CLI_OPT("url", SB_CLI_STRINGS, &cmd.urls, 0, 0, "URL",
 		   "base URL: http://127.0.0.1:11434/v1 (Ollama),\n"
-		   "http://127.0.0.1:8080 or .../v1 (llama.cpp)"),
+		   "http://127.0.0.1:8080 or .../v1 (llama.cpp);\n"
+		   "given more than once: a fleet, each request sent to\n"
+		   "one of them by --route (records get \"replica\")"),
+	{ "route", 0, SB_CLI_CHOICE, &cmd.route, 0, 0, "R",
+	  "a fleet's router: round-robin (default), random,\n"
+	  "least-outstanding, least-queued or p2c (seeded by --seed)",
+	  SB_ROUTE_CHOICES, NULL },
 	SB_CLI_OPT("model", SB_CLI_STRING, &C->model, 0, 0, "NAME",
 		   "model name sent with each request"),
 	SB_CLI_OPT("concurrency", SB_CLI_DOUBLE_LIST, &cmd.conc, 1, 100000, "LIST",
@@ -149,7 +158,7 @@ enum { MODE_RATE = 0, MODE_CONCURRENCY = 1 };
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: servebench run --url URL --model NAME\n"
+		"usage: servebench run --url URL [--url URL2 ... --route R] --model NAME\n"
 		"                      (--concurrency 1,2,4 | --mode rate --levels 1,2,3) [options]\n"
 		"\n"
 		"Measures a live LLM server (Ollama, llama.cpp, any OpenAI-compatible API).\n");
@@ -197,15 +206,41 @@ static int set_load(sb_workload *w, sb_error *e)
 				      cmd.conc.n ? "--concurrency" : "--levels", e);
 }
 
+/* --url once, or several times with --route (a fleet). */
+static int set_urls(sb_run_config *c, sb_error *e)
+{
+	c->url = cmd.urls.n ? cmd.urls.v[0] : NULL;
+	if (cmd.urls.n < 2) {
+		if (cmd.route >= 0)
+			return sb_error_set(e, "--route needs several servers (give --url more "
+					       "than once)");
+		return 0;
+	}
+	for (size_t i = 1; i < cmd.urls.n; i++)
+		for (size_t j = 0; j < i; j++)
+			if (!strcmp(cmd.urls.v[i], cmd.urls.v[j]))
+				return sb_error_set(e, "--url %s given twice", cmd.urls.v[i]);
+	if (c->pin_stride > 0)
+		return sb_error_set(e, "--pin-slots needs one server; a fleet's requests are "
+				       "routed (give --url once)");
+	c->urls = cmd.urls.v;
+	c->n_urls = cmd.urls.n;
+	c->route = cmd.route >= 0 ? (sb_route)cmd.route : SB_ROUTE_ROUND_ROBIN;
+	return 0;
+}
+
 /* The flags into cmd.c: required flags, load, seed, key (*key: a key read
  * from a file, to wipe), FILE.partial.jsonl (*partial). */
 static int configure(const sb_cli_args *a, char **key, char **partial, sb_error *e)
 {
 	sb_run_config *c = &cmd.c;
+	int r = set_urls(c, e);
+	if (r < 0)
+		return r;
 	if (!c->url || !c->model)
 		return sb_error_set(e, "%s is required (see servebench run --help)",
 				    !c->url ? "--url" : "--model");
-	int r = set_load(&c->workload, e);
+	r = set_load(&c->workload, e);
 	if (r < 0)
 		return r;
 	if (c->workload.duration_s > 0 && sb_cli_given(opts, N_OPTS, a, "num-requests"))
@@ -245,6 +280,9 @@ static void print_verbose(const sb_run_config *c)
 	fprintf(stderr, PROG ": url %s, TLS verification %s%s%s\n", c->url,
 		c->insecure ? "off" : "on", c->ca_file ? ", CA bundle " : "",
 		c->ca_file ? c->ca_file : "");
+	for (size_t i = 1; i < c->n_urls; i++)
+		fprintf(stderr, PROG ": url %s (replica %zu, route %s)\n", c->urls[i], i,
+			sb_route_name(c->route));
 	fprintf(stderr, PROG ": header Content-Type: application/json\n");
 	if (c->api_key && *c->api_key)
 		fprintf(stderr, PROG ": header Authorization: Bearer [redacted, %zu chars]\n",
@@ -312,6 +350,7 @@ int sb_cmd_run(int argc, char **argv)
 {
 	sb_run_config_init(&cmd.c);
 	cmd.mode = -1;
+	cmd.route = -1;
 	sb_cli_args a;
 	sb_error e = { { 0 } };
 	char *key = NULL, *partial = NULL;
@@ -328,6 +367,7 @@ int sb_cmd_run(int argc, char **argv)
 	free(partial);
 	sb_cli_list_fini(&cmd.conc);
 	sb_cli_list_fini(&cmd.levels);
+	sb_cli_strings_fini(&cmd.urls);
 	sb_cli_args_fini(&a);
 	return status;
 }

@@ -62,6 +62,11 @@ typedef struct sb_reqrec {
 			       * loader; measure/bench.c writes it, not
 			       * sb_reqrec_to_json (records built with
 			       * initialisers would claim slot 0). */
+	long replica;         /* a fleet run (several URLs): the index into
+			       * target.replicas of the server that took it
+			       * (record "replica"), -1 when absent. Read by the
+			       * results loader, written by measure/bench.c, as
+			       * slot is. */
 } sb_reqrec;
 
 #define SB_LEVEL_MAX_ERR_CLASSES 16

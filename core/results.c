@@ -68,6 +68,30 @@ static long target_long(const json_t *t, const char *key)
 	return json_is_integer(v) ? (long)json_integer_value(v) : -1;
 }
 
+/* target.replicas (a fleet run) into out->n_replicas, replica_slots.
+ * 0, -EINVAL (not an array of objects) or -ENOMEM. */
+static int target_replicas(const json_t *t, sb_target_info *out, const char *where,
+			   sb_error *e)
+{
+	const json_t *reps = json_object_get(t, "replicas");
+	if (!reps || json_is_null(reps))
+		return 0;
+	size_t n = json_array_size(reps);
+	if (!json_is_array(reps) || n == 0)
+		return sb_error_set(e, "%s: target.replicas: expected a non-empty array", where);
+	if (!(out->replica_slots = malloc(n * sizeof(long))))
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const json_t *r = json_array_get(reps, i);
+		if (!json_is_object(r))
+			return sb_error_set(e, "%s: target.replicas[%zu]: expected an object", where,
+					    i);
+		out->replica_slots[i] = target_long(r, "slots");
+	}
+	out->n_replicas = n;
+	return 0;
+}
+
 /* The document's "target" (may be NULL) into *out (strings borrowed). */
 static void target_info(const json_t *t, sb_target_info *out)
 {
@@ -143,6 +167,10 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		q->slot = json_is_integer(slot) && json_integer_value(slot) >= 0
 				  ? (long)json_integer_value(slot)
 				  : -1;
+		const json_t *rep = json_object_get(r, "replica");
+		q->replica = json_is_integer(rep) && json_integer_value(rep) >= 0
+				     ? (long)json_integer_value(rep)
+				     : -1;
 		const json_t *err = json_object_get(r, "error");
 		if (json_is_object(err)) {
 			const char *cls = json_string_value(json_object_get(err, "class"));
@@ -157,6 +185,20 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 					       "numeric ttft_ms and e2e_ms", where, i);
 	}
 	lv->n_reqs = n;
+	return 0;
+}
+
+/* Every record's "replica" names an entry of target.replicas. */
+static int check_replicas(const sb_results *out, const char *where, sb_error *e)
+{
+	for (size_t i = 0; i < out->n_levels; i++)
+		for (size_t j = 0; j < out->levels[i].n_reqs; j++) {
+			long rep = out->levels[i].reqs[j].replica;
+			if (rep >= 0 && (size_t)rep >= out->target.n_replicas)
+				return sb_error_set(e, "%s: levels[%zu].requests[%zu].replica is %ld, "
+						       "but target.replicas has %zu entries",
+						    where, i, j, rep, out->target.n_replicas);
+		}
 	return 0;
 }
 
@@ -178,6 +220,8 @@ int sb_results_from_json(json_t *root, sb_results *out, const char *where, sb_er
 	snprintf(out->source, sizeof(out->source), "%s", src ? src : "measured");
 	int r = 0;
 	target_info(json_object_get(root, "target"), &out->target);
+	if ((r = target_replicas(json_object_get(root, "target"), &out->target, where, e)) < 0)
+		goto fail;
 	const json_t *wl = json_object_get(root, "workload");
 	if (json_is_object(wl) && json_object_size(wl) > 0) {
 		char w[200];
@@ -218,6 +262,8 @@ int sb_results_from_json(json_t *root, sb_results *out, const char *where, sb_er
 				goto fail;
 		}
 	}
+	if ((r = check_replicas(out, where, e)) < 0)
+		goto fail;
 	return 0;
 fail:
 	sb_results_fini(out);
@@ -253,6 +299,7 @@ void sb_results_fini(sb_results *r)
 		free(r->levels[i].itl_pool);
 	}
 	free(r->levels);
+	free(r->target.replica_slots);
 	json_decref(r->root);
 	memset(r, 0, sizeof(*r));
 }

@@ -49,6 +49,11 @@ typedef struct sb_target_info {
 	double overhead_tokens;         /* target.prompt_sizing.overhead_tokens */
 	long pin_stride;                /* target.pin_stride: requests pinned to slots
 					 * 0, k, 2k... (records' "slot"); 0 when absent */
+	/* a fleet run: target.replicas, one per URL in the records' "replica"
+	 * order; n_replicas 0 when absent. replica_slots[i]: its "slots", -1
+	 * unknown (malloc'd, freed by sb_results_fini). */
+	size_t n_replicas;
+	long *replica_slots;
 } sb_target_info;
 
 typedef struct sb_results {

@@ -12,6 +12,7 @@
 #include "core/level.h"
 #include "core/results.h"
 #include "driver.h"
+#include "fleet.h"
 #include "probe.h"
 #include "prompt.h"
 #include "recorder.h"
@@ -24,6 +25,8 @@ struct sb_bench {
 	char root[1024];
 	char endpoint[1100];
 	sb_server_info info;
+	sb_fleet fleet;            /* every server (one without a fleet); root,
+				    * endpoint, info and api are fleet.rep[0]'s */
 	sb_prompt_size size;
 	struct curl_slist *hdr;    /* owned; borrowed by drv */
 	sb_driver *drv;            /* owned: its connections outlive a measurement */
@@ -58,6 +61,10 @@ typedef struct run {
 	long *held;
 	size_t n_held;
 	long max_held;             /* slot indices below this exist; 0: no bound */
+	/* a fleet: the router, and the level's measured requests per replica */
+	gsl_rng *rng_route;
+	sb_router router;
+	long *rep_req, *rep_fail;
 } run;
 
 void sb_bench_config_init(sb_bench_config *c)
@@ -72,7 +79,10 @@ void sb_bench_config_init(sb_bench_config *c)
 void sb_bench_config_from_run(sb_bench_config *b, const sb_run_config *c)
 {
 	sb_bench_config_init(b);
-	b->url = c->url;
+	b->url = c->url ? c->url : (c->n_urls ? c->urls[0] : NULL);
+	b->urls = c->urls;
+	b->n_urls = c->n_urls;
+	b->route = c->route;
 	b->model = c->model;
 	b->api = c->api;
 	b->ignore_eos = c->ignore_eos;
@@ -338,6 +348,12 @@ static void on_done(void *ud, const sb_driver_done *d)
 		json_object_set_new(j, "client_retries", json_integer(d->retries));
 	if (slot >= 0)
 		json_object_set_new(j, "slot", json_integer(slot));
+	if (d->replica >= 0) {
+		json_object_set_new(j, "replica", json_integer(d->replica));
+		json_object_set_new(j, "replica_inflight", json_integer(d->replica_inflight));
+		r->rep_req[d->replica]++;
+		r->rep_fail[d->replica] += d->err_class != NULL;
+	}
 	if (r->rec)
 		record_partial(r, j);
 	json_array_append_new(r->requests, j);
@@ -403,6 +419,7 @@ static double *arrivals(run *r, double rate, size_t *n)
 static int run_phase(run *r, const sb_phase *ph, int first, sb_error *e)
 {
 	r->phase_done = r->phase_connect = 0;
+	r->router.next = 0; /* round-robin: every phase from replica 0 */
 	if (r->held)
 		memset(r->held, 0, r->n_held * sizeof(long));
 	int rc = sb_driver_run(r->b->drv, ph, e);
@@ -419,7 +436,8 @@ static int level_phase(run *r, double level, sb_phase *ph, double **arr, sb_erro
 	const sb_workload *w = r->w;
 	*ph = (sb_phase){ .mode = w->mode, .think = &w->think_s, .rng = r->rng_think,
 			  .body = make_body, .done = on_done, .tick = on_tick,
-			  .inflight = on_inflight, .ended = on_ended, .ud = r };
+			  .inflight = on_inflight, .ended = on_ended, .ud = r,
+			  .router = &r->router };
 	*arr = NULL;
 	if (w->mode == SB_MODE_CONCURRENCY) {
 		ph->concurrency = (long)level;
@@ -452,7 +470,8 @@ static int run_level(run *r, json_t *results, sb_error *e)
 		r->warmup = 1;
 		sb_phase wp = { .mode = SB_MODE_CONCURRENCY, .concurrency = 1, .count = w->warmup,
 				.body = make_body, .done = on_done, .tick = on_tick,
-				.inflight = on_inflight, .ended = on_ended, .ud = r };
+				.inflight = on_inflight, .ended = on_ended, .ud = r,
+				.router = &r->router };
 		rc = run_phase(r, &wp, first, e);
 		r->warmup = 0;
 		if (rc < 0)
@@ -469,14 +488,23 @@ static int run_level(run *r, json_t *results, sb_error *e)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	}
 	r->requests = json_array();
+	size_t nf = r->b->fleet.n;
+	memset(r->rep_req, 0, nf * sizeof(long));
+	memset(r->rep_fail, 0, nf * sizeof(long));
 	rc = run_phase(r, &ph, first, e);
 	free(arr);
 	sb_level lv;
 	sb_levelacc_finish(&r->acc, level, w->mode, 0, &lv);
 	sb_levelacc_fini(&r->acc);
-	if (rc != -ECONNREFUSED && (rc == 0 || lv.requests_ok + lv.requests_failed > 0))
+	if (rc != -ECONNREFUSED && (rc == 0 || lv.requests_ok + lv.requests_failed > 0)) {
 		sb_results_add_level(results, &lv, r->requests);
-	else
+		if (nf > 1) /* the level just added: its share per replica */
+			json_object_set_new(json_array_get(json_object_get(results, "levels"),
+							   json_array_size(json_object_get(
+								   results, "levels")) - 1),
+					    "replicas",
+					    sb_fleet_shares_json(r->rep_req, r->rep_fail, nf));
+	} else
 		json_decref(r->requests);
 	r->requests = NULL;
 	return rc;
@@ -493,8 +521,12 @@ static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
 	json_object_set_new(t, "api", json_string(sb_api_name(b->api)));
 	json_object_set_new(t, "model", json_string(c->model));
 	json_object_set_new(t, "server", json_string(b->info.kind));
-	if (b->info.slots > 0)
+	if (b->info.slots > 0 && b->fleet.n < 2)
 		json_object_set_new(t, "slots", json_integer(b->info.slots));
+	if (b->fleet.n > 1) {
+		json_object_set_new(t, "replicas", sb_fleet_target_json(&b->fleet));
+		json_object_set_new(t, "route", json_string(sb_route_name(c->route)));
+	}
 	json_object_set_new(t, "prompt_sizing",
 			    json_pack("{s:s,s:f,s:f}", "method", b->size.method, "overhead_tokens",
 				      b->size.overhead, "tokens_per_word", b->size.per_word));
@@ -539,23 +571,24 @@ int sb_bench_config_check(const sb_bench_config *c, sb_error *e)
 	return 0;
 }
 
-/* Identifies the server, settles the API and the endpoint, sizes prompts. */
-static int probe_server(sb_bench *b, int had_v1, sb_error *e)
+/* Identifies the server (each of a fleet's), settles the API and the
+ * endpoint, sizes prompts on the first. */
+static int probe_server(sb_bench *b, sb_error *e)
 {
 	const sb_bench_config *c = &b->c;
 	sb_probe_opts po = { .headers = b->hdr, .ipv4 = c->ipv4, .ca_file = c->ca_file,
 			     .insecure = c->insecure,
 			     .timeout_s = c->timeout_s < 10 ? c->timeout_s : 10 };
-	int ret = sb_probe_detect(&po, b->root, &b->info, e);
+	int fleet = c->n_urls > 1;
+	int ret = sb_fleet_probe(&b->fleet, fleet ? c->urls : &c->url, fleet ? c->n_urls : 1,
+				 c->api, &po, e);
 	if (ret < 0)
 		return ret;
-	b->api = c->api;
-	if (b->api == SB_API_AUTO)
-		b->api = sb_api_from_url(c->url);
-	if (b->api == SB_API_AUTO)
-		b->api = (!strcmp(b->info.kind, "ollama") && !had_v1) ? SB_API_OLLAMA_CHAT
-								       : SB_API_OPENAI_CHAT;
-	snprintf(b->endpoint, sizeof(b->endpoint), "%s%s", b->root, sb_api_path(b->api));
+	const sb_fleet_rep *r0 = &b->fleet.rep[0];
+	snprintf(b->root, sizeof(b->root), "%s", r0->root);
+	snprintf(b->endpoint, sizeof(b->endpoint), "%s", r0->endpoint);
+	b->info = r0->info;
+	b->api = r0->api;
 	po.timeout_s = c->timeout_s;
 	size_prompts(b, &po);
 	return 0;
@@ -571,20 +604,16 @@ int sb_bench_new(const sb_bench_config *c, sb_bench **out, sb_error *e)
 	if (!b)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	b->c = *c;
-	int had_v1 = 0;
-	if (sb_api_root(c->url, b->root, sizeof(b->root), &had_v1, e) < 0) {
-		ret = -EINVAL;
-		goto fail;
-	}
 	if (curl_global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) {
 		ret = sb_error_code(e, -ENOMEM, "cannot initialise libcurl");
 		goto fail;
 	}
 	b->curl_ready = 1;
 	b->hdr = make_headers(c->api_key);
-	if ((ret = probe_server(b, had_v1, e)) < 0)
+	if ((ret = probe_server(b, e)) < 0)
 		goto fail;
 	sb_driver_opts dopt = { .url = b->endpoint, .api = b->api, .headers = b->hdr,
+				.urls = b->fleet.endpoints, .n_urls = b->fleet.n,
 				.ipv4 = c->ipv4, .ca_file = c->ca_file, .insecure = c->insecure,
 				.timeout_s = c->timeout_s,
 				.max_line = c->max_line ? c->max_line : SB_RUN_MAX_LINE,
@@ -605,6 +634,7 @@ void sb_bench_free(sb_bench *b)
 	if (!b)
 		return;
 	sb_driver_free(b->drv);
+	sb_fleet_fini(&b->fleet);
 	curl_slist_free_all(b->hdr);
 	if (b->curl_ready)
 		curl_global_cleanup();
@@ -624,6 +654,10 @@ static int pin_check(const sb_bench *b, const sb_workload *w, const sb_bench_opt
 	long k = o->pin_stride;
 	if (k == 0)
 		return 0;
+	if (b->fleet.n > 1)
+		return sb_error_set(e, "pinning requests to slots (--pin-slots) needs one server; "
+				       "this run has %zu (--url given %zu times)",
+				    b->fleet.n, b->fleet.n);
 	if (k < 0)
 		return sb_error_set(e, "the slot stride must be at least 1 (got %ld)", k);
 	if (strcmp(b->info.kind, "llama.cpp"))
@@ -660,8 +694,15 @@ static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_be
 	r->rng_prompt = sb_rng_new(sb_seed_derive(w->seed, 1, 0));
 	r->rng_arrival = sb_rng_new(sb_seed_derive(w->seed, 2, 0));
 	r->rng_think = sb_rng_new(sb_seed_derive(w->seed, 3, 0));
-	if (!r->rng_prompt || !r->rng_arrival || !r->rng_think)
+	r->rng_route = sb_rng_new(sb_seed_derive(w->seed, 5, 0));
+	size_t nf = b->fleet.n ? b->fleet.n : 1;
+	r->rep_req = calloc(nf, sizeof(long));
+	r->rep_fail = calloc(nf, sizeof(long));
+	if (!r->rng_prompt || !r->rng_arrival || !r->rng_think || !r->rng_route || !r->rep_req ||
+	    !r->rep_fail)
 		return sb_error_code(e, -ENOMEM, "out of memory");
+	r->router = (sb_router){ .route = b->c.route, .n = nf, .slots = b->fleet.slots,
+				 .rng = r->rng_route };
 	if (r->o.reuse_prompt) {
 		long in = sb_workload_len(&w->input_len, r->rng_prompt);
 		r->reused = sb_prompt_text(r->rng_prompt, sb_prompt_words(&b->size, in));
@@ -679,6 +720,10 @@ static void run_fini(run *r)
 	free(r->out_len);
 	free(r->slot_of);
 	free(r->held);
+	free(r->rep_req);
+	free(r->rep_fail);
+	if (r->rng_route)
+		gsl_rng_free(r->rng_route);
 	if (r->rng_prompt)
 		gsl_rng_free(r->rng_prompt);
 	if (r->rng_arrival)

@@ -26,6 +26,7 @@
 
 #include "api.h"
 #include "core/error.h"
+#include "core/route.h"
 #include "core/workload.h"
 #include "run.h"
 
@@ -35,6 +36,13 @@ typedef struct sb_bench sb_bench;
  * Strings borrowed for that lifetime. */
 typedef struct sb_bench_config {
 	const char *url;          /* as the user gave it */
+	/* A fleet (fleet.h): n_urls >= 2 servers, url == urls[0]; each is
+	 * probed on its own, prompts are sized on the first, and every
+	 * request goes to the one `route` picks at send time (its random
+	 * draws seeded from the workload's seed). n_urls 0 or 1: url alone. */
+	const char *const *urls;
+	size_t n_urls;
+	sb_route route;
 	const char *model;
 	sb_api api;               /* SB_API_AUTO detects */
 	int ignore_eos;           /* ask for exactly max_tokens */
@@ -63,7 +71,7 @@ typedef struct sb_bench_opts {
 	 * (the server queues it). Records get "slot": s (or the slot the
 	 * server reports, which is the same), the target "pin_stride": k.
 	 * 0: no pinning. Unpinned, records get "slot" when the server
-	 * reports it (llama-completion). */
+	 * reports it (llama-completion). A fleet refuses pinning (-EINVAL). */
 	long pin_stride;
 	sb_run_progress_fn progress;
 	void *progress_ud;

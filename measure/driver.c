@@ -43,6 +43,8 @@ typedef struct req {
 	char errbody[ERRBODY_MAX + 1];
 	size_t errn;
 	char *body;
+	size_t replica;      /* the endpoint it went to (a fleet), else 0 */
+	long seen;           /* in flight there when it was routed (a fleet) */
 	int retries;         /* resends after a reused connection died unused */
 	double t_done;       /* finished (absolute), waiting to be reported */
 	const char *cls;     /* its error class, NULL when ok */
@@ -74,6 +76,9 @@ struct sb_driver {
 	req *done_head, *done_tail; /* finished, not yet reported (FIFO) */
 	req **owner;           /* by socket: the request curl last said uses it */
 	size_t n_owner;
+	size_t n_urls;         /* endpoints: 1, or a fleet's */
+	long *rep_inflight;    /* per endpoint: requests started, not yet finished */
+	unsigned long rr_next; /* round-robin without a router */
 };
 
 double sb_driver_now(void)
@@ -298,7 +303,7 @@ static req *req_new(sb_driver *d)
 	curl_easy_setopt(c, CURLOPT_PREREQFUNCTION, prereq_cb);
 	curl_easy_setopt(c, CURLOPT_PREREQDATA, r);
 	long cto = (long)(d->o.timeout_s * 1000);
-	curl_easy_setopt(c, CURLOPT_URL, d->o.url);
+	curl_easy_setopt(c, CURLOPT_URL, d->o.url ? d->o.url : d->o.urls[0]);
 	curl_easy_setopt(c, CURLOPT_HTTPHEADER, d->o.headers);
 	curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, write_cb);
 	curl_easy_setopt(c, CURLOPT_WRITEDATA, r);
@@ -336,6 +341,20 @@ static void active_remove(sb_driver *d, req *r)
 	last->slot = r->slot;
 }
 
+/* A fleet: sends r to the endpoint the phase's router picks now. */
+static void route_request(sb_driver *d, req *r)
+{
+	r->replica = 0;
+	r->seen = d->rep_inflight[0];
+	if (d->n_urls < 2)
+		return;
+	sb_router *rt = d->ph->router;
+	size_t i = rt ? sb_router_pick(rt, d->rep_inflight) : d->rr_next++ % d->n_urls;
+	r->replica = i < d->n_urls ? i : 0;
+	r->seen = d->rep_inflight[r->replica];
+	curl_easy_setopt(r->easy, CURLOPT_URL, d->o.urls[r->replica]);
+}
+
 static int start(sb_driver *d, long id, double t_sched)
 {
 	req *r = d->free_list;
@@ -357,6 +376,7 @@ static int start(sb_driver *d, long id, double t_sched)
 		sb_ndjson_reset(r->nd);
 	sb_stream_reset(&r->st);
 	r->id = id;
+	route_request(d, r);
 	r->rx_at = r->rx_last = r->t_last = NAN;
 	r->retries = 0;
 	curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);
@@ -370,6 +390,7 @@ static int start(sb_driver *d, long id, double t_sched)
 	r->t_sent = sb_driver_now();
 	r->t_sched = t_sched < 0 ? r->t_sent : t_sched;
 	r->t_activity = r->t_sent;
+	d->rep_inflight[r->replica]++;
 	curl_multi_add_handle(d->multi, r->easy);
 	if (d->ph->inflight)
 		d->ph->inflight(d->ph->ud, r->t_sent - d->t0, +1);
@@ -437,6 +458,7 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 	double t_end = res == CURLE_OK && r->rx_last < now ? fmax(r->rx_last, r->t_last) : now;
 	curl_multi_remove_handle(d->multi, r->easy);
 	active_remove(d, r);
+	d->rep_inflight[r->replica]--;
 	free(r->body);
 	r->body = NULL;
 	const sb_phase *ph = d->ph;
@@ -515,6 +537,8 @@ static void report_done(sb_driver *d, double until)
 			.err_class = r->cls,
 			.err_msg = r->cls ? r->msg : NULL,
 			.retries = r->retries,
+			.replica = d->n_urls > 1 ? (long)r->replica : -1,
+			.replica_inflight = d->n_urls > 1 ? r->seen : -1,
 		};
 		ph->done(ph->ud, &dn);
 		d->finished++;
@@ -552,12 +576,14 @@ sb_driver *sb_driver_new(const sb_driver_opts *o, sb_error *e)
 		return NULL;
 	}
 	d->o = *o;
+	d->n_urls = o->n_urls > 1 ? o->n_urls : 1;
+	d->rep_inflight = calloc(d->n_urls, sizeof(long));
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	d->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	d->multi = curl_multi_init();
 	d->curl_deadline = -1;
 	d->timer_armed = -1;
-	if (d->epfd < 0 || d->tfd < 0 || !d->multi) {
+	if (d->epfd < 0 || d->tfd < 0 || !d->multi || !d->rep_inflight) {
 		sb_error_set(e, "cannot set up the event loop: %s", strerror(errno));
 		sb_driver_free(d);
 		return NULL;
@@ -597,6 +623,7 @@ void sb_driver_free(sb_driver *d)
 	free(d->owner);
 	free(d->active);
 	free(d->pending);
+	free(d->rep_inflight);
 	if (d->multi)
 		curl_multi_cleanup(d->multi);
 	if (d->epfd >= 0)
@@ -668,6 +695,7 @@ static int run_setup(sb_driver *d, const sb_phase *ph, run_state *L, sb_error *e
 	d->finished = 0;
 	d->n_pending = 0;
 	d->nomem = 0;
+	d->rr_next = 0;
 	L->closed = ph->mode == SB_MODE_CONCURRENCY;
 	if (L->closed) {
 		free(d->pending);

@@ -26,12 +26,18 @@
 #include "core/dist.h"
 #include "core/error.h"
 #include "core/level.h"
+#include "core/route.h"
 
 typedef struct sb_driver sb_driver;
 
 /* How to reach the server. Borrowed for the driver's lifetime. */
 typedef struct sb_driver_opts {
 	const char *url;                  /* the endpoint (root + sb_api_path) */
+	/* A fleet: n_urls >= 2 endpoints (one API), each request sent to the
+	 * one the phase's router picks at send time from the driver's own
+	 * in-flight count per endpoint (url unused). n_urls 0 or 1: url. */
+	const char *const *urls;
+	size_t n_urls;
 	sb_api api;
 	const struct curl_slist *headers;
 	int ipv4;
@@ -55,6 +61,9 @@ typedef struct sb_driver_done {
 	const char *err_class;   /* NULL when the request succeeded */
 	const char *err_msg;
 	int retries;             /* 1 when resent after a dead kept-alive connection */
+	long replica;            /* a fleet: index of the endpoint it went to; else -1 */
+	long replica_inflight;   /* a fleet: requests in flight there when the
+				  * router picked it (this one not counted); else -1 */
 } sb_driver_done;
 
 typedef struct sb_phase {
@@ -79,6 +88,9 @@ typedef struct sb_phase {
 	 * done, which may come a little later; may be NULL. */
 	void (*ended)(void *ud, long id);
 	void *ud;
+	/* A fleet (sb_driver_opts.n_urls >= 2): picks each request's endpoint;
+	 * its n must be n_urls. NULL: round-robin from endpoint 0. Borrowed. */
+	sb_router *router;
 } sb_phase;
 
 /* New driver (raises the open-file soft limit to the hard limit so that

@@ -28,6 +28,8 @@
  *
  * Top level extras: "interrupted" (bool), "target" (url, endpoint, api,
  * model, server kind, slots when known, prompt_sizing, options).
+ * A fleet (n_urls >= 2) adds target.replicas and route, each record's
+ * "replica" and "replica_inflight", each level's "replicas" (fleet.h).
  * The API key is never written anywhere.
  */
 #ifndef SB_RUN_H
@@ -39,6 +41,7 @@
 
 #include "api.h"
 #include "core/error.h"
+#include "core/route.h"
 #include "core/workload.h"
 
 /* Progress of a run, for a progress line. */
@@ -60,6 +63,9 @@ typedef void (*sb_run_progress_fn)(void *ud, const sb_run_progress *p);
 
 typedef struct sb_run_config {
 	const char *url;          /* as the user gave it; borrowed */
+	const char *const *urls;  /* a fleet (bench.h): n_urls >= 2, url == urls[0] */
+	size_t n_urls;
+	sb_route route;           /* a fleet's router (core/route.h) */
 	const char *model;        /* borrowed */
 	sb_api api;               /* SB_API_AUTO detects */
 	sb_workload workload;     /* mode, levels, lengths, counts, seed, SLOs */

@@ -2,6 +2,7 @@
 #include "run_table.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void ms(char *buf, size_t n, double v)
@@ -28,6 +29,27 @@ static void print_target(FILE *out, const sb_target_info *t)
 	fprintf(out, "), api %s, model %s\n", t->api, t->model);
 	fprintf(out, "prompt sizing: %s (%.2f tokens/word, overhead %.0f tokens)\n",
 		t->sizing_method, t->tokens_per_word, t->overhead_tokens);
+	if (t->n_replicas > 1)
+		fprintf(out, "fleet: %zu servers (target.replicas), the first shown above\n",
+			t->n_replicas);
+}
+
+/* A fleet level's requests per replica: "c=4: replicas 10 (50%) 10 (50%)". */
+static void print_shares(FILE *out, const sb_rlevel *rl, size_t n_rep, const char *name)
+{
+	long *cnt = calloc(n_rep, sizeof(long)), total = 0;
+	if (!cnt)
+		return;
+	for (size_t j = 0; j < rl->n_reqs; j++)
+		if (rl->reqs[j].replica >= 0 && (size_t)rl->reqs[j].replica < n_rep) {
+			cnt[rl->reqs[j].replica]++;
+			total++;
+		}
+	fprintf(out, "%s: requests per replica", name);
+	for (size_t g = 0; g < n_rep; g++)
+		fprintf(out, " %ld (%.0f%%)", cnt[g], total ? 100.0 * (double)cnt[g] / (double)total : 0.0);
+	fprintf(out, "\n");
+	free(cnt);
 }
 
 static void print_row(FILE *out, const sb_level *lv)
@@ -60,6 +82,8 @@ static void print_level_notes(FILE *out, const sb_results *res)
 			fprintf(out, "%s: goodput %.2f req/s under the SLOs\n", name, good);
 		if (isfinite(lag))
 			fprintf(out, "%s: schedule lag p99 %.2f ms (client send delay)\n", name, lag);
+		if (res->target.n_replicas > 1)
+			print_shares(out, &res->levels[i], res->target.n_replicas, name);
 		if (lv->n_errors) {
 			fprintf(out, "%s: %.0f failed:", name, (double)lv->requests_failed);
 			for (int k = 0; k < lv->n_errors; k++)

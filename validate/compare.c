@@ -17,6 +17,9 @@
  * FORECAST_STREAM, replication): a stream apart from the replay's (level
  * index, replication). */
 #define FORECAST_STREAM 0x80000000UL
+/* A fleet's replica g of a replay replication with seed s is simulated
+ * with seed sb_seed_derive(s, FLEET_STREAM, g). */
+#define FLEET_STREAM 0x40000000UL
 
 /* ---- the metrics compared ------------------------------------------ */
 
@@ -295,6 +298,16 @@ typedef struct replay {
 	sb_reqrec *recs;        /* counted records, measured or predicted */
 	welford *wt, *we;       /* predicted TTFT, E2E per counted request */
 	long n_counted, warm, lmin_in, lmax_in, lmin_out, lmax_out;
+	/* a fleet (n_rep >= 2): each replayed request's replica, one replica's
+	 * requests and predictions gathered, the per-replica predicted
+	 * statistics over replications (n_rep x SB_MET_N), scratch records */
+	size_t n_rep;
+	long *rep_of;
+	size_t *sub_idx;
+	sb_replay_req *sub_rq;
+	sb_replay_pred *sub_pd;
+	welford *rwm;
+	sb_reqrec *sub_recs;
 } replay;
 
 static void replay_free(replay *rp)
@@ -306,6 +319,29 @@ static void replay_free(replay *rp)
 	free(rp->recs);
 	free(rp->wt);
 	free(rp->we);
+	free(rp->rep_of);
+	free(rp->sub_idx);
+	free(rp->sub_rq);
+	free(rp->sub_pd);
+	free(rp->rwm);
+	free(rp->sub_recs);
+}
+
+/* A fleet's scratch space for n_rep replicas (rp->n records). */
+static int replay_alloc_fleet(replay *rp, size_t n_rep)
+{
+	size_t n = rp->n ? rp->n : 1;
+	rp->n_rep = n_rep;
+	rp->rep_of = calloc(n, sizeof(*rp->rep_of));
+	rp->sub_idx = malloc(n * sizeof(*rp->sub_idx));
+	rp->sub_rq = malloc(n * sizeof(*rp->sub_rq));
+	rp->sub_pd = malloc(n * sizeof(*rp->sub_pd));
+	rp->rwm = calloc(n_rep * SB_MET_N, sizeof(*rp->rwm));
+	rp->sub_recs = malloc(n * sizeof(*rp->sub_recs));
+	if (!rp->rep_of || !rp->sub_idx || !rp->sub_rq || !rp->sub_pd || !rp->rwm ||
+	    !rp->sub_recs)
+		return -ENOMEM;
+	return 0;
 }
 
 static int replay_alloc(replay *rp, const sb_rlevel *rl)
@@ -354,9 +390,12 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	if (pn >= 1)
 		pin = (long)pn;
 	long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
-	/* open loop: the level's clock starts at its first send */
-	double t = mode == SB_MODE_RATE ? rp->ord[j].t - rp->ord[0].t : 0.0;
+	/* open loop (and a fleet's replicas): the level's clock starts at its
+	 * first send */
+	double t = mode == SB_MODE_RATE || rp->n_rep ? rp->ord[j].t - rp->ord[0].t : 0.0;
 	rp->rq[j] = (sb_replay_req){ t, pin, pout, q->slot };
+	if (rp->n_rep)
+		rp->rep_of[j] = q->replica > 0 ? q->replica : 0;
 	rp->counted[j] = !q->warmup;
 	if (!rp->counted[j]) {
 		rp->warm++;
@@ -373,6 +412,78 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 		rp->lmax_out = pout;
 }
 
+/* The summary of replica g's records among rp->recs[0..c) (*n_out of
+ * them). 0 or -ENOMEM. */
+static int replica_summary(replay *rp, size_t c, size_t g, const sb_cmp_level *cl,
+			   sb_level *out, size_t *n_out)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < c; i++)
+		if (rp->recs[i].replica == (long)g)
+			rp->sub_recs[k++] = rp->recs[i];
+	*n_out = k;
+	return summarize(rp->sub_recs, k, cl->level, cl->mode, out);
+}
+
+/* Replays a fleet's requests replica by replica, each open loop at its
+ * measured send times on a server of its own, into rp->pd. */
+static int replay_fleet(replay *rp, const sb_model *m, const sb_replay_opts *ro, sb_error *e)
+{
+	sb_replay_opts one = *ro;
+	one.mode = SB_MODE_RATE;
+	for (size_t g = 0; g < rp->n_rep; g++) {
+		size_t k = 0;
+		for (size_t j = 0; j < rp->k; j++) {
+			if ((size_t)rp->rep_of[j] != g)
+				continue;
+			rp->sub_idx[k] = j;
+			rp->sub_rq[k++] = rp->rq[j];
+		}
+		if (k == 0)
+			continue;
+		one.seed = sb_seed_derive(ro->seed, FLEET_STREAM, g);
+		int r = sb_sim_replay(m, &one, rp->sub_rq, k, rp->sub_pd, NULL, e);
+		if (r < 0) {
+			sb_error_prefix(e, "replica %zu", g);
+			return r;
+		}
+		for (size_t i = 0; i < k; i++)
+			rp->pd[rp->sub_idx[i]] = rp->sub_pd[i];
+	}
+	return 0;
+}
+
+/* A fleet's per-replica prediction of one replication (rp->recs[0..c)
+ * predicted) added to rp->rwm. 0 or -ENOMEM. */
+static int replica_predicted(replay *rp, size_t c, const sb_cmp_level *cl)
+{
+	for (size_t g = 0; g < rp->n_rep; g++) {
+		sb_level ps;
+		size_t k;
+		if (replica_summary(rp, c, g, cl, &ps, &k) < 0)
+			return -ENOMEM;
+		for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++) {
+			sb_metric mk = sb_compare_metrics[i];
+			welford_add(&rp->rwm[g * SB_MET_N + mk], sb_metric_get(&ps, mk));
+		}
+	}
+	return 0;
+}
+
+/* A fleet's per-replica predictions (mean, sd over replications) and errors. */
+static void replica_finish(const replay *rp, sb_cmp_level *cl)
+{
+	for (size_t g = 0; g < rp->n_rep; g++) {
+		sb_cmp_level *rl = &cl->replicas[g];
+		for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++) {
+			sb_metric k = sb_compare_metrics[i];
+			rl->pred[k] = welford_mean(&rp->rwm[g * SB_MET_N + k]);
+			rl->pred_sd[k] = welford_sd(&rp->rwm[g * SB_MET_N + k]);
+			rl->err_pct[k] = sb_compare_err_pct(rl->meas[k], rl->pred[k]);
+		}
+	}
+}
+
 /* The measured side, recomputed from the counted records, into cl->meas. */
 static int replay_measured(replay *rp, sb_cmp_level *cl)
 {
@@ -386,6 +497,7 @@ static int replay_measured(replay *rp, sb_cmp_level *cl)
 		q->output_tokens = rp->rq[j].output_tokens;
 		q->itl_ms = NULL;
 		q->n_itl = 0;
+		q->replica = rp->n_rep ? rp->rep_of[j] : -1;
 		if (!isfinite(q->t_done_s))
 			q->t_done_s = q->t_scheduled_s + q->e2e_ms / 1e3;
 	}
@@ -394,6 +506,15 @@ static int replay_measured(replay *rp, sb_cmp_level *cl)
 		return -ENOMEM;
 	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
 		cl->meas[sb_compare_metrics[i]] = sb_metric_get(&ms, sb_compare_metrics[i]);
+	for (size_t g = 0; g < rp->n_rep; g++) {
+		size_t k;
+		if (replica_summary(rp, c, g, cl, &ms, &k) < 0)
+			return -ENOMEM;
+		cl->replicas[g].n_counted = (long)k;
+		for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
+			cl->replicas[g].meas[sb_compare_metrics[i]] =
+				sb_metric_get(&ms, sb_compare_metrics[i]);
+	}
 	return 0;
 }
 
@@ -409,6 +530,7 @@ static size_t replay_predicted(replay *rp)
 		sb_reqrec *q = &rp->recs[c];
 		memset(q, 0, sizeof(*q));
 		q->id = rp->rl->reqs[rp->ord[j].i].id;
+		q->replica = rp->n_rep ? rp->rep_of[j] : -1;
 		q->t_scheduled_s = q->t_sent_s = p->t_sent_s;
 		q->t_done_s = p->t_done_s;
 		q->ttft_ms = p->ttft_ms;
@@ -433,14 +555,16 @@ static int replay_once(replay *rp, const sb_model *m, const sb_replay_opts *ro,
 		       sb_cmp_level *cl, int rep, welford *wm, json_t *sim_reqs, sb_level *sum0,
 		       sb_error *e)
 {
-	int r = sb_sim_replay(m, ro, rp->rq, rp->k, rp->pd, NULL, e);
+	int r = rp->n_rep ? replay_fleet(rp, m, ro, e)
+			  : sb_sim_replay(m, ro, rp->rq, rp->k, rp->pd, NULL, e);
 	if (r < 0) {
 		sb_error_prefix(e, "replay of level %g", cl->level);
 		return r;
 	}
 	size_t c = replay_predicted(rp);
 	sb_level ps;
-	if (summarize(rp->recs, c, cl->level, cl->mode, &ps) < 0)
+	if (summarize(rp->recs, c, cl->level, cl->mode, &ps) < 0 ||
+	    replica_predicted(rp, c, cl) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
 		welford_add(&wm[sb_compare_metrics[i]], sb_metric_get(&ps, sb_compare_metrics[i]));
@@ -449,6 +573,8 @@ static int replay_once(replay *rp, const sb_model *m, const sb_replay_opts *ro,
 	*sum0 = ps;
 	for (size_t j = 0; j < c; j++) {
 		json_t *jr = sb_reqrec_to_json(&rp->recs[j], NULL);
+		if (jr && rp->n_rep)
+			json_object_set_new(jr, "replica", json_integer(rp->recs[j].replica));
 		if (!jr || json_array_append_new(sim_reqs, jr))
 			return -ENOMEM;
 	}
@@ -481,6 +607,7 @@ static int replay_all(replay *rp, const sb_model *m, const sb_compare_opts *o, s
 		cl->pred[k] = welford_mean(&wm[k]);
 		cl->pred_sd[k] = welford_sd(&wm[k]);
 	}
+	replica_finish(rp, cl);
 	return 0;
 }
 
@@ -521,6 +648,28 @@ out:
 	return ret;
 }
 
+/* A fleet of n replicas: rp's scratch space and cl's per-replica levels. */
+static int replay_fleet_levels(replay *rp, sb_cmp_level *cl, size_t n)
+{
+	if (replay_alloc_fleet(rp, n) < 0 || !(cl->replicas = calloc(n, sizeof(*cl->replicas))))
+		return -ENOMEM;
+	cl->n_replicas = n;
+	cl->open_loop_replay = cl->mode == SB_MODE_CONCURRENCY;
+	for (size_t g = 0; g < n; g++) {
+		sb_cmp_level *rl = &cl->replicas[g];
+		rl->level = cl->level;
+		rl->mode = cl->mode;
+		rl->replayed = 1;
+		rl->req_ttft_mdape = rl->req_e2e_mdape = NAN;
+		for (int k = 0; k < SB_MET_N; k++) {
+			rl->meas[k] = rl->pred[k] = rl->pred_sd[k] = rl->err_pct[k] = NAN;
+			rl->fc_lo[k] = rl->fc_hi[k] = NAN;
+			rl->fc_inside[k] = -1;
+		}
+	}
+	return 0;
+}
+
 /* Replays level li of meas. Fills cl (meas, pred, per request) and appends
  * replication 0's records to sim_reqs (a JSON array); *sum0 receives the
  * summary of replication 0. *warmup_out: the warm-up records replayed;
@@ -532,6 +681,8 @@ static int replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 {
 	replay rp;
 	int ret = replay_alloc(&rp, &meas->levels[li]);
+	if (ret == 0 && meas->target.n_replicas > 1)
+		ret = replay_fleet_levels(&rp, cl, meas->target.n_replicas);
 	if (ret < 0)
 		goto out;
 	replay_order(&rp, cl->mode);
@@ -750,6 +901,16 @@ static int compare_level(const sb_model *m, const sb_results *meas, const sb_com
 	return sb_results_add_level(out->simulated, &sum0, reqs);
 }
 
+/* The slot count every replica of a fleet reports; 0 when they differ or
+ * one is unknown. */
+static long fleet_slots(const sb_target_info *t)
+{
+	for (size_t g = 1; g < t->n_replicas; g++)
+		if (t->replica_slots[g] != t->replica_slots[0])
+			return 0;
+	return t->replica_slots[0] > 0 ? t->replica_slots[0] : 0;
+}
+
 int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_opts *opts,
 		   sb_comparison *out, sb_error *e)
 {
@@ -770,6 +931,8 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 	out->replications = o.no_noise ? 1 : o.replications;
 	out->model_slots = m->slots;
 	out->measured_slots = meas->target.slots >= 0 ? (int)meas->target.slots : 0;
+	if (meas->target.n_replicas) /* a fleet: its replicas' count when they agree */
+		out->measured_slots = (int)fleet_slots(&meas->target);
 	out->levels = calloc(meas->n_levels, sizeof(*out->levels));
 	out->simulated = sb_results_new("simulated", sim_target(m, &o, meas), &meas->workload);
 	if (!out->levels || !out->simulated) {
@@ -793,8 +956,10 @@ void sb_comparison_fini(sb_comparison *c)
 {
 	if (!c)
 		return;
-	for (size_t i = 0; c->levels && i < c->n_levels; i++)
+	for (size_t i = 0; c->levels && i < c->n_levels; i++) {
 		free(c->levels[i].reqs);
+		free(c->levels[i].replicas);
+	}
 	free(c->levels);
 	json_decref(c->simulated);
 	memset(c, 0, sizeof(*c));
@@ -831,6 +996,20 @@ static json_t *request_to_json(const sb_cmp_req *q)
 			 sb_json_number(sb_compare_err_pct(q->meas_e2e_ms, q->pred_e2e_ms)));
 }
 
+/* A fleet's replica g within a level: its requests and metrics. */
+static json_t *replica_to_json(const sb_cmp_level *rl, size_t g)
+{
+	json_t *jr = json_object();
+	json_object_set_new(jr, "replica", json_integer((json_int_t)g));
+	json_object_set_new(jr, "requests", json_integer(rl->n_counted));
+	json_t *mt = json_object();
+	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
+		json_object_set_new(mt, sb_metric_key(sb_compare_metrics[j]),
+				    metric_to_json(rl, sb_compare_metrics[j]));
+	json_object_set_new(jr, "metrics", mt);
+	return jr;
+}
+
 static json_t *level_to_json(const sb_cmp_level *cl)
 {
 	json_t *jl = json_object();
@@ -850,6 +1029,15 @@ static json_t *level_to_json(const sb_cmp_level *cl)
 		for (size_t j = 0; j < cl->n_reqs; j++)
 			json_array_append_new(rs, request_to_json(&cl->reqs[j]));
 		json_object_set_new(jl, "requests", rs);
+	}
+	if (cl->n_replicas) {
+		json_object_set_new(jl, "replay", json_string(cl->open_loop_replay
+					? "open loop at the measured send times, per replica"
+					: "per replica"));
+		json_t *ra = json_array();
+		for (size_t g = 0; g < cl->n_replicas; g++)
+			json_array_append_new(ra, replica_to_json(&cl->replicas[g], g));
+		json_object_set_new(jl, "replicas", ra);
 	}
 	return jl;
 }

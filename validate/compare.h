@@ -18,6 +18,13 @@
  * central 95% of each metric over the replications of fresh traffic, and
  * whether the measured value lies inside.
  *
+ * A fleet (the measured file has target.replicas and its records a
+ * "replica"): each replica's requests are replayed on their own, open
+ * loop at their measured send times (closed-loop levels too: the send
+ * times already say which replica took what, so no router is simulated),
+ * each replica a server of the model's slots; the predictions are merged
+ * for the fleet-wide figures and kept apart for per-replica ones.
+ *
  * Prompt length replayed: the server's own "prompt_n" (tokens it actually
  * prefilled, prompt-cache hits excluded) when the record has one, as the
  * calibration counts it; else prompt_tokens; else the workload's mean.
@@ -104,6 +111,14 @@ typedef struct sb_cmp_level {
 	sb_cmp_req *reqs;
 	size_t n_reqs;
 	double req_ttft_mdape, req_e2e_mdape;
+	/* a fleet (replay only): per replica the same figures over its own
+	 * requests (meas, pred, pred_sd, err_pct, n_counted; no requests, no
+	 * forecast), n_replicas entries (owned); 0 and NULL otherwise.
+	 * open_loop_replay: a closed-loop level replayed open loop at its
+	 * measured send times (the fleet case). */
+	struct sb_cmp_level *replicas;
+	size_t n_replicas;
+	int open_loop_replay;
 } sb_cmp_level;
 
 typedef struct sb_comparison {

@@ -81,6 +81,32 @@ static void report_requests(FILE *f, const sb_cmp_level *cl)
 	}
 }
 
+/* A fleet's replicas: one line each, TTFT and E2E mean and p99 and
+ * req/s, measured/predicted (error). */
+static void report_replicas(FILE *f, const sb_cmp_level *cl)
+{
+	static const sb_metric cols[] = { SB_MET_TTFT_MEAN, SB_MET_TTFT_P99, SB_MET_E2E_MEAN,
+					  SB_MET_E2E_P99, SB_MET_REQ_S };
+	static const char *names[] = { "TTFT mean", "TTFT p99", "E2E mean", "E2E p99", "req/s" };
+	if (cl->open_loop_replay)
+		fprintf(f, "fleet of %zu: each replica replayed OPEN LOOP at the measured send "
+			   "times (the closed loop's clients are not simulated)\n",
+			cl->n_replicas);
+	else
+		fprintf(f, "fleet of %zu: each replica replayed on its own\n", cl->n_replicas);
+	for (size_t g = 0; g < cl->n_replicas; g++) {
+		const sb_cmp_level *rl = &cl->replicas[g];
+		fprintf(f, "  replica %zu (%ld req):", g, rl->n_counted);
+		for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++) {
+			char buf[64];
+			sb_metric k = cols[i];
+			cell(buf, sizeof(buf), rl->meas[k], rl->pred[k], rl->err_pct[k]);
+			fprintf(f, " %s %s", names[i], buf);
+		}
+		fputc('\n', f);
+	}
+}
+
 static void report_level(FILE *f, const sb_cmp_level *cl, int verbose)
 {
 	char lab[64];
@@ -91,6 +117,8 @@ static void report_level(FILE *f, const sb_cmp_level *cl, int verbose)
 	if (cl->replayed)
 		fprintf(f, "per request: median |error| TTFT %.1f%%, E2E %.1f%%\n",
 			cl->req_ttft_mdape, cl->req_e2e_mdape);
+	if (cl->n_replicas)
+		report_replicas(f, cl);
 	if (cl->has_forecast) {
 		int in = 0, tot = 0;
 		for (int k = 0; k < SB_MET_N; k++) {

@@ -119,8 +119,37 @@ static void test_malformed(void)
 	json_decref(j);
 }
 
+/* A fleet file: target.replicas and the records' "replica"; a replica
+ * index beyond the list is refused with the record named. */
+static void test_fleet(void)
+{
+	sb_error e;
+	sb_results back;
+#define DOC "{\"schema\":\"servebench.results/1\",\"target\":{\"replicas\":" \
+			  "[{\"url\":\"a\",\"slots\":2},{\"url\":\"b\"}]},\"levels\":[{\"level\":1," \
+			  "\"requests\":[{\"ttft_ms\":1,\"e2e_ms\":2,\"replica\":1}," \
+			  "{\"ttft_ms\":1,\"e2e_ms\":2,\"replica\":%d},{\"ttft_ms\":1,\"e2e_ms\":2}]}]}"
+	char buf[512];
+	snprintf(buf, sizeof(buf), DOC, 0);
+	json_t *j = sb_json_load_string(buf, "f.json", &e);
+	CHECK(j && sb_results_from_json(j, &back, "f.json", &e) == 0);
+	CHECK(back.target.n_replicas == 2 && back.target.replica_slots[0] == 2 &&
+	      back.target.replica_slots[1] == -1);
+	CHECK(back.levels[0].reqs[0].replica == 1 && back.levels[0].reqs[1].replica == 0 &&
+	      back.levels[0].reqs[2].replica == -1);
+	sb_results_fini(&back);
+	json_decref(j);
+	snprintf(buf, sizeof(buf), DOC, 2);
+	j = sb_json_load_string(buf, "f.json", &e);
+	CHECK(j && sb_results_from_json(j, &back, "f.json", &e) == -EINVAL &&
+	      strstr(e.msg, "requests[1].replica is 2"));
+	json_decref(j);
+#undef DOC
+}
+
 int main(void)
 {
+	test_fleet();
 	sb_levelacc a;
 	sb_slo slo = { .ttft_ms = 150, .tpot_ms = 0, .percentile = 99 };
 	CHECK(sb_levelacc_init(&a, &slo) == 0);

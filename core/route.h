@@ -1,0 +1,56 @@
+/* route.h — how a fleet's router picks the replica for a request: the
+ * rules' names and the one pick function `servebench run --route` uses at
+ * send time, over the client's own in-flight counts per replica.
+ *
+ *   round-robin        replicas 0, 1, ..., n-1, 0, ... in send order
+ *   random             uniform over the replicas (seeded)
+ *   least-outstanding  fewest requests in flight at that replica; ties at
+ *                      random
+ *   least-queued       fewest waiting there, i.e. in flight beyond that
+ *                      replica's slot count (an unknown slot count counts
+ *                      as 1); ties at random
+ *   p2c                two distinct replicas drawn at random, the one with
+ *                      fewer in flight; ties at random
+ *
+ * "At random" always draws from the generator passed in, so a run's
+ * choices are reproducible from its seed given the same in-flight counts.
+ */
+#ifndef SB_ROUTE_H
+#define SB_ROUTE_H
+
+#include <gsl/gsl_rng.h>
+#include <stddef.h>
+
+#include "error.h"
+
+typedef enum sb_route {
+	SB_ROUTE_ROUND_ROBIN = 0,
+	SB_ROUTE_RANDOM,
+	SB_ROUTE_LEAST_OUTSTANDING,
+	SB_ROUTE_LEAST_QUEUED,
+	SB_ROUTE_P2C,
+} sb_route;
+
+/* The names in enum order, for an SB_CLI_CHOICE option. */
+#define SB_ROUTE_CHOICES "round-robin|random|least-outstanding|least-queued|p2c"
+
+/* "round-robin", ...; "?" for a value outside the enum. */
+const char *sb_route_name(sb_route r);
+/* 0 with *out set, or -EINVAL with a message naming s and the choices. */
+int sb_route_parse(const char *s, sb_route *out, sb_error *e);
+
+/* A router's state between picks. */
+typedef struct sb_router {
+	sb_route route;
+	size_t n;              /* replicas */
+	const long *slots;     /* per replica, -1 unknown (least-queued); borrowed */
+	gsl_rng *rng;          /* random, p2c and ties; borrowed */
+	unsigned long next;    /* round-robin: the next replica */
+} sb_router;
+
+/* The replica for the next request given inflight[0..n) (requests in
+ * flight at each replica now, before this one). n must be >= 1; with
+ * n == 1 it is 0 and nothing is drawn. */
+size_t sb_router_pick(sb_router *r, const long *inflight);
+
+#endif
