@@ -348,6 +348,30 @@ int sb_model_default(sb_model *m, sb_error *e)
 	return r;
 }
 
+/* The line decode_ms(B) = a + b * B that extrapolates the table past its
+ * last point: least squares through the points from B = 2 on when the table
+ * has 3 or more points (B = 1 often runs a different kernel), through all of
+ * them otherwise (two points: the line through both). Slope clamped at 0. */
+static void decode_line(const sb_decode_point *d, int n, double *a, double *b)
+{
+	int i0 = 0;
+	if (n >= 3)
+		while (i0 < n - 2 && d[i0].batch < 2)
+			i0++;
+	double k = (double)(n - i0), sx = 0, sy = 0;
+	for (int i = i0; i < n; i++) {
+		sx += d[i].batch;
+		sy += d[i].ms;
+	}
+	double mx = sx / k, my = sy / k, sxx = 0, sxy = 0;
+	for (int i = i0; i < n; i++) {
+		sxx += (d[i].batch - mx) * (d[i].batch - mx);
+		sxy += (d[i].batch - mx) * (d[i].ms - my);
+	}
+	*b = sxx > 0 && sxy > 0 ? sxy / sxx : 0;
+	*a = my - *b * mx;
+}
+
 double sb_model_decode_ms(const sb_model *m, int batch)
 {
 	const sb_decode_point *d = m->decode;
@@ -365,10 +389,17 @@ double sb_model_decode_ms(const sb_model *m, int batch)
 	}
 	if (n == 1)
 		return d[0].ms;
-	double slope = (d[n - 1].ms - d[n - 2].ms) / (double)(d[n - 1].batch - d[n - 2].batch);
-	if (slope < 0)
-		slope = 0;
-	return d[n - 1].ms + slope * (double)(batch - d[n - 1].batch);
+	double a, b;
+	decode_line(d, n, &a, &b);
+	if (!(b > 0))
+		return d[n - 1].ms; /* a flat or falling tail: the last value */
+	double x = a + b * (double)batch;
+	return x > d[n - 1].ms ? x : d[n - 1].ms;
+}
+
+int sb_model_decode_last(const sb_model *m)
+{
+	return m->n_decode > 0 ? m->decode[m->n_decode - 1].batch : 0;
 }
 
 double sb_model_decode_kv(const sb_model *m, int batch)

@@ -19,8 +19,12 @@
  * times a noise factor of mean 1 (noise_kind; cv noise_cv for a step that
  * only decodes, noise_prefill_cv for a step with prompt work). decode_ms(B) comes
  * from a table of (batch, ms) points: linear between points, below the first
- * point scaled from it, beyond the last the slope of the last two points
- * continues (constant when there is one point).
+ * point scaled from it; beyond the last a fitted line a + b * B: least
+ * squares through the points from B = 2 on when the table has 3 or more
+ * points (all of them otherwise), slope clamped at >= 0, never below the last
+ * point's value (constant when there is one point). The line is computed from
+ * the table entries themselves, so perturbed tables extrapolate accordingly.
+ * (Why this form: docs/accuracy.md, "Beyond the measured batch sizes".)
  *
  * The prompt's last prefill step also yields the first output token; each
  * further token costs one step. The client sees TTFT = queue wait +
@@ -144,8 +148,12 @@ int sb_model_default(sb_model *m, sb_error *e);
 const char *sb_model_default_text(void);
 /* decode_ms(B) for B >= 1 as described above. */
 double sb_model_decode_ms(const sb_model *m, int batch);
+/* The largest batch size in the decode table (0 when it is empty): passes
+ * beyond it are extrapolated. */
+int sb_model_decode_last(const sb_model *m);
 /* What each token of context costs in a decode pass of B sequences: the
- * decode_kv table (linear between points, the end values beyond them), or
+ * decode_kv table (linear between points, the end values beyond them: a
+ * per-token cost that does not grow with the batch; docs/accuracy.md), or
  * per_kv_token_ms when the model has none. */
 double sb_model_decode_kv(const sb_model *m, int batch);
 /* Checks the invariants (slots >= 1, coefficients finite and >= 0, table
