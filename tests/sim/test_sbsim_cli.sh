@@ -140,7 +140,7 @@ bad "/nonexistent.json" --compare /nonexistent.json
 # passes went beyond the model's decode table (the default's reaches 8)
 "$SBSIM" --slots 12 --concurrency 2,12 --requests 100 --json "$T/x.json" >"$T/out" 2>"$T/err" ||
 	{ echo "FAIL: --slots 12"; cat "$T/err"; fails=$((fails+1)); }
-grep -q "^level 12: extrapolated: passes of 9-12 beyond the measured 1-8" "$T/out" ||
+grep -Eq "^level 12: extrapolated: passes of ([0-9]+-)?12 beyond the measured 1-8" "$T/out" ||
 	{ echo "FAIL: no extrapolation note for 12 clients"; cat "$T/out"; fails=$((fails+1)); }
 grep -q "^level 2: extrapolated" "$T/out" &&
 	{ echo "FAIL: 2 clients marked extrapolated"; cat "$T/out"; fails=$((fails+1)); }
@@ -150,7 +150,8 @@ python3 - "$T/x.json" <<'PY' || { echo "FAIL: JSON extrapolated field"; fails=$(
 import json, sys
 lv = json.load(open(sys.argv[1]))["levels"]
 assert "extrapolated" not in lv[0], lv[0].get("extrapolated")
-assert lv[1]["extrapolated"] == {"passes": [9, 12], "measured": [1, 8]}, lv[1].get("extrapolated")
+x = lv[1]["extrapolated"]
+assert x["measured"] == [1, 8] and 9 <= x["passes"][0] <= x["passes"][1] == 12, x
 PY
 "$SBSIM" --slots 8 --concurrency 8 --requests 100 >"$T/out" 2>"$T/err"
 grep -q "extrapolated" "$T/out" &&
