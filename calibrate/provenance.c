@@ -653,7 +653,9 @@ static void render_release(pv *p)
 	json_object_set_new(p->fit, "release",
 			    json_pack("{s:s,s:o}", "model",
 				      "gap = concurrency * output tokens / output_tok_s - E2E per "
-				      "closed-loop level at or below its slot count; release_ms[S] = "
+				      "closed-loop level at or below its slot count (with records: median "
+				      "of the k-th send after the first c minus the k-th completion); "
+				      "release_ms[S] = "
 				      "mean gap of slot count S (0 if negative), Student t interval "
 				      "over its levels",
 				      "points", pts));

@@ -13,12 +13,45 @@
  * completion rate (the guide's Experiment 2 prints a per-stream decode rate). */
 #define IMPLAUSIBLE 0.05
 
+/* With records: the median over k of send[c + k] - done[k] (times sorted):
+ * with c clients the k-th completion is followed by the (c + k)-th send.
+ * NaN when there are too few requests or no memory. */
+static double records_gap(const cal_data *d, const cal_level *L)
+{
+	size_t n = L->nrq, c = (size_t)L->c;
+	if (n < c + 2)
+		return NAN;
+	double *s = malloc(2 * n * sizeof *s), *t = s + n;
+	if (!s)
+		return NAN;
+	for (size_t i = 0; i < n; i++) {
+		s[i] = d->rqs[L->rq0 + i].t_sent;
+		t[i] = d->rqs[L->rq0 + i].t_done;
+	}
+	qsort(s, n, sizeof *s, cal_cmp_dbl);
+	qsort(t, n, sizeof *t, cal_cmp_dbl);
+	for (size_t k = 0; k + c < n; k++)
+		t[k] = (s[k + c] - t[k]) * 1000.0;
+	qsort(t, n - c, sizeof *t, cal_cmp_dbl);
+	size_t m = n - c;
+	double med = m % 2 ? t[m / 2] : (t[m / 2 - 1] + t[m / 2]) / 2;
+	free(s);
+	return med;
+}
+
 /* The gap of level L (NaN when its throughput or lengths are missing or it
- * queued). */
-static double level_gap(const cal_level *L, int slots, double *cycle)
+ * queued): from its records when it has them, else from its summary. */
+static double level_gap(const cal_data *d, const cal_level *L, int slots, double *cycle)
 {
 	*cycle = NAN;
-	if (L->c > slots || !(L->out_tok_s > 0) || !(L->N >= 1) || !isfinite(L->e2e))
+	if (L->c > slots || !isfinite(L->e2e))
+		return NAN;
+	if (L->use_reqs) {
+		double g = records_gap(d, L);
+		*cycle = L->e2e + g;
+		return g;
+	}
+	if (!(L->out_tok_s > 0) || !(L->N >= 1))
 		return NAN;
 	*cycle = L->c * L->N / L->out_tok_s * 1000.0;
 	return *cycle - L->e2e;
@@ -58,7 +91,7 @@ int cal_release_fit(const cal_data *d, const cal_slots *s, cal_release *out)
 		const cal_level *L = &d->lvs[l];
 		int S = s->files[L->file].slots;
 		cal_release_point p = { l, S, NAN, L->e2e, NAN };
-		p.gap_ms = level_gap(L, S, &p.cycle_ms);
+		p.gap_ms = level_gap(d, L, S, &p.cycle_ms);
 		if (p.gap_ms < -IMPLAUSIBLE * p.e2e_ms)
 			out->n_dropped++;
 		else if (isfinite(p.gap_ms))

@@ -10,7 +10,11 @@
  *   gap = c * N / output_tok_s - E2E      (E2E: the records' mean, or
  *                                          TTFT p50 + (N - 1) * TPOT p50)
  *
- * Only levels with c <= their file's slot count are used (no queue: above
+ * With per-request records the window's ramp biases that (the last
+ * completions leave clients idle: +23 ms at 4 clients and 200 requests of
+ * 1.4 s), so a level with records takes the median over k of
+ * send[c + k] - done[k] (both sorted): each completion is followed by its
+ * client's next send. Only levels with c <= their file's slot count are used (no queue: above
  * it a summary's medians of TTFT do not give the mean E2E). The gaps are
  * averaged per slot count, since the guide's Experiment 3 shows the cost
  * growing with it; the 95% interval is Student's t over that slot count's
