@@ -13,6 +13,7 @@
 
 #include "calibrate/covariance.h"
 #include "calibrate/provenance.h"
+#include "calibrate/release.h"
 
 void sb_calib_opts_init(sb_calib_opts *o)
 {
@@ -31,6 +32,7 @@ typedef struct cal_run {
 	cal_noise noise;
 	cal_admit admit;
 	cal_split split;
+	cal_release release;
 } cal_run;
 
 static void run_fini(cal_run *k)
@@ -42,6 +44,7 @@ static void run_fini(cal_run *k)
 	cal_decode_fini(&k->decode);
 	cal_pinned_fini(&k->pinned);
 	cal_noise_fini(&k->noise);
+	cal_release_fini(&k->release);
 }
 
 /* The steps in order, each reading what the earlier ones found. Returns 0
@@ -63,6 +66,8 @@ static int run_steps(cal_run *k, const sb_calib_input *in, size_t n, const sb_ca
 			       &k->admit)) < 0)
 		return r;
 	r = cal_split_fit(&k->data, &k->engine, k->slots.slots, &k->split);
+	if (r == 0)
+		r = cal_release_fit(&k->data, &k->slots, &k->release);
 	if (r < 0)
 		sb_error_code(e, r, "out of memory");
 	return r;
@@ -111,6 +116,10 @@ static void build_model(const cal_run *k, const sb_calib_input *in, const sb_cal
 	out->admit_delay_ms = k->admit.value_ms;
 	out->split_prob = k->split.cls[0].value;
 	out->split_prob_crowded = k->split.cls[1].value;
+	out->n_release = k->release.n_tab;
+	for (int i = 0; i < k->release.n_tab; i++)
+		out->release[i] = (sb_decode_point){ k->release.tab[i].slots,
+						     k->release.tab[i].value_ms };
 	out->noise_kind = k->noise.kind;
 	out->noise_cv = k->noise.kind == SB_NOISE_NONE ? 0 : k->noise.cv;
 	out->noise_prefill_cv = k->noise.kind == SB_NOISE_NONE ? 0 : k->noise.prefill_cv;
@@ -140,7 +149,7 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	if (r == 0) {
 		cal_results res = { &k.data,   &k.engine, &k.decode1, &k.prefill,
 				    &k.slots,  &k.decode, &k.pinned,  &k.noise,
-				    &k.admit,  &k.split };
+				    &k.admit,  &k.split,  &k.release };
 		json_t *fit = cal_provenance_render(&res);
 		if (!fit)
 			r = sb_error_code(e, -ENOMEM, "out of memory");

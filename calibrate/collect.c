@@ -237,6 +237,7 @@ static int collect_level(cal_data *k, size_t f, size_t li, long *failed, int *us
 	L.c = s->level;
 	L.wait = NAN;
 	L.ttft_p99 = NAN;
+	L.out_tok_s = isfinite(s->output_tok_s) ? s->output_tok_s : NAN;
 	/* level.h: a measured wait is TTFT minus the server's prompt time, so
 	 * it still holds the client/network overhead; a simulated one is the
 	 * queue time alone */

@@ -32,6 +32,7 @@ typedef struct cal_level {
 	size_t rq0, nrq;    /* its requests: cal_data.rqs[rq0 .. rq0+nrq) */
 	double ttft, tpot, e2e; /* ms: means of the records, or the summary's p50s */
 	double ttft_p99;    /* ms: the summary's TTFT p99 (NaN: none) */
+	double out_tok_s;   /* the summary's output tokens/s (NaN: none) */
 	double wait;        /* ms: mean queue wait (NaN: unknown) */
 	int wait_has_overhead; /* measured waits are TTFT - server prompt_ms */
 } cal_level;

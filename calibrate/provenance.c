@@ -625,6 +625,50 @@ static void render_split(pv *p)
 	}
 }
 
+/* fit.release: the per-level client-cycle gaps and the release_ms[S]
+ * coefficients (release.h). */
+static void render_release(pv *p)
+{
+	const cal_release *r = p->r->release;
+	const cal_data *d = p->r->data;
+	if (r->n_dropped > 0)
+		say(p->notes, "release_ms: %zu level(s) left out: their cycle (concurrency * output "
+			      "tokens / output_tok_s) is more than 5%% shorter than their E2E, so their "
+			      "output_tok_s is not the level's completion rate (a per-stream decode "
+			      "rate?)", r->n_dropped);
+	if (r->n_tab == 0) {
+		say(p->missing, "release_ms (end-of-request cost): needs a closed-loop level at or "
+				"below its slot count with its output throughput");
+		return;
+	}
+	json_t *pts = json_array();
+	for (size_t i = 0; i < r->n_pts; i++) {
+		const cal_release_point *q = &r->pts[i];
+		const cal_level *L = &d->lvs[q->lv];
+		json_array_append_new(pts, json_pack("{s:s,s:f,s:i,s:f,s:f,s:f}", "file",
+						     base(p, L->file), "concurrency", L->c, "slots",
+						     q->slots, "cycle_ms", q->cycle_ms, "e2e_ms",
+						     q->e2e_ms, "gap_ms", q->gap_ms));
+	}
+	json_object_set_new(p->fit, "release",
+			    json_pack("{s:s,s:o}", "model",
+				      "gap = concurrency * output tokens / output_tok_s - E2E per "
+				      "closed-loop level at or below its slot count (with records: median "
+				      "of the k-th send after the first c minus the k-th completion); "
+				      "release_ms[S] = "
+				      "mean gap of slot count S (0 if negative), Student t interval "
+				      "over its levels",
+				      "points", pts));
+	for (int i = 0; i < r->n_tab; i++) {
+		const cal_release_entry *t = &r->tab[i];
+		char name[40];
+		snprintf(name, sizeof name, "release_ms[%d]", t->slots);
+		coef(p, name, t->value_ms, t->lo_ms, t->hi_ms, "ms",
+		     t->n >= 2 ? "client cycle minus E2E, mean over the slot count's levels"
+			       : "client cycle minus E2E at one level (no interval: one level)");
+	}
+}
+
 /* The noise coefficients, last in the table. */
 static void render_noise_coefs(pv *p)
 {
@@ -684,6 +728,7 @@ json_t *cal_provenance_render(const cal_results *r)
 	render_noise(&p);
 	render_admit(&p);
 	render_split(&p);
+	render_release(&p);
 	render_noise_coefs(&p);
 	render_inputs(&p);
 	json_object_set_new(p.fit, "coefficients", p.coefs);

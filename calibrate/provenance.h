@@ -16,6 +16,7 @@
 #include "calibrate/prefill.h"
 #include "calibrate/slotcount.h"
 #include "calibrate/split.h"
+#include "calibrate/release.h"
 
 /* The results of one calibration's steps (all borrowed). */
 typedef struct cal_results {
@@ -29,6 +30,7 @@ typedef struct cal_results {
 	const cal_noise *noise;
 	const cal_admit *admit;
 	const cal_split *split;
+	const cal_release *release;
 } cal_results;
 
 /* The "fit" object for r: a new reference, or NULL when out of memory. */

@@ -59,16 +59,16 @@ static int cmp_point(const void *a, const void *b)
 
 /* Reads a table of positive numbers keyed by batch size ("1": 4.9, ...)
  * into pts (ascending); *n = 0 when key is absent. */
-static int table_from_json(const json_t *step, const char *key, int allow_zero,
-			   sb_decode_point *pts, int *n, sb_error *e)
+static int table_from_json_at(const json_t *step, const char *where, const char *key,
+			      int allow_zero, sb_decode_point *pts, int *n, sb_error *e)
 {
 	const json_t *tab = json_object_get(step, key);
 	*n = 0;
 	if (!tab || json_is_null(tab))
 		return 0;
 	if (!json_is_object(tab) || json_object_size(tab) == 0)
-		return sb_error_set(e, "model.step_ms.%s: expected an object like "
-				       "{\"1\": 4.9, \"4\": 9.4}", key);
+		return sb_error_set(e, "%s.%s: expected an object like "
+				       "{\"1\": 4.9, \"4\": 9.4}", where, key);
 	const char *k;
 	json_t *v;
 	json_object_foreach((json_t *)tab, k, v)
@@ -76,18 +76,42 @@ static int table_from_json(const json_t *step, const char *key, int allow_zero,
 		char *end = NULL;
 		long b = strtol(k, &end, 10);
 		if (end == k || *end || b < 1 || b > 100000)
-			return sb_error_set(e, "model.step_ms.%s: key \"%s\" is not a "
-					       "batch size >= 1", key, k);
+			return sb_error_set(e, "%s.%s: key \"%s\" is not a "
+					       "count >= 1", where, key, k);
 		double x = json_is_number(v) ? json_number_value(v) : NAN;
 		if (!isfinite(x) || x < 0 || (x == 0 && !allow_zero))
-			return sb_error_set(e, "model.step_ms.%s.%s: expected a %s number of ms", key,
+			return sb_error_set(e, "%s.%s.%s: expected a %s number of ms", where, key,
 					    k, allow_zero ? "non-negative" : "positive");
 		if (*n >= SB_MODEL_MAX_DECODE)
-			return sb_error_set(e, "model.step_ms.%s: more than %d points", key,
+			return sb_error_set(e, "%s.%s: more than %d points", where, key,
 					    SB_MODEL_MAX_DECODE);
 		pts[(*n)++] = (sb_decode_point){ (int)b, x };
 	}
 	qsort(pts, (size_t)*n, sizeof(pts[0]), cmp_point);
+	return 0;
+}
+
+static int table_from_json(const json_t *step, const char *key, int allow_zero,
+			   sb_decode_point *pts, int *n, sb_error *e)
+{
+	return table_from_json_at(step, "model.step_ms", key, allow_zero, pts, n, e);
+}
+
+/* scheduler.release_ms: one number (every slot count) or a table keyed by
+ * slot count. */
+static int release_from_json(const json_t *sched, sb_model *m, sb_error *e)
+{
+	const json_t *v = json_object_get(sched, "release_ms");
+	m->n_release = 0;
+	if (!v || json_is_object(v))
+		return table_from_json_at(sched, "model.scheduler", "release_ms", 1, m->release,
+					  &m->n_release, e);
+	double x = json_is_number(v) ? json_number_value(v) : NAN;
+	if (!isfinite(x) || x < 0 || x > 1e7)
+		return sb_error_set(e, "model.scheduler.release_ms: expected a non-negative number "
+				       "of ms or an object keyed by slot count like {\"4\": 35}");
+	m->release[0] = (sb_decode_point){ 1, x };
+	m->n_release = 1;
 	return 0;
 }
 
@@ -187,12 +211,13 @@ static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
 static int scheduler_from_json(const json_t *j, sb_model *m, sb_error *e)
 {
 	static const char *const sched_keys[] = { "admit_delay_ms", "split_prob",
-						  "split_prob_crowded", NULL };
+						  "split_prob_crowded", "release_ms", NULL };
 	const json_t *sched = json_object_get(j, "scheduler");
 	if (sched) {
 		if (!json_is_object(sched))
 			return sb_error_set(e, "model.scheduler: expected an object");
 		if (sb_json_check_keys(sched, sched_keys, "model.scheduler", e) < 0 ||
+		    release_from_json(sched, m, e) < 0 ||
 		    sb_json_get_double(sched, "admit_delay_ms", 0, 1e7, &m->admit_delay_ms,
 				       "model.scheduler", e) < 0 ||
 		    (json_object_get(sched, "split_prob") &&
@@ -326,6 +351,15 @@ json_t *sb_model_to_json(const sb_model *m)
 	if (j && m->split_prob_crowded != m->split_prob)
 		json_object_set_new(json_object_get(j, "scheduler"), "split_prob_crowded",
 				    json_real(m->split_prob_crowded));
+	if (j && m->n_release > 0) {
+		json_t *rel = json_object();
+		for (int i = 0; i < m->n_release; i++) {
+			char k[16];
+			snprintf(k, sizeof(k), "%d", m->release[i].batch);
+			json_object_set_new(rel, k, json_real(m->release[i].ms));
+		}
+		json_object_set_new(json_object_get(j, "scheduler"), "release_ms", rel);
+	}
 	if (j && m->fit)
 		json_object_set(j, "fit", m->fit);
 	return j;
@@ -348,6 +382,30 @@ int sb_model_default(sb_model *m, sb_error *e)
 	return r;
 }
 
+/* The line decode_ms(B) = a + b * B that extrapolates the table past its
+ * last point: least squares through the points from B = 2 on when the table
+ * has 3 or more points (B = 1 often runs a different kernel), through all of
+ * them otherwise (two points: the line through both). Slope clamped at 0. */
+static void decode_line(const sb_decode_point *d, int n, double *a, double *b)
+{
+	int i0 = 0;
+	if (n >= 3)
+		while (i0 < n - 2 && d[i0].batch < 2)
+			i0++;
+	double k = (double)(n - i0), sx = 0, sy = 0;
+	for (int i = i0; i < n; i++) {
+		sx += d[i].batch;
+		sy += d[i].ms;
+	}
+	double mx = sx / k, my = sy / k, sxx = 0, sxy = 0;
+	for (int i = i0; i < n; i++) {
+		sxx += (d[i].batch - mx) * (d[i].batch - mx);
+		sxy += (d[i].batch - mx) * (d[i].ms - my);
+	}
+	*b = sxx > 0 && sxy > 0 ? sxy / sxx : 0;
+	*a = my - *b * mx;
+}
+
 double sb_model_decode_ms(const sb_model *m, int batch)
 {
 	const sb_decode_point *d = m->decode;
@@ -365,10 +423,35 @@ double sb_model_decode_ms(const sb_model *m, int batch)
 	}
 	if (n == 1)
 		return d[0].ms;
-	double slope = (d[n - 1].ms - d[n - 2].ms) / (double)(d[n - 1].batch - d[n - 2].batch);
-	if (slope < 0)
-		slope = 0;
-	return d[n - 1].ms + slope * (double)(batch - d[n - 1].batch);
+	double a, b;
+	decode_line(d, n, &a, &b);
+	if (!(b > 0))
+		return d[n - 1].ms; /* a flat or falling tail: the last value */
+	double x = a + b * (double)batch;
+	return x > d[n - 1].ms ? x : d[n - 1].ms;
+}
+
+double sb_model_release_ms(const sb_model *m, int slots)
+{
+	const sb_decode_point *d = m->release;
+	int n = m->n_release;
+	if (n < 1)
+		return 0.0;
+	if (slots <= d[0].batch)
+		return d[0].ms;
+	for (int i = 1; i < n; i++) {
+		if (slots <= d[i].batch) {
+			double f = (double)(slots - d[i - 1].batch) /
+				   (double)(d[i].batch - d[i - 1].batch);
+			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
+		}
+	}
+	return d[n - 1].ms;
+}
+
+int sb_model_decode_last(const sb_model *m)
+{
+	return m->n_decode > 0 ? m->decode[m->n_decode - 1].batch : 0;
 }
 
 double sb_model_decode_kv(const sb_model *m, int batch)

@@ -19,8 +19,12 @@
  * times a noise factor of mean 1 (noise_kind; cv noise_cv for a step that
  * only decodes, noise_prefill_cv for a step with prompt work). decode_ms(B) comes
  * from a table of (batch, ms) points: linear between points, below the first
- * point scaled from it, beyond the last the slope of the last two points
- * continues (constant when there is one point).
+ * point scaled from it; beyond the last a fitted line a + b * B: least
+ * squares through the points from B = 2 on when the table has 3 or more
+ * points (all of them otherwise), slope clamped at >= 0, never below the last
+ * point's value (constant when there is one point). The line is computed from
+ * the table entries themselves, so perturbed tables extrapolate accordingly.
+ * (Why this form: docs/accuracy.md, "Beyond the measured batch sizes".)
  *
  * The prompt's last prefill step also yields the first output token; each
  * further token costs one step. The client sees TTFT = queue wait +
@@ -36,6 +40,14 @@
  * the other's task is queued; the pair then stays a step apart).
  * split_prob_crowded: the same chance when more requests arrived together
  * than there were free slots (the others wait in the queue).
+ * release_ms: the end-of-request cost: after a request's last token its slot
+ * stays held, and its client's response open, this long (the server's
+ * end-of-request work: final message, slot release); TTFT, TPOT and E2E are
+ * measured to the last token and do not include it, but a closed-loop
+ * client sends its next request only after it and the slot takes no new
+ * request during it. One number, or a table keyed by the server's slot count
+ * (linear between entries, the end values beyond them): the guide's
+ * Experiment 3 shows it growing with the slot count (docs/accuracy.md).
  * kv_cache: how the server lays out its KV cache, which decides how a step's
  * tokens are grouped into the passes it computes:
  *   "unified"  one cache for all slots (vLLM, llama.cpp without -np): a step
@@ -62,7 +74,8 @@
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
  *                 "per_prefill_attn": 0.0, "prefill_base": 0.0 },
  *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0,
- *                   "split_prob_crowded": 0.0 },
+ *                   "split_prob_crowded": 0.0,
+ *                   "release_ms": { "4": 35, "8": 304 } },  (optional; or a number)
  *                  (split_prob optional, default 0; split_prob_crowded
  *                   optional, default split_prob)
  *    "noise": { "kind": "none" | "lognormal" | "gamma", "cv": 0.0,
@@ -118,6 +131,9 @@ typedef struct sb_model {
 	double per_prefill_attn_ms;
 	double prefill_base_ms;
 	double admit_delay_ms;
+	sb_decode_point release[SB_MODEL_MAX_DECODE]; /* release_ms per slot count
+							 (batch = slots); ascending */
+	int n_release; /* 0: no end-of-request cost */
 	double split_prob; /* 0..1 */
 	double split_prob_crowded; /* 0..1 */
 	sb_noise_kind noise_kind;
@@ -144,8 +160,14 @@ int sb_model_default(sb_model *m, sb_error *e);
 const char *sb_model_default_text(void);
 /* decode_ms(B) for B >= 1 as described above. */
 double sb_model_decode_ms(const sb_model *m, int batch);
+/* release_ms for a server of `slots` slots (0 when the model has none). */
+double sb_model_release_ms(const sb_model *m, int slots);
+/* The largest batch size in the decode table (0 when it is empty): passes
+ * beyond it are extrapolated. */
+int sb_model_decode_last(const sb_model *m);
 /* What each token of context costs in a decode pass of B sequences: the
- * decode_kv table (linear between points, the end values beyond them), or
+ * decode_kv table (linear between points, the end values beyond them: a
+ * per-token cost that does not grow with the batch; docs/accuracy.md), or
  * per_kv_token_ms when the model has none. */
 double sb_model_decode_kv(const sb_model *m, int batch);
 /* Checks the invariants (slots >= 1, coefficients finite and >= 0, table

@@ -16,8 +16,8 @@
 #include "event_heap.h"
 #include "whist.h"
 
-enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART };
-enum { SL_FREE = 0, SL_JOIN, SL_PREFILL, SL_DECODE, SL_SERVE };
+enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART, EV_RELEASE };
+enum { SL_FREE = 0, SL_JOIN, SL_PREFILL, SL_DECODE, SL_SERVE, SL_RELEASE };
 enum { SRC_OPEN = 0, SRC_CLOSED, SRC_REPLAY_OPEN, SRC_REPLAY_CLOSED };
 
 /* A request in flight (in transit, queued or in a slot). */
@@ -59,6 +59,9 @@ typedef struct sim {
 	double noise_cv, prefill_cv;
 	sb_noise_kind noise_kind;
 	double ovh_ms, ovh_tok_ms, ovh_sd_ms, admit_s;
+	double release_s;   /* model.scheduler.release_ms for S slots, s */
+	int dec_last;       /* the decode table's last batch size */
+	int xlo, xhi;       /* pass sizes beyond it that a step used (0: none) */
 	double split_prob;  /* model.scheduler.split_prob (0 without noise) */
 	double split_crowded; /* .split_prob_crowded (0 without noise) */
 	double idle_join_t; /* when the idle engine last took a request */
@@ -279,7 +282,19 @@ static void run_cut(sim *s, double ready)
  * decode_kv(B) per token of the B contexts. Per-slot: the same for each run
  * of consecutive decoding slots, plus prefill_base_ms for each run of
  * consecutive slots whose prompt is in the step (*prompt_passes). */
-static void decode_cost(const sim *s, int B, double sum_ctx, double *a, double *b,
+/* decode_ms(n) of a pass of n slots; notes n when it lies beyond the table. */
+static double pass_ms(sim *s, int n)
+{
+	if (n > s->dec_last) {
+		if (!s->xlo || n < s->xlo)
+			s->xlo = n;
+		if (n > s->xhi)
+			s->xhi = n;
+	}
+	return sb_model_decode_ms(s->m, n);
+}
+
+static void decode_cost(sim *s, int B, double sum_ctx, double *a, double *b,
 			int *prompt_passes)
 {
 	const sb_model *m = s->m;
@@ -288,7 +303,7 @@ static void decode_cost(const sim *s, int B, double sum_ctx, double *a, double *
 	if (!s->per_slot) {
 		if (B > 0) {
 			double kv = sb_model_decode_kv(m, B);
-			*a = sb_model_decode_ms(m, B) + kv * sum_ctx;
+			*a = pass_ms(s, B) + kv * sum_ctx;
 			*b = kv * (double)B;
 		}
 		return;
@@ -310,7 +325,7 @@ static void decode_cost(const sim *s, int B, double sum_ctx, double *a, double *
 			(*prompt_passes)++;
 		} else {
 			double kv = sb_model_decode_kv(m, j - i);
-			*a += sb_model_decode_ms(m, j - i) + kv * ctx;
+			*a += pass_ms(s, j - i) + kv * ctx;
 			*b += kv * (double)(j - i);
 		}
 		i = j;
@@ -482,7 +497,7 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 			think = s->think_s;
 		if (!(think > 0))
 			think = 0;
-		push(s, t + think, EV_GEN, 0, r->client);
+		push(s, t + think + (rejected ? 0 : s->release_s), EV_GEN, 0, r->client);
 	}
 	req_release(s, ri);
 }
@@ -637,6 +652,12 @@ static void complete(sim *s, int si, double t)
 {
 	long ri = s->slots[si].r;
 	finish_req(s, ri, t, 0);
+	if (s->release_s > 0) {
+		/* the end-of-request cost: the slot stays held (state only) */
+		s->slots[si].state = SL_RELEASE;
+		push(s, t + s->release_s, EV_RELEASE, 0, si);
+		return;
+	}
 	free_slot(s, si, t);
 }
 
@@ -855,6 +876,8 @@ static int sim_init(sim *s, const sb_model *m, int service_mode,
 	s->ovh_sd_ms = m->overhead_sd_ms;
 	s->ovh_tok_ms = m->overhead_per_token_ms;
 	s->admit_s = m->admit_delay_ms / 1000.0;
+	s->release_s = service_mode ? 0 : sb_model_release_ms(m, m->slots) / 1000.0;
+	s->dec_last = service_mode ? INT_MAX : sb_model_decode_last(m);
 	s->no_noise = no_noise;
 	s->split_prob = no_noise ? 0 : m->split_prob;
 	s->split_crowded = no_noise ? 0 : m->split_prob_crowded;
@@ -925,6 +948,9 @@ static int sim_loop(sim *s, sb_error *e)
 				start_run(s, ev.t);
 			}
 			break;
+		case EV_RELEASE:
+			free_slot(s, (int)ev.arg, ev.t);
+			break;
 		case EV_DEPART:
 			/* M/G/c: the whole response arrives at once */
 			s->reqs[s->slots[ev.arg].r].t_first = ev.t;
@@ -954,6 +980,8 @@ static void sim_finish(sim *s, double level, sb_mode mode, sb_sim_level *out)
 	out->generated = s->generated;
 	out->max_waiting = s->max_waiting;
 	out->diverged = s->diverged;
+	out->extrap_lo = s->xlo;
+	out->extrap_hi = s->xhi;
 	out->sim_end_s = s->now;
 }
 

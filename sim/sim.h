@@ -44,6 +44,10 @@
  *  - wait_ms: from reaching the server until the request's first step starts
  *    (queue wait + admission delay + wait for the current step to end).
  *    In M/G/c mode: queue wait exactly.
+ *  - release_ms (model.scheduler, for the model's slot count): a finished
+ *    request's slot stays held this long after its last token, and a
+ *    closed-loop client sends its next request only after it; the request's
+ *    TTFT, TPOT and E2E end at the last token.
  *  - admit_delay_ms applies to requests taken from the queue when a slot
  *    frees (not to requests that find a slot free).
  *  - A prompt's last prefill chunk yields the first output token; decoding
@@ -109,6 +113,8 @@ typedef struct sb_sim_level {
 	long generated;        /* requests issued, counted or not */
 	long max_waiting;      /* longest queue seen */
 	int diverged;          /* open loop: queue reached queue_cap */
+	int extrap_lo, extrap_hi; /* decode passes of these sizes (lo..hi) beyond
+				     the model's decode table were used; 0: none */
 	double sim_end_s;      /* simulated time at the end (absolute) */
 	unsigned long seed;
 	sb_sim_rec *recs;      /* owned, when keep_records; counted only */

@@ -9,6 +9,7 @@
 #include "core/jsonfile.h"
 #include "core/level.h"
 #include "core/results.h"
+#include "extrap.h"
 #include "uncertainty.h"
 
 /* "created" from SOURCE_DATE_EPOCH, when it holds a valid time. */
@@ -134,9 +135,12 @@ static json_t *ci95_json(const sb_sweep_level *l)
 }
 
 /* The simulator's own fields of level i's entry lj. */
-static void level_extras(json_t *lj, const sb_sweep *sw, int i)
+static void level_extras(json_t *lj, const sb_sweep *sw, const sb_model *m, int i)
 {
 	const sb_sweep_level *l = &sw->levels[i];
+	json_t *x = sb_extrap_json(l, m);
+	if (x)
+		json_object_set_new(lj, "extrapolated", x);
 	json_object_set_new(lj, "utilization", json_real(l->mean[SB_MET_UTIL]));
 	long rej = 0;
 	json_t *seeds = json_array();
@@ -172,7 +176,7 @@ json_t *sb_sweep_to_results(const sb_sweep *sw, const sb_sweep_doc *d, json_t *p
 			json_decref(res);
 			return NULL;
 		}
-		level_extras(json_array_get(levels, json_array_size(levels) - 1), sw, i);
+		level_extras(json_array_get(levels, json_array_size(levels) - 1), sw, d->model, i);
 	}
 	return res;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "core/knee.h"
+#include "extrap.h"
 
 /* Formats v (and its CI half-width) into buf. */
 static void cell(char *buf, size_t len, double v, double h, int prec, int ci)
@@ -59,6 +60,9 @@ static void print_row(FILE *out, const sb_sweep *sw, int i, int ncols, int wd, i
 	}
 	if (sw->knee == i)
 		fprintf(out, "  <- knee");
+	int xlo, xhi;
+	if (sb_extrap_level(l, &xlo, &xhi))
+		fprintf(out, "  (extrapolated)");
 	if (l->diverged || (l->overloaded && !bounded))
 		fprintf(out, "  (unstable)");
 	else if (l->overloaded)
@@ -108,6 +112,11 @@ static void print_level_notes(FILE *out, const sb_sweep *sw, const sb_model *m)
 		if (rej > 0)
 			fprintf(out, "level %g: %ld of %ld requests rejected (max_queue %ld)\n",
 				l->level, rej, tot, m->max_queue);
+		char x[128];
+		sb_extrap_label(x, sizeof x, l, m);
+		if (x[0])
+			fprintf(out, "level %g: %s (decode_ms there from the fitted line)\n",
+				l->level, x);
 	}
 }
 

@@ -774,6 +774,32 @@ static void summarize_knees(sb_comparison *c, double min_ratio, size_t *idx, dou
 	}
 }
 
+/* The capacity measured and predicted at the saturated level with the
+ * highest measured req/s (compare.h). */
+static void summarize_capacity(sb_comparison *c)
+{
+	c->cap_meas = c->cap_pred = c->cap_err_pct = c->cap_level = NAN;
+	c->cap_mode = -1;
+	c->cap_metric = SB_MET_REQ_S;
+	for (size_t i = 0; i < c->n_levels; i++)
+		if (!(c->levels[i].meas[SB_MET_REQ_S] > 0))
+			c->cap_metric = SB_MET_OUT_TOK_S;
+	for (size_t i = 0; i < c->n_levels; i++) {
+		const sb_cmp_level *l = &c->levels[i];
+		double m = l->meas[c->cap_metric], rq = l->meas[SB_MET_REQ_S];
+		int sat = l->mode == SB_MODE_CONCURRENCY
+				  ? c->measured_slots > 0 && l->level >= c->measured_slots
+				  : rq < SB_CMP_SATURATED * l->level;
+		if (!sat || !(m > 0) || m <= c->cap_meas)
+			continue;
+		c->cap_meas = m;
+		c->cap_pred = l->pred[c->cap_metric];
+		c->cap_level = l->level;
+		c->cap_mode = (int)l->mode;
+	}
+	c->cap_err_pct = sb_compare_err_pct(c->cap_meas, c->cap_pred);
+}
+
 static void summary_clear(sb_comparison *c)
 {
 	c->mdape_central = c->mdape_tail = c->mdape_throughput = NAN;
@@ -807,6 +833,7 @@ void sb_compare_summarize(sb_comparison *c, double knee_min_ratio)
 				c->mdape_quant[q][cls] = mdape_select(c, buf, q, cls, -1);
 		summarize_knees(c, knee_min_ratio, idx, lv, lv + nl, lv + 2 * nl);
 	}
+	summarize_capacity(c);
 	free(buf);
 	free(idx);
 	free(lv);
@@ -1049,6 +1076,16 @@ static json_t *summary_to_json(const sb_comparison *c)
 	json_object_set_new(s, "mdape_central_pct", sb_json_number(c->mdape_central));
 	json_object_set_new(s, "mdape_tail_pct", sb_json_number(c->mdape_tail));
 	json_object_set_new(s, "mdape_throughput_pct", sb_json_number(c->mdape_throughput));
+	json_object_set_new(s, "capacity",
+			    c->cap_mode < 0
+				    ? json_null()
+				    : json_pack("{s:s,s:o,s:s,s:o,s:o,s:o}", "mode",
+						sb_mode_name((sb_mode)c->cap_mode), "level",
+						sb_json_number(c->cap_level), "metric",
+						sb_metric_key(c->cap_metric), "measured",
+						sb_json_number(c->cap_meas), "predicted",
+						sb_json_number(c->cap_pred), "error_pct",
+						sb_json_number(c->cap_err_pct)));
 	static const char *qn[SB_CMP_N_QUANT] = { "ttft", "tpot", "e2e" };
 	for (int q = 0; q < SB_CMP_N_QUANT; q++) {
 		char k[64];

@@ -35,6 +35,13 @@
  * Throughput on both sides uses the same window: the first counted send to
  * the last counted completion.
  *
+ * Capacity: a level saturates when its clients keep every measured slot
+ * busy (closed loop, concurrency >= target.slots) or it completes less than
+ * 90% of its offered rate (open loop); the measured capacity is the highest
+ * measured req/s of such a level, the predicted one the model's req/s at
+ * that same level (output tok/s instead when the measurement gives no
+ * req/s, as the guide's tables).
+ *
  * Errors are signed percentages, 100 * (predicted - measured) / measured
  * (NaN when the measured value is not a positive finite number). Summaries
  * are MEDIAN absolute percentage errors ("MdAPE") over levels and metrics.
@@ -137,6 +144,11 @@ typedef struct sb_comparison {
 	unsigned long seed;
 	int replications;
 	int measured_slots;    /* target.slots of the measured file; 0 unknown */
+	/* capacity (see above): req/s measured and predicted at the saturated
+	 * level cap_level (mode cap_mode); NaN (cap_mode -1) when none saturates */
+	double cap_meas, cap_pred, cap_err_pct, cap_level;
+	int cap_mode;
+	sb_metric cap_metric;  /* SB_MET_REQ_S, or SB_MET_OUT_TOK_S */
 	int model_slots;
 	json_t *simulated;     /* owned: the predicted results document */
 } sb_comparison;
@@ -150,7 +162,10 @@ typedef struct sb_comparison {
 int sb_compare_run(const sb_model *m, const sb_results *meas,
 		   const sb_compare_opts *o, sb_comparison *out, sb_error *e);
 
-/* Recomputes the cross-level summaries (MdAPEs, knees) of c from its
+/* Open-loop levels completing less than this share of their rate saturate. */
+#define SB_CMP_SATURATED 0.9
+
+/* Recomputes the cross-level summaries (MdAPEs, knees, capacity) of c from its
  * levels' meas/pred/err_pct. Called by sb_compare_run; exposed so tests
  * and callers that fill levels by hand get the same definitions. */
 void sb_compare_summarize(sb_comparison *c, double knee_min_ratio);

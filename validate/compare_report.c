@@ -155,6 +155,15 @@ static void report_summary(FILE *f, const sb_comparison *c)
 	fprintf(f, "   throughput");
 	pct(f, c->mdape_throughput);
 	fputc('\n', f);
+	if (c->cap_mode >= 0)
+		fprintf(f, "capacity (saturated at %s %g): measured %.4g %s, predicted %.4g (%+.1f%%)\n",
+			sb_mode_name((sb_mode)c->cap_mode), c->cap_level, c->cap_meas,
+			c->cap_metric == SB_MET_REQ_S ? "req/s" : "output tok/s", c->cap_pred,
+			c->cap_err_pct);
+	else
+		fprintf(f, "capacity: no level saturated the server (closed loop at or above its "
+			   "slots, or open loop completing under %.0f%% of its rate)\n",
+			100 * SB_CMP_SATURATED);
 	for (int md = 0; md < 2; md++) {
 		if (c->knee_match[md] < 0)
 			continue;

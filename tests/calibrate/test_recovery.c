@@ -30,7 +30,8 @@
  * truth whose prefill costs mostly its step base and whose first tokens
  * reach the client with 2 ms of jitter splits nothing: the fit may count at
  * most 5% (a threshold of TTFT / 2m alone counted 23%). And a per-slot
- * truth measured with requests pinned to slots (pinned_case). */
+ * truth measured with requests pinned to slots (pinned_case), and one
+ * whose slots stay held 40 ms after each last token (release_case). */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -356,6 +357,69 @@ static void split_cases(const char *sbsim, sb_model *t, const char *dir, char **
 	unlink(tp);
 }
 
+/* The end-of-request cost: truth t (changed) holds each slot 40 ms after
+ * its last token; three runs of 1-4 clients on its 4 slots (records) and a
+ * single-client run at another prompt length. release_ms[4]'s interval
+ * (Student t over the levels' per-request medians) must hold the truth,
+ * within 1 us of float rounding (the simulated gap is exact, so the
+ * interval may have zero width), and the model must carry it. */
+static void release_case(const char *sbsim, sb_model *t, const char *dir)
+{
+	char tp[4096];
+	static char paths[4][4096];
+	t->release[0] = (sb_decode_point){ 1, 40.0 };
+	t->n_release = 1;
+	write_truth(t, dir, "truth-release.json", tp, sizeof(tp));
+	static const char *const seeds[3] = { "11", "12", "13" };
+	sb_results res[4];
+	sb_calib_input in[4];
+	size_t n = 0;
+	sb_error e;
+	for (size_t i = 0; i < 4; i++) {
+		snprintf(paths[i], sizeof paths[i], "%s/release-%zu.json", dir, i);
+		char *cl[] = { (char *)sbsim, "--model-file", tp, "--concurrency", "1,2,3,4",
+			       "--input-len", "256", "--output-len", "128", "--requests", "200",
+			       "--seed", (char *)seeds[i % 3], "--json", paths[i], "--json-requests",
+			       NULL };
+		char *c1[] = { (char *)sbsim, "--model-file", tp, "--concurrency", "1",
+			       "--input-len", "2048", "--output-len", "64", "--requests", "100",
+			       "--seed", "5", "--json", paths[i], "--json-requests", NULL };
+		if (run_cmd(i < 3 ? cl : c1, NULL) != 0 ||
+		    sb_results_load(paths[i], &res[n], &e) < 0) {
+			fprintf(stderr, "release case: could not make %s\n", paths[i]);
+			check_failures++;
+			break;
+		}
+		in[n] = (sb_calib_input){ paths[i], &res[n] };
+		n++;
+	}
+	sb_calib_opts o;
+	sb_calib_opts_init(&o);
+	o.slots = 4;
+	sb_model m;
+	if (n == 4 && sb_calibrate_fit(in, n, &o, &m, &e) == 0) {
+		const json_t *c = json_object_get(json_object_get(m.fit, "coefficients"),
+						  "release_ms[4]");
+		const json_t *ci = json_object_get(c, "ci95");
+		double lo = json_number_value(json_array_get(ci, 0));
+		double hi = json_number_value(json_array_get(ci, 1));
+		fprintf(stderr, "%-18s truth 40 fitted %.6g 95%% CI [%.6g, %.6g]\n", "release_ms[4]",
+			json_number_value(json_object_get(c, "value")), lo, hi);
+		CHECK(json_is_number(json_array_get(ci, 0)) && lo - 1e-3 <= 40 && 40 <= hi + 1e-3);
+		CHECK(m.n_release == 1 && fabs(sb_model_release_ms(&m, 4) - 40) <= hi - lo + 1e-3);
+		sb_model_fini(&m);
+	} else {
+		fprintf(stderr, "release case: calibration failed: %s\n", e.msg);
+		check_failures++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sb_results_fini(&res[i]);
+		unlink(paths[i]);
+	}
+	unlink(tp);
+	t->n_release = 0;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 3) {
@@ -383,6 +447,7 @@ int main(int argc, char **argv)
 	if (sb_model_load(argv[2], &t, &e) < 0)
 		return 1;
 	pinned_case(argv[1], &t, dir, files, n);
+	release_case(argv[1], &t, dir);
 	for (size_t i = 0; i < n; i++)
 		unlink(files[i]);
 	rmdir(dir);

@@ -41,7 +41,30 @@ int main(void)
 	CHECK_NEAR(sb_model_decode_ms(&m, 1), 5.0, 1e-12);
 	CHECK_NEAR(sb_model_decode_ms(&m, 2), 5.0 + 4.0 / 3.0, 1e-12);
 	CHECK_NEAR(sb_model_decode_ms(&m, 6), 11.0, 1e-12);
-	CHECK_NEAR(sb_model_decode_ms(&m, 16), 21.0, 1e-12); /* slope 1 ms/seq continues */
+	/* beyond the table: the line through the points from B = 2 on (here 4
+	 * and 8: slope 1 ms/seq) */
+	CHECK_NEAR(sb_model_decode_ms(&m, 16), 21.0, 1e-12);
+	CHECK(sb_model_decode_last(&m) == 8);
+	sb_model_fini(&m);
+	/* the CPU target's per-pass table (docs/accuracy.md): least squares
+	 * through B = 2, 3, 4: slope 1.85, intercept 21.01667 */
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":"
+		   "{\"1\":9.9,\"2\":24.5,\"3\":27,\"4\":28.2}}}", &m, &e) == 0);
+	CHECK_NEAR(sb_model_decode_ms(&m, 4), 28.2, 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m, 5), 21.0 + 1.0 / 60.0 + 1.85 * 5, 1e-9);
+	CHECK_NEAR(sb_model_decode_ms(&m, 8), 21.0 + 1.0 / 60.0 + 1.85 * 8, 1e-9);
+	/* a perturbed entry moves the extrapolation (uncertainty draws) */
+	m.decode[3].ms = 30.2; /* slope (30.2 - 24.5) / 2 = 2.85 */
+	CHECK_NEAR(sb_model_decode_ms(&m, 8), 27.2333333333 - 3 * 2.85 + 2.85 * 8, 1e-9);
+	sb_model_fini(&m);
+	/* a falling tail extrapolates as its last value; two points: their line */
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":"
+		   "{\"1\":5,\"2\":10,\"3\":9}}}", &m, &e) == 0);
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), 9.0, 1e-12);
+	sb_model_fini(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":"
+		   "{\"1\":4,\"3\":8}}}", &m, &e) == 0);
+	CHECK_NEAR(sb_model_decode_ms(&m, 5), 12.0, 1e-12);
 	sb_model_fini(&m);
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":4,\"per_seq\":1}}",
 		   &m, &e) == 0);

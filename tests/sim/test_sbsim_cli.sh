@@ -136,6 +136,27 @@ bad "goes with --compare" --rate 3 --second-model "$T/slow.json"
 bad "--second-model" --compare "$T/r1.json" --second-model /nonexistent.json
 bad "/nonexistent.json" --compare /nonexistent.json
 
+# the extrapolation label: in the table and the JSON exactly when a level's
+# passes went beyond the model's decode table (the default's reaches 8)
+"$SBSIM" --slots 12 --concurrency 2,12 --requests 100 --json "$T/x.json" >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: --slots 12"; cat "$T/err"; fails=$((fails+1)); }
+grep -Eq "^level 12: extrapolated: passes of ([0-9]+-)?12 beyond the measured 1-8" "$T/out" ||
+	{ echo "FAIL: no extrapolation note for 12 clients"; cat "$T/out"; fails=$((fails+1)); }
+grep -q "^level 2: extrapolated" "$T/out" &&
+	{ echo "FAIL: 2 clients marked extrapolated"; cat "$T/out"; fails=$((fails+1)); }
+[ "$(grep -c '(extrapolated)$' "$T/out")" = 1 ] ||
+	{ echo "FAIL: table rows marked"; cat "$T/out"; fails=$((fails+1)); }
+python3 - "$T/x.json" <<'PY' || { echo "FAIL: JSON extrapolated field"; fails=$((fails+1)); }
+import json, sys
+lv = json.load(open(sys.argv[1]))["levels"]
+assert "extrapolated" not in lv[0], lv[0].get("extrapolated")
+x = lv[1]["extrapolated"]
+assert x["measured"] == [1, 8] and 9 <= x["passes"][0] <= x["passes"][1] == 12, x
+PY
+"$SBSIM" --slots 8 --concurrency 8 --requests 100 >"$T/out" 2>"$T/err"
+grep -q "extrapolated" "$T/out" &&
+	{ echo "FAIL: 8 slots (within the table) marked extrapolated"; cat "$T/out"; fails=$((fails+1)); }
+
 if [ $fails -ne 0 ]; then
 	echo "$fails failure(s)"; exit 1
 fi

@@ -97,6 +97,17 @@ static void test_summary_and_check(void)
 	CHECK(isnan(c.knee_pred[SB_MODE_CONCURRENCY])); /* 160 < 1.5 * 150 */
 	CHECK(c.knee_match[SB_MODE_CONCURRENCY] == 0);
 	CHECK(c.knee_match[SB_MODE_RATE] == -1); /* one open-loop level only */
+	/* no slot count, open loop at 100 of rate 2: nothing saturated */
+	CHECK(c.cap_mode == -1 && isnan(c.cap_meas));
+	/* 4 slots: c=5 saturates (measured 100 req/s, predicted 100) */
+	c.measured_slots = 4;
+	lv[1].pred[SB_MET_REQ_S] = 110;
+	sb_compare_summarize(&c, 1.5);
+	CHECK(c.cap_mode == SB_MODE_CONCURRENCY && c.cap_level == 5);
+	CHECK_NEAR(c.cap_meas, 100, 0);
+	CHECK_NEAR(c.cap_err_pct, 10.0, 1e-9);
+	lv[1].pred[SB_MET_REQ_S] = 100;
+	sb_compare_summarize(&c, 1.5);
 
 	sb_compare_goals g;
 	sb_compare_goals_init(&g);
@@ -115,6 +126,10 @@ static void test_summary_and_check(void)
 	CHECK(j != NULL);
 	json_t *s = json_object_get(j, "summary");
 	CHECK_NEAR(json_number_value(json_object_get(s, "tpot_tail_mdape_pct")), 20.0, 1e-9);
+	json_t *cap = json_object_get(s, "capacity");
+	CHECK(!strcmp(json_string_value(json_object_get(cap, "metric")), "req_s"));
+	CHECK_NEAR(json_number_value(json_object_get(cap, "measured")), 100, 0);
+	CHECK_NEAR(json_number_value(json_object_get(cap, "error_pct")), 0, 1e-12);
 	json_t *l1 = json_array_get(json_object_get(j, "levels"), 1);
 	json_t *m = json_object_get(json_object_get(l1, "metrics"), "ttft_mean");
 	CHECK_NEAR(json_number_value(json_object_get(m, "error_pct")), 6.0, 1e-9);
@@ -130,6 +145,8 @@ static void test_summary_and_check(void)
 		fclose(f);
 		CHECK(strstr(txt, "MISMATCH") != NULL);
 		CHECK(strstr(txt, "closed loop c=5") != NULL);
+		CHECK(strstr(txt, "capacity (saturated at concurrency 5): measured 100 req/s, "
+				  "predicted 100 (+0.0%)") != NULL);
 		free(txt);
 	}
 }
