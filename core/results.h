@@ -49,6 +49,11 @@ typedef struct sb_target_info {
 	double overhead_tokens;         /* target.prompt_sizing.overhead_tokens */
 	long pin_stride;                /* target.pin_stride: requests pinned to slots
 					 * 0, k, 2k... (records' "slot"); 0 when absent */
+	long ctx_per_slot;              /* target.ctx_per_slot: tokens of context per
+					 * slot the server reported; -1 when absent */
+	double kv_bytes_per_token;      /* target.kv_bytes_per_token; NaN when absent */
+	const char *context_overflow;   /* target.context_overflow: "reject" or
+					 * "truncate"; NULL when absent */
 } sb_target_info;
 
 typedef struct sb_results {
