@@ -13,6 +13,7 @@
 #include "core/results.h"
 #include "driver.h"
 #include "probe.h"
+#include "slotprobe.h"
 #include "prompt.h"
 #include "recorder.h"
 
@@ -24,6 +25,7 @@ struct sb_bench {
 	char root[1024];
 	char endpoint[1100];
 	sb_server_info info;
+	sb_slot_context ctx; /* the slots' context, KV bytes per token */
 	sb_prompt_size size;
 	struct curl_slist *hdr;    /* owned; borrowed by drv */
 	sb_driver *drv;            /* owned: its connections outlive a measurement */
@@ -484,6 +486,17 @@ static int run_level(run *r, json_t *results, sb_error *e)
 
 /* ---- public -------------------------------------------------------------------- */
 
+/* What the server said about its slots' context into the target t. */
+static void slot_context_json(json_t *t, const sb_slot_context *c)
+{
+	if (c->ctx_per_slot > 0)
+		json_object_set_new(t, "ctx_per_slot", json_integer(c->ctx_per_slot));
+	if (c->kv_bytes_per_token > 0)
+		json_object_set_new(t, "kv_bytes_per_token", json_real(c->kv_bytes_per_token));
+	if (c->overflow)
+		json_object_set_new(t, "context_overflow", json_string(c->overflow));
+}
+
 static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
 {
 	const sb_bench_config *c = &b->c;
@@ -495,6 +508,7 @@ static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
 	json_object_set_new(t, "server", json_string(b->info.kind));
 	if (b->info.slots > 0)
 		json_object_set_new(t, "slots", json_integer(b->info.slots));
+	slot_context_json(t, &b->ctx);
 	json_object_set_new(t, "prompt_sizing",
 			    json_pack("{s:s,s:f,s:f}", "method", b->size.method, "overhead_tokens",
 				      b->size.overhead, "tokens_per_word", b->size.per_word));
@@ -549,6 +563,7 @@ static int probe_server(sb_bench *b, int had_v1, sb_error *e)
 	int ret = sb_probe_detect(&po, b->root, &b->info, e);
 	if (ret < 0)
 		return ret;
+	sb_slotprobe_read(&po, b->root, b->info.kind, c->model, &b->ctx);
 	b->api = c->api;
 	if (b->api == SB_API_AUTO)
 		b->api = sb_api_from_url(c->url);
