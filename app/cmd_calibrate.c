@@ -27,7 +27,8 @@
 static struct {
 	const char *out, *save_dir;
 	int quiet;
-	long slots, batch_tokens, max_prompt, seed;
+	long slots, batch_tokens, max_prompt, seed, ctx_per_slot;
+	double kv_bytes_per_token;
 	sb_calib_opts fit;
 	sb_plan_opts plan;
 } cmd;
@@ -40,6 +41,12 @@ static const sb_cli_opt opts[] = {
 		   "else inferred from the concurrency sweep)"),
 	SB_CLI_OPT("batch-tokens", SB_CLI_LONG, &cmd.batch_tokens, 1, 1L << 30, "N",
 		   "prompt tokens per engine step (default: target.batch_tokens\nor 2048)"),
+	SB_CLI_OPT("ctx-per-slot", SB_CLI_LONG, &cmd.ctx_per_slot, 1, 1L << 40, "T",
+		   "the model's context per slot in tokens (default: what the\n"
+		   "server reported, target.ctx_per_slot; else unlimited)"),
+	SB_CLI_OPT("kv-bytes-per-token", SB_CLI_DOUBLE, &cmd.kv_bytes_per_token, 1, 1e12, "B",
+		   "the model's KV cache bytes per token (default:\n"
+		   "target.kv_bytes_per_token; else unknown)"),
 	SB_CLI_OPT("name", SB_CLI_STRING, &cmd.fit.name, 0, 0, "TEXT",
 		   "model name (default: target.model + \" (calibrated)\")"),
 	{ "quiet", 'q', SB_CLI_FLAG, &cmd.quiet, 0, 0, NULL, "print nothing but errors", NULL,
@@ -254,6 +261,10 @@ static int configure(const sb_cli_args *a, sb_error *e)
 		cmd.fit.slots = (int)cmd.slots;
 	if (sb_cli_given(opts, N_OPTS, a, "batch-tokens"))
 		cmd.fit.batch_tokens = cmd.batch_tokens;
+	if (sb_cli_given(opts, N_OPTS, a, "ctx-per-slot"))
+		cmd.fit.ctx_per_slot = cmd.ctx_per_slot;
+	if (sb_cli_given(opts, N_OPTS, a, "kv-bytes-per-token"))
+		cmd.fit.kv_bytes_per_token = cmd.kv_bytes_per_token;
 	if (sb_cli_given(opts, N_OPTS, a, "max-prompt"))
 		cmd.plan.max_prompt = cmd.max_prompt;
 	if (sb_cli_given(opts, N_OPTS, a, "seed"))
@@ -292,6 +303,11 @@ static void print_fitted(const sb_model *m, const sb_plan *p)
 {
 	FILE *f = strcmp(cmd.out, "-") ? stdout : stderr;
 	print_report(f, m);
+	if (m->ctx_per_slot > 0 || m->kv_bytes_per_token > 0)
+		fprintf(f, "context: %ld tokens per slot (0: unlimited), longer prompts %s; KV cache "
+			   "%.0f B/token (0: unknown)\n", m->ctx_per_slot,
+			m->context_overflow == SB_CTX_TRUNCATE ? "truncated" : "rejected",
+			m->kv_bytes_per_token);
 	if (p)
 		print_together(f, p);
 	fprintf(f, "wrote %s\n", cmd.out);

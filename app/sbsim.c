@@ -94,6 +94,17 @@ static const sb_cli_opt opts[] = {
 	  "queue bound, -1 unbounded (overrides the model's)", NULL, parse_max_queue },
 	SB_CLI_OPT("batch-tokens", SB_CLI_LONG, &F->batch_tokens, -1, 1e8, "N",
 		   "tokens per step (overrides the model's)"),
+	SB_CLI_OPT("ctx-per-slot", SB_CLI_LONG, &F->ctx_per_slot, 1, 1L << 40, "T",
+		   "tokens of context per slot (overrides the model's): longer\n"
+		   "prompts are rejected or truncated (--context-overflow)"),
+	SB_CLI_OPT("context-overflow", SB_CLI_STRING, &F->context_overflow, 0, 0,
+		   "reject|truncate", "a prompt past the context: refused as llama.cpp\n"
+		   "does, or cut to about half of it as Ollama does"),
+	SB_CLI_OPT("kv-bytes-per-token", SB_CLI_DOUBLE, &F->kv_bytes_per_token, 1, 1e12, "B",
+		   "KV cache bytes per token (overrides the model's)"),
+	SB_CLI_OPT("kv-memory-gb", SB_CLI_DOUBLE, &F->kv_memory_gb, 1e-9, 1e9, "G",
+		   "slots = what fits in G GiB of KV cache at the context per\n"
+		   "slot: floor(G*2^30 / (bytes per token * T))"),
 	SB_CLI_OPT("service", SB_CLI_STRING, &F->service, 0, 0,
 		   "exp:MEAN_S|det:S|lognormal:MU,SIGMA|gamma:K,THETA",
 		   "independent-service mode (M/G/c, no batching)"),

@@ -91,6 +91,30 @@ static void pinned_tables(const cal_pinned *p, const cal_engine *g, sb_model *ou
 		out->kv_cache = p->layout;
 }
 
+/* The slot's context and KV bytes per token: the options, else the n
+ * inputs' targets (the smallest context reported; the first bytes/token);
+ * how the server treats a prompt past it from the target's context_overflow
+ * or server kind. */
+static void context_from_targets(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
+				 sb_model *out)
+{
+	for (size_t f = 0; f < n; f++) {
+		const sb_target_info *t = &in[f].res->target;
+		if (t->ctx_per_slot > 0 &&
+		    (out->ctx_per_slot == 0 || t->ctx_per_slot < out->ctx_per_slot))
+			out->ctx_per_slot = t->ctx_per_slot;
+		if (t->kv_bytes_per_token > 0 && out->kv_bytes_per_token == 0)
+			out->kv_bytes_per_token = t->kv_bytes_per_token;
+		if ((t->context_overflow && !strcmp(t->context_overflow, "truncate")) ||
+		    (!t->context_overflow && t->server && !strcmp(t->server, "ollama")))
+			out->context_overflow = SB_CTX_TRUNCATE;
+	}
+	if (o->ctx_per_slot > 0)
+		out->ctx_per_slot = o->ctx_per_slot;
+	if (o->kv_bytes_per_token > 0)
+		out->kv_bytes_per_token = o->kv_bytes_per_token;
+}
+
 /* The model from the steps' results into *out (initialised); its fit
  * object (stolen) is fit. */
 static void build_model(const cal_run *k, const sb_calib_input *in, const sb_calib_opts *o,
@@ -124,6 +148,7 @@ static void build_model(const cal_run *k, const sb_calib_input *in, const sb_cal
 	out->noise_cv = k->noise.kind == SB_NOISE_NONE ? 0 : k->noise.cv;
 	out->noise_prefill_cv = k->noise.kind == SB_NOISE_NONE ? 0 : k->noise.prefill_cv;
 	out->fit = fit;
+	context_from_targets(in, k->data.n_in, o, out);
 }
 
 int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,

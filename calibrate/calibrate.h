@@ -19,6 +19,10 @@
  *                               weights once, prompt or not).
  *  slots                        --slots, else the files' declared target.slots,
  *                               else inferred per file (slots.h).
+ *  ctx_per_slot,                the options', else the first file's target
+ *  kv_bytes_per_token,          (what the probe read from the server; the
+ *  context_overflow             smallest context when files differ);
+ *                               context_overflow "truncate" for Ollama.
  *  decode_ms(B), B >= 2         TPOT at levels with B = min(c, slots) busy
  *                               sequences, minus per_kv_token·B·context and
  *                               minus the prefill work of other requests that
@@ -55,6 +59,8 @@ typedef struct sb_calib_opts {
 	int slots;                 /* model slot count; 0: declared or inferred */
 	long batch_tokens;         /* 0: from the targets, else 2048 */
 	const char *name;          /* model name; NULL: from target.model */
+	long ctx_per_slot;         /* 0: the targets' ctx_per_slot (else unlimited) */
+	double kv_bytes_per_token; /* 0: the targets' kv_bytes_per_token (else unknown) */
 } sb_calib_opts;
 
 void sb_calib_opts_init(sb_calib_opts *o);

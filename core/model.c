@@ -138,12 +138,30 @@ static int decode_from_json(const json_t *step, sb_model *m, sb_error *e)
 	return 0;
 }
 
+/* Reads the context keys of the "server" object (ctx_per_slot,
+ * kv_bytes_per_token, context_overflow) into m. Returns 0 or -EINVAL. */
+static int context_from_json(const json_t *server, sb_model *m, sb_error *e)
+{
+	const char *ov = NULL;
+	if (sb_json_get_long(server, "ctx_per_slot", 0, 1L << 40, &m->ctx_per_slot,
+			     "model.server", e) < 0 ||
+	    sb_json_get_double(server, "kv_bytes_per_token", 0, 1e12, &m->kv_bytes_per_token,
+			       "model.server", e) < 0 ||
+	    sb_json_get_string(server, "context_overflow", &ov, "model.server", e) < 0)
+		return -EINVAL;
+	if (ov && sb_ctx_overflow_parse(ov, &m->context_overflow, "model.server.context_overflow",
+					e) < 0)
+		return -EINVAL;
+	return 0;
+}
+
 /* Reads the optional "server" object of model j (slots, max_queue,
  * batch_tokens, kv_cache) into m. Returns 0 or -EINVAL (e set). */
 static int server_from_json(const json_t *j, sb_model *m, sb_error *e)
 {
 	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens",
-						   "kv_cache", NULL };
+						   "kv_cache", "ctx_per_slot", "kv_bytes_per_token",
+						   "context_overflow", NULL };
 	const json_t *server = json_object_get(j, "server");
 	if (!server)
 		return 0;
@@ -166,7 +184,7 @@ static int server_from_json(const json_t *j, sb_model *m, sb_error *e)
 	else if (kv && strcmp(kv, "unified"))
 		return sb_error_set(e, "model.server.kv_cache: \"%s\" is neither \"unified\" "
 				       "nor \"per-slot\"", kv);
-	return 0;
+	return context_from_json(server, m, e);
 }
 
 /* Reads the per-request overhead keys of model j (overhead_ms,
@@ -312,6 +330,19 @@ int sb_model_load(const char *path, sb_model *m, sb_error *e)
 	return r;
 }
 
+/* The context keys into the "server" object (only those set, so that
+ * models without them read as before). */
+static void context_to_json(const sb_model *m, json_t *server)
+{
+	if (m->ctx_per_slot > 0)
+		json_object_set_new(server, "ctx_per_slot", json_integer(m->ctx_per_slot));
+	if (m->kv_bytes_per_token > 0)
+		json_object_set_new(server, "kv_bytes_per_token", json_real(m->kv_bytes_per_token));
+	if (m->ctx_per_slot > 0 || m->context_overflow != SB_CTX_REJECT)
+		json_object_set_new(server, "context_overflow",
+				    json_string(sb_ctx_overflow_name(m->context_overflow)));
+}
+
 json_t *sb_model_to_json(const sb_model *m)
 {
 	json_t *dec = json_object();
@@ -342,6 +373,8 @@ json_t *sb_model_to_json(const sb_model *m)
 	if (j && m->kv_cache != SB_KV_UNIFIED)
 		json_object_set_new(json_object_get(j, "server"), "kv_cache",
 				    json_string(sb_kv_cache_name(m->kv_cache)));
+	if (j)
+		context_to_json(m, json_object_get(j, "server"));
 	if (j && m->overhead_per_token_ms > 0)
 		json_object_set_new(j, "overhead_per_prompt_token_ms",
 				    json_real(m->overhead_per_token_ms));
@@ -493,6 +526,12 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 		if (!isfinite(c[i]) || c[i] < 0)
 			return sb_error_set(e, "model: coefficients must be finite and >= 0");
 	}
+	if (m->ctx_per_slot < 0)
+		return sb_error_set(e, "model: server.ctx_per_slot must be >= 0 (got %ld)",
+				    m->ctx_per_slot);
+	if (!isfinite(m->kv_bytes_per_token) || m->kv_bytes_per_token < 0)
+		return sb_error_set(e, "model: server.kv_bytes_per_token must be >= 0 (got %g)",
+				    m->kv_bytes_per_token);
 	if (!(m->split_prob >= 0 && m->split_prob <= 1))
 		return sb_error_set(e, "model: scheduler.split_prob must be a probability in [0, 1]");
 	if (!(m->split_prob_crowded >= 0 && m->split_prob_crowded <= 1))
@@ -504,4 +543,21 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 const char *sb_kv_cache_name(sb_kv_cache k)
 {
 	return k == SB_KV_PER_SLOT ? "per-slot" : "unified";
+}
+
+const char *sb_ctx_overflow_name(sb_ctx_overflow o)
+{
+	return o == SB_CTX_TRUNCATE ? "truncate" : "reject";
+}
+
+int sb_ctx_overflow_parse(const char *s, sb_ctx_overflow *o, const char *what, sb_error *e)
+{
+	if (!strcmp(s, "reject"))
+		*o = SB_CTX_REJECT;
+	else if (!strcmp(s, "truncate"))
+		*o = SB_CTX_TRUNCATE;
+	else
+		return sb_error_set(e, "%s: \"%s\" is neither \"reject\" (llama.cpp) nor "
+				       "\"truncate\" (Ollama)", what, s);
+	return 0;
 }

@@ -61,12 +61,21 @@
  *              rule), so which ids are busy, and so a step's cost, moves as
  *              requests come and go. decode_ms(B) is then the cost of a pass
  *              of B consecutive slots.
+ * ctx_per_slot: tokens of context each slot holds (0: unlimited); what the
+ * server does with a request that does not fit is context_overflow
+ * ("reject", llama.cpp; "truncate", Ollama; the rules: core/slotctx.h).
+ * kv_bytes_per_token: KV cache bytes per token of context (0: unknown),
+ * which with a memory size gives the slots that fit (sbsim --kv-memory-gb).
  * (What was measured behind these parameters: docs/accuracy.md.)
  *
  * JSON:
  *  { "schema": "servebench.model/1", "name": "...",
  *    "server":  { "slots": 4, "max_queue": -1, "batch_tokens": 2048,
- *                 "kv_cache": "unified" },   (optional, default "unified")
+ *                 "kv_cache": "unified",     (optional, default "unified")
+ *                 "ctx_per_slot": 4096,      (optional, default 0: unlimited)
+ *                 "kv_bytes_per_token": 36864, (optional, default 0: unknown)
+ *                 "context_overflow": "reject" },  (or "truncate"; default
+ *                                             "reject")
  *    "overhead_ms": 20.0, "overhead_sd_ms": 0.5,
  *    "overhead_per_prompt_token_ms": 0.0,        (optional, default 0)
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
@@ -109,6 +118,11 @@ typedef enum sb_kv_cache {
 	SB_KV_PER_SLOT,
 } sb_kv_cache;
 
+typedef enum sb_ctx_overflow {
+	SB_CTX_REJECT = 0,
+	SB_CTX_TRUNCATE,
+} sb_ctx_overflow;
+
 typedef struct sb_decode_point {
 	int batch;
 	double ms;
@@ -120,6 +134,9 @@ typedef struct sb_model {
 	long max_queue;
 	long batch_tokens;
 	sb_kv_cache kv_cache;
+	long ctx_per_slot;            /* tokens; 0: unlimited */
+	double kv_bytes_per_token;    /* 0: unknown */
+	sb_ctx_overflow context_overflow;
 	double overhead_ms, overhead_sd_ms, overhead_per_token_ms;
 	sb_decode_point decode[SB_MODEL_MAX_DECODE]; /* batch ascending */
 	int n_decode;
@@ -176,5 +193,9 @@ int sb_model_validate(const sb_model *m, sb_error *e);
 const char *sb_noise_name(sb_noise_kind k);
 /* "unified" / "per-slot". */
 const char *sb_kv_cache_name(sb_kv_cache k);
+/* "reject" / "truncate". */
+const char *sb_ctx_overflow_name(sb_ctx_overflow o);
+/* "reject" / "truncate" into *o. Returns 0, or -EINVAL naming s. */
+int sb_ctx_overflow_parse(const char *s, sb_ctx_overflow *o, const char *what, sb_error *e);
 
 #endif

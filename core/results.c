@@ -112,6 +112,9 @@ static void target_info(const json_t *t, sb_target_info *out)
 	out->pin_stride = target_long(t, "pin_stride");
 	if (out->pin_stride < 0)
 		out->pin_stride = 0;
+	out->ctx_per_slot = target_long(t, "ctx_per_slot");
+	out->kv_bytes_per_token = opt_num(t, "kv_bytes_per_token");
+	out->context_overflow = json_string_value(json_object_get(t, "context_overflow"));
 }
 
 static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb_error *e)

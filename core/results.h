@@ -54,6 +54,11 @@ typedef struct sb_target_info {
 	 * unknown (malloc'd, freed by sb_results_fini). */
 	size_t n_replicas;
 	long *replica_slots;
+	long ctx_per_slot;              /* target.ctx_per_slot: tokens of context per
+					 * slot the server reported; -1 when absent */
+	double kv_bytes_per_token;      /* target.kv_bytes_per_token; NaN when absent */
+	const char *context_overflow;   /* target.context_overflow: "reject" or
+					 * "truncate"; NULL when absent */
 } sb_target_info;
 
 typedef struct sb_results {

@@ -14,6 +14,7 @@
 #include "driver.h"
 #include "fleet.h"
 #include "probe.h"
+#include "slotprobe.h"
 #include "prompt.h"
 #include "recorder.h"
 
@@ -27,6 +28,7 @@ struct sb_bench {
 	sb_server_info info;
 	sb_fleet fleet;            /* every server (one without a fleet); root,
 				    * endpoint, info and api are fleet.rep[0]'s */
+	sb_slot_context ctx; /* the slots' context, KV bytes per token */
 	sb_prompt_size size;
 	struct curl_slist *hdr;    /* owned; borrowed by drv */
 	sb_driver *drv;            /* owned: its connections outlive a measurement */
@@ -512,6 +514,17 @@ static int run_level(run *r, json_t *results, sb_error *e)
 
 /* ---- public -------------------------------------------------------------------- */
 
+/* What the server said about its slots' context into the target t. */
+static void slot_context_json(json_t *t, const sb_slot_context *c)
+{
+	if (c->ctx_per_slot > 0)
+		json_object_set_new(t, "ctx_per_slot", json_integer(c->ctx_per_slot));
+	if (c->kv_bytes_per_token > 0)
+		json_object_set_new(t, "kv_bytes_per_token", json_real(c->kv_bytes_per_token));
+	if (c->overflow)
+		json_object_set_new(t, "context_overflow", json_string(c->overflow));
+}
+
 static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
 {
 	const sb_bench_config *c = &b->c;
@@ -527,6 +540,7 @@ static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
 		json_object_set_new(t, "replicas", sb_fleet_target_json(&b->fleet));
 		json_object_set_new(t, "route", json_string(sb_route_name(c->route)));
 	}
+	slot_context_json(t, &b->ctx);
 	json_object_set_new(t, "prompt_sizing",
 			    json_pack("{s:s,s:f,s:f}", "method", b->size.method, "overhead_tokens",
 				      b->size.overhead, "tokens_per_word", b->size.per_word));
@@ -589,6 +603,7 @@ static int probe_server(sb_bench *b, sb_error *e)
 	snprintf(b->endpoint, sizeof(b->endpoint), "%s", r0->endpoint);
 	b->info = r0->info;
 	b->api = r0->api;
+	sb_slotprobe_read(&po, b->root, b->info.kind, c->model, &b->ctx);
 	po.timeout_s = c->timeout_s;
 	size_prompts(b, &po);
 	return 0;

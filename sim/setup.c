@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/dist.h"
+#include "core/slotctx.h"
 
 void sb_setup_flags_init(sb_setup_flags *f)
 {
@@ -18,6 +19,8 @@ void sb_setup_flags_init(sb_setup_flags *f)
 	f->arrival_cv = f->bursty = NAN;
 	f->duration_s = f->warmup_s = NAN;
 	f->slo_ttft_ms = f->slo_tpot_ms = f->slo_percentile = NAN;
+	f->ctx_per_slot = LONG_MIN;
+	f->kv_bytes_per_token = f->kv_memory_gb = NAN;
 }
 
 #define GIVEN_L(x) ((x) != LONG_MIN)
@@ -150,6 +153,44 @@ static int apply_server(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 	return 0;
 }
 
+/* --ctx-per-slot, --kv-bytes-per-token, --context-overflow into the model;
+ * --kv-memory-gb into its slot count. */
+static int apply_context(const sb_setup_flags *f, sb_setup *s, sb_error *e)
+{
+	sb_model *m = &s->model;
+	if (GIVEN_L(f->ctx_per_slot))
+		m->ctx_per_slot = f->ctx_per_slot;
+	if (GIVEN_D(f->kv_bytes_per_token))
+		m->kv_bytes_per_token = f->kv_bytes_per_token;
+	if (f->context_overflow && sb_ctx_overflow_parse(f->context_overflow, &m->context_overflow,
+							 "--context-overflow", e) < 0)
+		return -EINVAL;
+	if (!GIVEN_D(f->kv_memory_gb))
+		return 0;
+	if (GIVEN_L(f->slots))
+		return sb_error_set(e, "--kv-memory-gb sets the slot count from memory; give it or "
+				       "--slots, not both");
+	if (m->ctx_per_slot <= 0)
+		return sb_error_set(e, "--kv-memory-gb %g: the context per slot is unknown (the model "
+				       "has no server.ctx_per_slot); give --ctx-per-slot T", f->kv_memory_gb);
+	if (!(m->kv_bytes_per_token > 0))
+		return sb_error_set(e, "--kv-memory-gb %g: the KV bytes per token are unknown (the "
+				       "model has no server.kv_bytes_per_token); give "
+				       "--kv-bytes-per-token B", f->kv_memory_gb);
+	long slots;
+	if (sb_slotctx_slots_for_memory(f->kv_memory_gb, m->ctx_per_slot, m->kv_bytes_per_token,
+					&slots, e) < 0) {
+		sb_error_prefix(e, "--kv-memory-gb");
+		return -EINVAL;
+	}
+	if (slots > 4096)
+		return sb_error_set(e, "--kv-memory-gb %g holds %ld slots of %ld tokens; the simulator "
+				       "takes at most 4096", f->kv_memory_gb, slots, m->ctx_per_slot);
+	m->slots = (int)slots;
+	s->kv_memory_gb = f->kv_memory_gb;
+	return 0;
+}
+
 /* Bounded time: at ~1.5M simulated requests/s, refuses a run that asks for
  * more than SB_SETUP_MAX_WORK requests in all (levels x replications). By
  * duration, a level completes at most capacity x duration. */
@@ -262,6 +303,8 @@ int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 	if (r < 0)
 		goto fail_scenario;
 	r = apply_server(f, s, e);
+	if (r == 0)
+		r = apply_context(f, s, e);
 	if (r == 0 && (f->rate.n || f->concurrency.n))
 		r = apply_levels(f, &s->w, e);
 	else if (r == 0 && !s->have_scenario)
@@ -295,6 +338,20 @@ void sb_setup_fini(sb_setup *s)
 	s->have_scenario = 0;
 }
 
+/* The context per slot and, with --kv-memory-gb, the slots it made. */
+static void print_context(FILE *out, const sb_setup *s)
+{
+	const sb_model *m = &s->model;
+	if (s->kv_memory_gb > 0)
+		fprintf(out, "%g GiB of KV cache at %ld tokens per slot: %d slot%s (%.0f B/token)\n",
+			s->kv_memory_gb, m->ctx_per_slot, m->slots, m->slots == 1 ? "" : "s",
+			m->kv_bytes_per_token);
+	if (m->ctx_per_slot > 0 && !s->opts.service_mode)
+		fprintf(out, "context: %ld tokens per slot; longer prompts %s\n", m->ctx_per_slot,
+			m->context_overflow == SB_CTX_TRUNCATE ? "truncated (Ollama)"
+							       : "rejected (llama.cpp)");
+}
+
 /* "server: ..." */
 static void print_server(FILE *out, const sb_setup *s)
 {
@@ -314,6 +371,7 @@ static void print_server(FILE *out, const sb_setup *s)
 		fprintf(out, ", max_queue %ld\n", m->max_queue);
 	else
 		fprintf(out, ", queue unbounded\n");
+	print_context(out, s);
 }
 
 /* "load: ..." */

@@ -35,6 +35,9 @@ typedef struct sb_setup_flags {
 	double duration_s, warmup_s, slo_ttft_ms, slo_tpot_ms, slo_percentile;
 	int no_noise, plan, check, json_requests;
 	int uncertainty, no_uncertainty; /* --uncertainty, --no-uncertainty */
+	long ctx_per_slot;                 /* --ctx-per-slot */
+	double kv_bytes_per_token, kv_memory_gb; /* --kv-bytes-per-token, --kv-memory-gb */
+	const char *context_overflow;      /* --context-overflow */
 } sb_setup_flags;
 
 /* Everything "not given", flags 0. */
@@ -52,6 +55,7 @@ typedef struct sb_setup {
 	sb_uncert uncert;    /* the model's fit.covariance (n 0: none or
 				--no-uncertainty); opts.uncert points here, so
 				an sb_setup is not copied */
+	double kv_memory_gb; /* --kv-memory-gb: the slots came from it; 0: not */
 } sb_setup;
 
 /* Replications per level with parameter draws when --replications is not
@@ -67,9 +71,11 @@ typedef struct sb_setup {
 int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model *m,
 			sb_error *e);
 
-/* Builds s from the flags: scenario, model, overrides, the model's
- * covariance (parameter draws unless --no-uncertainty; --uncertainty with a
- * model without one is an error), then the cross-checks
+/* Builds s from the flags: scenario, model, overrides (--kv-memory-gb G:
+ * slots = what fits, core/slotctx.h; with --slots, or without a context per
+ * slot or KV bytes per token, an error), the model's covariance (parameter
+ * draws unless --no-uncertainty; --uncertainty with a model without one is
+ * an error), then the cross-checks
  * (one load mode; --bursty alone; whole token counts; --plan's SLO and open
  * loop; the total work below SB_SETUP_MAX_WORK). Returns 0 or a negative
  * errno with a message naming the flag (-EINVAL bad input, -ENOMEM). On

@@ -13,6 +13,7 @@
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 
+#include "core/slotctx.h"
 #include "event_heap.h"
 #include "whist.h"
 
@@ -115,6 +116,7 @@ typedef struct sim {
 	sb_whist *itl;
 	double busy_area, busy_t, busy_area_t0, busy_area_end;
 	long rejected, max_waiting;
+	long too_long, truncated, output_cut; /* context overflow (counted requests) */
 	int diverged;
 	sb_sim_rec *recs;
 	size_t nrecs, caprecs;
@@ -123,6 +125,12 @@ typedef struct sim {
 } sim;
 
 /* ---- helpers -------------------------------------------------------- */
+
+const char *sb_sim_reject_msg(int why)
+{
+	return why == SB_SIM_REJECT_TOO_LONG ? "prompt exceeds the slot's context"
+					     : "queue full (max_queue reached)";
+}
 
 void sb_sim_opts_init(sb_sim_opts *o)
 {
@@ -442,7 +450,7 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 			.prompt_tokens = s->service_mode ? -1 : r->in_len,
 			.output_tokens = rejected ? 0 : outt,
 			.err_class = rejected ? "rejected" : NULL,
-			.err_msg = rejected ? "queue full (max_queue reached)" : NULL,
+			.err_msg = rejected ? sb_sim_reject_msg(rejected) : NULL,
 		};
 		sb_levelacc_add(&s->acc, &rec);
 		sb_levelacc_inflight(&s->acc, t - s->t0, -1);
@@ -627,17 +635,38 @@ static void free_slot(sim *s, int si, double t)
 	}
 }
 
+/* The slot's context against request r (core/slotctx.h): its lengths as
+ * the server changes them, counted. Returns 1 when the server refuses it. */
+static int context_refuses(sim *s, req *r)
+{
+	if (s->service_mode || s->m->ctx_per_slot <= 0)
+		return 0;
+	sb_ctx_outcome c = sb_slotctx_fit(s->m->ctx_per_slot, s->m->context_overflow,
+					  &r->in_len, &r->out_len);
+	s->too_long += r->counted && c == SB_CTX_TOO_LONG;
+	s->truncated += r->counted && c == SB_CTX_TRUNCATED;
+	s->output_cut += r->counted && c == SB_CTX_OUTPUT_CUT;
+	return c == SB_CTX_TOO_LONG;
+}
+
 static void arrive(sim *s, long ri, double t)
 {
 	req *r = &s->reqs[ri];
 	r->t_arr = t;
+	if (context_refuses(s, r)) {
+		/* llama.cpp answers when a slot would start it; taken here
+		 * as on arrival (docs/context.md) */
+		s->rejected += r->counted;
+		finish_req(s, ri, t, SB_SIM_REJECT_TOO_LONG);
+		return;
+	}
 	if (s->nfreeslot > 0) {
 		assign(s, take_free_slot(s, r->want_slot), ri, t, t, 1);
 		return;
 	}
 	if (s->max_queue >= 0 && (long)s->qlen >= s->max_queue) {
 		s->rejected += r->counted;
-		finish_req(s, ri, t, 1);
+		finish_req(s, ri, t, SB_SIM_REJECT_QUEUE);
 		return;
 	}
 	if (q_push(s, ri) < 0) {
@@ -977,6 +1006,9 @@ static void sim_finish(sim *s, double level, sb_mode mode, sb_sim_level *out)
 	out->utilization = window > 0
 		? (s->busy_area_end - s->busy_area_t0) / ((double)s->S * window) : NAN;
 	out->rejected = s->rejected;
+	out->too_long = s->too_long;
+	out->truncated = s->truncated;
+	out->output_cut = s->output_cut;
 	out->generated = s->generated;
 	out->max_waiting = s->max_waiting;
 	out->diverged = s->diverged;

@@ -50,6 +50,11 @@
  *    TTFT, TPOT and E2E end at the last token.
  *  - admit_delay_ms applies to requests taken from the queue when a slot
  *    frees (not to requests that find a slot free).
+ *  - A slot's context (model ctx_per_slot > 0): on reaching the server a
+ *    request's lengths go through core/slotctx.h's rule: rejected when
+ *    its prompt does not fit (llama.cpp refuses it when a slot would start
+ *    it; here at once, so a rejected request never holds a queue place),
+ *    prompt truncated (Ollama), or output stopped at the context.
  *  - A prompt's last prefill chunk yields the first output token; decoding
  *    slots in that step also advance. Prefill chunks are taken in slot order
  *    up to batch_tokens prompt tokens per step.
@@ -70,6 +75,12 @@
 #include "core/level.h"
 #include "core/model.h"
 #include "core/workload.h"
+
+/* Why a request was rejected (sb_sim_rec.rejected). */
+#define SB_SIM_REJECT_QUEUE 1    /* queue full (max_queue) */
+#define SB_SIM_REJECT_TOO_LONG 2 /* prompt longer than the slot's context */
+/* The records' err_msg for a rejection of kind why. Static string. */
+const char *sb_sim_reject_msg(int why);
 
 /* Options beyond the model and the workload. Initialise with
  * sb_sim_opts_init. */
@@ -99,7 +110,7 @@ typedef struct sb_sim_rec {
 	double t_sched_s, t_done_s;
 	double ttft_ms, e2e_ms, wait_ms, tpot_ms;
 	long prompt_tokens, output_tokens;
-	int rejected;
+	int rejected;          /* 0, or why: SB_SIM_REJECT_* */
 	int slot;              /* the slot that served it (-1: none) */
 } sb_sim_rec;
 
@@ -109,7 +120,11 @@ typedef struct sb_sim_level {
 	double ttft_pct_ms;    /* TTFT at the SLO percentile (workload slo) */
 	double tpot_pct_ms;
 	double utilization;    /* busy slot-time / (S * window) */
-	long rejected;         /* turned away by max_queue */
+	long rejected;         /* turned away by max_queue or (too_long) the context */
+	long too_long;         /* of those: prompt longer than a slot's context
+				  (model ctx_per_slot, context_overflow reject) */
+	long truncated;        /* prompts shortened to fit (context_overflow truncate) */
+	long output_cut;       /* outputs stopped at the slot's context */
 	long generated;        /* requests issued, counted or not */
 	long max_waiting;      /* longest queue seen */
 	int diverged;          /* open loop: queue reached queue_cap */

@@ -110,7 +110,7 @@ static json_t *requests_json(const sb_sweep_level *l, int d_pinned)
 			.wait_ms = x->wait_ms, .prompt_tokens = x->prompt_tokens,
 			.output_tokens = x->output_tokens,
 			.err_class = x->rejected ? "rejected" : NULL,
-			.err_msg = x->rejected ? "queue full (max_queue reached)" : NULL,
+			.err_msg = x->rejected ? sb_sim_reject_msg(x->rejected) : NULL,
 			.slot = d_pinned ? x->slot : -1,
 		};
 		json_array_append_new(reqs, sb_reqrec_to_json(&rr, NULL));
@@ -134,6 +134,21 @@ static json_t *ci95_json(const sb_sweep_level *l)
 	return ci;
 }
 
+/* The context's counts over the replications (too_long is part of
+ * rejected), when the model has a context per slot. */
+static void context_counts(json_t *lj, const sb_sweep_level *l)
+{
+	long tl = 0, tr = 0, cut = 0;
+	for (int r = 0; r < l->n_reps; r++) {
+		tl += l->reps[r].too_long;
+		tr += l->reps[r].truncated;
+		cut += l->reps[r].output_cut;
+	}
+	json_object_set_new(lj, "too_long", json_integer(tl));
+	json_object_set_new(lj, "truncated", json_integer(tr));
+	json_object_set_new(lj, "output_cut", json_integer(cut));
+}
+
 /* The simulator's own fields of level i's entry lj. */
 static void level_extras(json_t *lj, const sb_sweep *sw, const sb_model *m, int i)
 {
@@ -149,6 +164,7 @@ static void level_extras(json_t *lj, const sb_sweep *sw, const sb_model *m, int 
 		json_array_append_new(seeds, json_integer((json_int_t)l->reps[r].seed));
 	}
 	json_object_set_new(lj, "rejected", json_integer(rej));
+	context_counts(lj, l);
 	json_object_set_new(lj, "overloaded", json_boolean(l->overloaded));
 	json_object_set_new(lj, "diverged", json_boolean(l->diverged));
 	json_object_set_new(lj, "knee", json_boolean(sw->knee == i));

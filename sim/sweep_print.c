@@ -6,6 +6,7 @@
 
 #include "core/knee.h"
 #include "extrap.h"
+#include "core/slotctx.h"
 
 /* Formats v (and its CI half-width) into buf. */
 static void cell(char *buf, size_t len, double v, double h, int prec, int ci)
@@ -86,6 +87,34 @@ static void print_table(FILE *out, const sb_sweep *sw, const sb_workload *w, int
 		print_row(out, sw, i, ncols, wd, bounded);
 }
 
+/* "level L: ..." for a level whose requests were rejected (queue full, or
+ * prompt past the slot's context), truncated, or cut at the context. */
+static void print_reject_note(FILE *out, const sb_sweep_level *l, const sb_model *m)
+{
+	long rej = 0, tot = 0, tl = 0, tr = 0, cut = 0;
+	for (int r = 0; r < l->n_reps; r++) {
+		rej += l->reps[r].rejected;
+		tl += l->reps[r].too_long;
+		tr += l->reps[r].truncated;
+		cut += l->reps[r].output_cut;
+		tot += l->reps[r].sum.requests_ok + l->reps[r].sum.requests_failed;
+	}
+	if (rej > tl)
+		fprintf(out, "level %g: %ld of %ld requests rejected (max_queue %ld)\n", l->level,
+			rej - tl, tot, m->max_queue);
+	if (tl > 0)
+		fprintf(out, "level %g: %ld of %ld requests rejected as too long (prompt of %ld "
+			     "tokens or more, the slot's context)\n", l->level, tl, tot,
+			m->ctx_per_slot);
+	if (tr > 0)
+		fprintf(out, "level %g: %ld of %ld prompts truncated to %ld tokens (longer than the "
+			     "slot's context of %ld)\n", l->level, tr, tot,
+			sb_slotctx_truncated_len(m->ctx_per_slot), m->ctx_per_slot);
+	if (cut > 0)
+		fprintf(out, "level %g: %ld of %ld outputs stopped at the slot's context of %ld "
+			     "tokens (finish_reason \"length\")\n", l->level, cut, tot, m->ctx_per_slot);
+}
+
 /* The lines under the table for overloaded, diverged and rejecting levels. */
 static void print_level_notes(FILE *out, const sb_sweep *sw, const sb_model *m)
 {
@@ -104,14 +133,7 @@ static void print_level_notes(FILE *out, const sb_sweep *sw, const sb_model *m)
 			fprintf(out, "rate %g: queue grows without bound: the queue reached %ld waiting "
 				     "(λ=%.3f vs capacity μ≈%.3f req/s); run stopped early\n",
 				l->level, l->max_waiting, l->level, sw->capacity);
-		long rej = 0, tot = 0;
-		for (int r = 0; r < l->n_reps; r++) {
-			rej += l->reps[r].rejected;
-			tot += l->reps[r].sum.requests_ok + l->reps[r].sum.requests_failed;
-		}
-		if (rej > 0)
-			fprintf(out, "level %g: %ld of %ld requests rejected (max_queue %ld)\n",
-				l->level, rej, tot, m->max_queue);
+		print_reject_note(out, l, m);
 		char x[128];
 		sb_extrap_label(x, sizeof x, l, m);
 		if (x[0])

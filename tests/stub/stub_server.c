@@ -180,6 +180,7 @@ struct srv {
 	bool llama_errors;	/* stream-error in llama.cpp style ("error: {...}") */
 	bool log;		/* one stderr line per request */
 	bool no_props;		/* no GET /props: clients take it for Ollama, not llama.cpp */
+	unsigned long n_ctx;	/* --n-ctx: a slot's context reported (0: none) */
 
 	/* state */
 	int ep, lfd, sfd;
@@ -1206,6 +1207,37 @@ static unsigned long close_idle(struct srv *s, struct conn *keep)
 	return n;
 }
 
+/* --n-ctx: llama.cpp's GET /slots (every slot's n_ctx; slot 0 reports one
+ * less, so that a client must take the smallest), Ollama's GET /api/ps
+ * (context_length) and POST /api/show (model_info of a 12-layer model, 12
+ * heads of 64 over an embedding of 768, 4 KV heads: 12288 B/token in f16).
+ * Returns whether it answered. */
+static bool respond_context(struct srv *s, struct conn *c, bool get, bool post, const char *path)
+{
+	char tmp[1024];
+	if (get && !strcmp(path, "/slots") && !s->no_props) {
+		unsigned n = s->slots ? s->slots : 4;
+		size_t len = (size_t)snprintf(tmp, sizeof tmp, "[");
+		for (unsigned i = 0; i < n && i < 16 && len < sizeof tmp - 64; i++)
+			len += (size_t)snprintf(tmp + len, sizeof tmp - len,
+						"%s{\"id\":%u,\"n_ctx\":%lu,\"is_processing\":false}",
+						i ? "," : "", i, s->n_ctx - (i == 0));
+		snprintf(tmp + len, sizeof tmp - len, "]");
+	} else if (get && !strcmp(path, "/api/ps")) {
+		snprintf(tmp, sizeof tmp, "{\"models\":[{\"name\":\"%s\",\"model\":\"%s\","
+			 "\"size\":0,\"context_length\":%lu}]}", s->model, s->model, s->n_ctx);
+	} else if (post && !strcmp(path, "/api/show")) {
+		snprintf(tmp, sizeof tmp, "{\"model_info\":{\"general.architecture\":\"llama\","
+			 "\"llama.block_count\":12,\"llama.embedding_length\":768,"
+			 "\"llama.attention.head_count\":12,\"llama.attention.head_count_kv\":4,"
+			 "\"llama.context_length\":%lu}}", s->n_ctx * 4);
+	} else {
+		return false;
+	}
+	conn_respond_json(s, c, 200, tmp);
+	return true;
+}
+
 /* Dispatches one complete request; the body is `body` (len bytes). */
 static void handle_request(struct srv *s, struct conn *c, const char *method, const char *path,
 			   const char *body, size_t len)
@@ -1228,11 +1260,14 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 		return;
 	}
 	if (get && !strcmp(path, "/props") && !s->no_props) {
-		snprintf(tmp, sizeof tmp, "{\"total_slots\":%u,\"model_path\":\"%s\",\"build_info\":\"servebench-stub\"}",
-			 s->slots ? s->slots : 1024, s->model);
+		snprintf(tmp, sizeof tmp, "{\"total_slots\":%u,\"model_path\":\"%s\",\"build_info\":\"servebench-stub\""
+			 ",\"default_generation_settings\":{\"n_ctx\":%lu}}",
+			 s->slots ? s->slots : 1024, s->model, s->n_ctx);
 		conn_respond_json(s, c, 200, tmp);
 		return;
 	}
+	if (s->n_ctx && respond_context(s, c, get, post, path))
+		return;
 	if (get && !strcmp(path, "/api/tags")) {
 		snprintf(tmp, sizeof tmp, "{\"models\":[{\"name\":\"%s\",\"model\":\"%s\",\"size\":0}]}",
 			 s->model, s->model);
@@ -1590,7 +1625,9 @@ static void usage(FILE *f)
 	      "                      F times the schedule's times (a server changing speed)\n"
 	      "  --die-after N       exit once N generation requests are complete\n"
 	      "  --log               one line per request on stderr\n"
-	      "  --no-props          no GET /props (clients then take the stub for Ollama)\n",
+	      "  --no-props          no GET /props (clients then take the stub for Ollama)\n"
+	      "  --n-ctx N           report a slot's context of N tokens: /props, /slots\n"
+	      "                      (slot 0 says N-1), Ollama's /api/ps and /api/show\n",
 	      f);
 }
 
@@ -1636,7 +1673,7 @@ static void load_schedule(struct srv *s, const char *path)
 /* The command line, in the option table's types (core/cli.h). */
 struct flags {
 	long port, slots, default_tokens, fault_after, fault_every, fault_tokens;
-	long huge_bytes, slow_after, die_after;
+	long huge_bytes, slow_after, die_after, n_ctx;
 	double ttft, itl, keepalive, slow_factor;
 	const char *model, *schedule, *require_key;
 	int fault, fault_body, error_style, split, crlf, close_mode, log, no_props;
@@ -1677,6 +1714,7 @@ static void parse_args(struct srv *s, int argc, char **argv)
 		SB_CLI_OPT("die-after", SB_CLI_LONG, &f.die_after, 0, big, "N", NULL),
 		SB_CLI_OPT("log", SB_CLI_FLAG, &f.log, 0, 0, NULL, NULL),
 		SB_CLI_OPT("no-props", SB_CLI_FLAG, &f.no_props, 0, 0, NULL, NULL),
+		SB_CLI_OPT("n-ctx", SB_CLI_LONG, &f.n_ctx, 0, 1L << 30, "N", NULL),
 	};
 	sb_cli_args a;
 	sb_error e = { "" };
@@ -1703,6 +1741,7 @@ static void parse_args(struct srv *s, int argc, char **argv)
 	s->close_mode = f.close_mode;
 	s->log = f.log;
 	s->no_props = f.no_props;
+	s->n_ctx = (unsigned long)f.n_ctx;
 	s->fault = f.fault < 0 ? F_NONE : fault_names[f.fault].f;
 	s->fault_after = (unsigned long)f.fault_after;
 	s->fault_every = (unsigned long)f.fault_every;

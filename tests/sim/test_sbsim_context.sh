@@ -1,0 +1,67 @@
+#!/bin/sh
+# test_sbsim_context.sh SBSIM — sbsim's context and KV-memory flags:
+# --kv-memory-gb without KV bytes per token or a context per slot, with
+# --slots, too small, negative values: exit 2 naming what is wrong; the slots
+# that fit said above the table (16 GiB / (114688 B x 4096) = 36.57 -> 36)
+# and simulated; too-long prompts said under the table and counted in the
+# JSON (every prompt of 5000 tokens in a 4096 context: all rejected, or all
+# truncated to 4096 - 2046 = 2050).
+set -u
+SBSIM=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT INT TERM
+fails=0
+
+bad() {
+	want=$1; shift
+	"$SBSIM" "$@" >"$T/out" 2>"$T/err"
+	rc=$?
+	if [ $rc -ne 2 ]; then
+		echo "FAIL: sbsim $* exited $rc, want 2"; fails=$((fails+1)); return
+	fi
+	if ! grep -qF -- "$want" "$T/err"; then
+		echo "FAIL: sbsim $*: stderr lacks '$want':"; cat "$T/err"; fails=$((fails+1))
+	fi
+}
+has() {
+	file=$1 want=$2
+	grep -qF -- "$want" "$file" || { echo "FAIL: $file lacks '$want':"; cat "$file"; fails=$((fails+1)); }
+}
+
+bad "KV bytes per token are unknown" --rate 1 --kv-memory-gb 16 --ctx-per-slot 4096
+bad "context per slot is unknown" --rate 1 --kv-memory-gb 16 --kv-bytes-per-token 1000
+bad "not both" --rate 1 --kv-memory-gb 16 --ctx-per-slot 4096 --kv-bytes-per-token 1000 --slots 2
+bad "does not hold one slot" --rate 1 --kv-memory-gb 0.001 --ctx-per-slot 4096 --kv-bytes-per-token 114688
+bad "--kv-memory-gb: -1" --rate 1 --kv-memory-gb -1
+bad "--ctx-per-slot: -5" --rate 1 --ctx-per-slot -5
+bad "--ctx-per-slot: 0" --rate 1 --ctx-per-slot 0
+bad "--kv-bytes-per-token: -2" --rate 1 --kv-bytes-per-token -2
+bad '"shift"' --rate 1 --ctx-per-slot 100 --context-overflow shift
+bad "'lots'" --rate 1 --kv-memory-gb lots
+
+"$SBSIM" --concurrency 4 --requests 50 --kv-memory-gb 16 --ctx-per-slot 4096 \
+	--kv-bytes-per-token 114688 --json "$T/m.json" >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: --kv-memory-gb run"; cat "$T/err"; fails=$((fails+1)); }
+has "$T/out" "16 GiB of KV cache at 4096 tokens per slot: 36 slots (114688 B/token)"
+has "$T/out" "server: 36 slots"
+has "$T/m.json" '"slots": 36'
+
+"$SBSIM" --concurrency 2 --requests 30 --input-len 5000 --output-len 8 --ctx-per-slot 4096 \
+	--json "$T/r.json" >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: too-long run"; cat "$T/err"; fails=$((fails+1)); }
+has "$T/out" "context: 4096 tokens per slot; longer prompts rejected (llama.cpp)"
+has "$T/out" "level 2: 30 of 30 requests rejected as too long"
+has "$T/r.json" '"too_long": 30'
+has "$T/r.json" '"rejected": 30'
+
+"$SBSIM" --concurrency 2 --requests 30 --input-len 5000 --output-len 8 --ctx-per-slot 4096 \
+	--context-overflow truncate --json "$T/t.json" >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: truncate run"; cat "$T/err"; fails=$((fails+1)); }
+has "$T/out" "level 2: 30 of 30 prompts truncated to 2050 tokens"
+has "$T/t.json" '"truncated": 30'
+has "$T/t.json" '"rejected": 0'
+
+if [ $fails -ne 0 ]; then
+	echo "$fails failure(s)"; exit 1
+fi
+echo "all context CLI checks passed"
