@@ -18,6 +18,7 @@ void sb_setup_flags_init(sb_setup_flags *f)
 	f->arrival_cv = f->bursty = NAN;
 	f->duration_s = f->warmup_s = NAN;
 	f->slo_ttft_ms = f->slo_tpot_ms = f->slo_percentile = NAN;
+	f->replicas = f->jobs = LONG_MIN;
 }
 
 #define GIVEN_L(x) ((x) != LONG_MIN)
@@ -239,10 +240,13 @@ int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 		r = apply_traffic(f, &s->w, e);
 	if (r == 0) {
 		apply_counts(f, s);
-		r = check_setup(f, s, e);
+		r = sb_setup_fleet(f, s, e);
 	}
 	if (r == 0)
+		r = check_setup(f, s, e);
+	if (r == 0)
 		return 0;
+	sb_setup_fini_fleet(s);
 	sb_model_fini(&s->model);
 fail_scenario:
 	if (s->have_scenario)
@@ -253,6 +257,7 @@ fail_scenario:
 
 void sb_setup_fini(sb_setup *s)
 {
+	sb_setup_fini_fleet(s);
 	sb_model_fini(&s->model);
 	if (s->have_scenario)
 		sb_scenario_fini(&s->scenario);
@@ -315,5 +320,6 @@ void sb_setup_print(FILE *out, const sb_setup *s)
 		fprintf(out, "scenario: %s%s%s\n", s->scenario.name,
 			s->scenario.description[0] ? " — " : "", s->scenario.description);
 	print_server(out, s);
+	sb_setup_print_fleet(out, s);
 	print_load(out, s);
 }

@@ -1259,7 +1259,7 @@ static int server_capacity(const sb_model *m, const sb_sim_opts *o,
 
 /* ---- replay ------------------------------------------------------------ */
 
-static const sb_replay_req *sort_base;
+static _Thread_local const sb_replay_req *sort_base; /* qsort has no context */
 
 static int cmp_sched(const void *x, const void *y)
 {

@@ -83,6 +83,9 @@ typedef struct sb_sim_opts {
 				  0, k, 2k... (servebench run --pin-slots k) */
 	sb_fleet fleet;        /* replicas behind a router (fleet.h); the
 				  default is one server */
+	int jobs;              /* sweeps and plans: worker threads (0 or 1: the
+				  caller's thread only); results do not depend
+				  on it */
 } sb_sim_opts;
 
 void sb_sim_opts_init(sb_sim_opts *o);

@@ -11,6 +11,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "core/knee.h"
+#include "workers.h"
 
 double sb_sim_level_metric(const sb_sim_level *l, sb_metric k)
 {
@@ -87,19 +88,76 @@ static double avg_field(sb_sim_level *reps, int n, size_t off)
 	return k ? s / k : NAN;
 }
 
-/* Runs one level with reps replications into l (l->level set by caller). */
-static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
-		   int lvl_index, int reps, sb_sweep_level *l, sb_error *e)
+/* The replicas' figures of a fleet level: each field's mean across the
+ * replications (NaN-free ones), and the unevenness measures'. */
+static int avg_replicas(sb_sweep_level *l)
 {
-	l->reps = calloc((size_t)reps, sizeof *l->reps);
-	if (!l->reps)
-		return sb_error_code(e, -ENOMEM, "out of memory");
+	int n = l->reps[0].n_replicas;
+	l->share_ratio = l->util_cv = NAN;
+	if (n < 1)
+		return 0;
+	l->replicas = calloc((size_t)n, sizeof *l->replicas);
+	if (!l->replicas)
+		return -ENOMEM;
+	l->n_replicas = n;
+	double x[2] = { 0, 0 };
+	int k = 0;
+	for (int r = 0; r < l->n_reps; r++) {
+		const sb_sim_level *v = &l->reps[r];
+		if (v->n_replicas != n)
+			continue;
+		k++;
+		x[0] += v->share_ratio;
+		x[1] += v->util_cv;
+		for (int i = 0; i < n; i++) {
+			sb_sim_replica *p = &l->replicas[i];
+			const sb_sim_replica *q = &v->replicas[i];
+			p->group = q->group;
+			p->slots = q->slots;
+			p->requests += q->requests;
+			p->share += q->share;
+			p->utilization += q->utilization;
+			p->req_s += q->req_s;
+			p->mean_inflight += q->mean_inflight;
+			p->l_law += q->l_law;
+		}
+	}
+	for (int i = 0; i < n && k > 0; i++) {
+		sb_sim_replica *p = &l->replicas[i];
+		p->share /= k;
+		p->utilization /= k;
+		p->req_s /= k;
+		p->mean_inflight /= k;
+		p->l_law /= k;
+	}
+	l->share_ratio = k ? x[0] / k : NAN;
+	l->util_cv = k ? x[1] / k : NAN;
+	return 0;
+}
+
+/* Sums the error classes of every replication into s (the first's kept). */
+static void sum_errors(sb_level *s, const sb_sweep_level *l)
+{
+	for (int i = 1; i < l->n_reps; i++)
+		for (int j = 0; j < l->reps[i].sum.n_errors; j++) {
+			const sb_errcount *ec = &l->reps[i].sum.errors[j];
+			int found = 0;
+			for (int k = 0; k < s->n_errors; k++)
+				if (!strcmp(s->errors[k].cls, ec->cls)) {
+					s->errors[k].count += ec->count;
+					found = 1;
+				}
+			if (!found && s->n_errors < SB_LEVEL_MAX_ERR_CLASSES)
+				s->errors[s->n_errors++] = *ec;
+		}
+}
+
+/* Level l's figures across its replications (all simulated): divergence,
+ * means and CIs, the averaged summary, the fleet's replicas. */
+static int level_aggregate(sb_sweep_level *l, sb_error *e)
+{
+	int reps = l->n_reps;
 	for (int r = 0; r < reps; r++) {
-		int rc = sb_sim_run_level(m, o, w, l->level, sb_seed_derive(w->seed, (unsigned long)lvl_index, (unsigned long)r),
-					  &l->reps[r], e);
-		if (rc < 0)
-			return rc;
-		l->n_reps++;
 		if (l->reps[r].diverged)
 			l->diverged = 1;
 		if (l->reps[r].max_waiting > l->max_waiting)
@@ -121,18 +179,7 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 		s->requests_ok += l->reps[r].sum.requests_ok;
 		s->requests_failed += l->reps[r].sum.requests_failed;
 	}
-	for (int i = 1; i < reps; i++)
-		for (int j = 0; j < l->reps[i].sum.n_errors; j++) {
-			const sb_errcount *ec = &l->reps[i].sum.errors[j];
-			int found = 0;
-			for (int k = 0; k < s->n_errors; k++)
-				if (!strcmp(s->errors[k].cls, ec->cls)) {
-					s->errors[k].count += ec->count;
-					found = 1;
-				}
-			if (!found && s->n_errors < SB_LEVEL_MAX_ERR_CLASSES)
-				s->errors[s->n_errors++] = *ec;
-		}
+	sum_errors(s, l);
 	avg_summary(&s->ttft_ms, l->reps, reps, offsetof(sb_level, ttft_ms));
 	avg_summary(&s->tpot_ms, l->reps, reps, offsetof(sb_level, tpot_ms));
 	avg_summary(&s->itl_ms, l->reps, reps, offsetof(sb_level, itl_ms));
@@ -149,7 +196,59 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 	AVG(l_observed);
 #undef AVG
 	s->schedule_lag_p99_ms = NAN; /* simulated sends are never late */
+	if (avg_replicas(l) < 0)
+		return sb_error_code(e, -ENOMEM, "out of memory");
 	return 0;
+}
+
+/* Levels' replications as units of work (workers.h): unit i is
+ * replication i % reps of levels[i / reps], seeded by (seed, index0 + its
+ * level, replication) whatever thread runs it. */
+typedef struct sweep_units {
+	const sb_model *m;
+	const sb_sim_opts *o;
+	const sb_workload *w;
+	sb_sweep_level *levels;
+	int index0, reps;
+	int prefix;            /* errors say "level L: " */
+} sweep_units;
+
+static int run_unit(void *ctx, int i, sb_error *e)
+{
+	const sweep_units *u = ctx;
+	int li = i / u->reps, r = i % u->reps;
+	sb_sweep_level *l = &u->levels[li];
+	unsigned long seed = sb_seed_derive(u->w->seed, (unsigned long)(u->index0 + li),
+					    (unsigned long)r);
+	int rc = sb_sim_run_level(u->m, u->o, u->w, l->level, seed, &l->reps[r], e);
+	if (rc < 0 && u->prefix)
+		sb_error_prefix(e, "level %g", l->level);
+	return rc;
+}
+
+/* Runs n levels (each's level set, reps zeroed) with reps replications each
+ * on o->jobs threads, then aggregates each. */
+static int run_levels(sweep_units *u, int n, sb_error *e)
+{
+	for (int li = 0; li < n; li++) {
+		sb_sweep_level *l = &u->levels[li];
+		l->reps = calloc((size_t)u->reps, sizeof *l->reps);
+		if (!l->reps)
+			return sb_error_code(e, -ENOMEM, "out of memory");
+		l->n_reps = u->reps;
+	}
+	int rc = sb_workers_run(n * u->reps, u->o->jobs, run_unit, u, e);
+	for (int li = 0; rc == 0 && li < n; li++)
+		rc = level_aggregate(&u->levels[li], e);
+	return rc;
+}
+
+/* Runs one level with reps replications into l (l->level set by caller). */
+static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		   int lvl_index, int reps, sb_sweep_level *l, sb_error *e)
+{
+	sweep_units u = { m, o, w, l, lvl_index, reps, 0 };
+	return run_levels(&u, 1, e);
 }
 
 int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo)
@@ -236,17 +335,18 @@ int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 	out->levels = calloc((size_t)w->n_levels, sizeof *out->levels);
 	if (!out->levels)
 		return sb_error_code(e, -ENOMEM, "out of memory");
+	out->n_levels = w->n_levels;
 	for (int i = 0; i < w->n_levels; i++) {
 		sb_sweep_level *l = &out->levels[i];
 		l->level = w->levels[i];
-		out->n_levels++;
 		if (w->mode == SB_MODE_RATE && l->level >= out->capacity)
 			l->overloaded = 1;
-		int rc = run_one(m, o, w, i, reps, l, e);
-		if (rc < 0) {
-			sb_error_prefix(e, "level %g", l->level);
-			return rc;
-		}
+	}
+	sweep_units u = { m, o, w, out->levels, 0, reps, 1 };
+	int rc = run_levels(&u, w->n_levels, e);
+	if (rc < 0) {
+		sb_sweep_fini(out);
+		return rc;
 	}
 	set_knee(out, w);
 	return 0;
@@ -260,6 +360,7 @@ void sb_sweep_fini(sb_sweep *s)
 		for (int r = 0; r < s->levels[i].n_reps; r++)
 			sb_sim_level_fini(&s->levels[i].reps[r]);
 		free(s->levels[i].reps);
+		free(s->levels[i].replicas);
 	}
 	free(s->levels);
 	s->levels = NULL;
@@ -271,6 +372,7 @@ static void level_fini(sb_sweep_level *l)
 	for (int r = 0; r < l->n_reps; r++)
 		sb_sim_level_fini(&l->reps[r]);
 	free(l->reps);
+	free(l->replicas);
 	memset(l, 0, sizeof *l);
 }
 

@@ -23,6 +23,11 @@ typedef struct sb_sweep_level {
 	int overloaded;        /* open loop at or beyond the capacity */
 	int diverged;          /* a replication hit the queue bound */
 	long max_waiting;
+	/* fleets only (NULL, 0, NaN otherwise): each replica's figures and
+	 * the unevenness measures, means across replications */
+	sb_sim_replica *replicas; /* owned */
+	int n_replicas;
+	double share_ratio, util_cv;
 } sb_sweep_level;
 
 typedef struct sb_sweep {
@@ -36,7 +41,9 @@ typedef struct sb_sweep {
 
 /* Runs every level of w (borrowed, like m and o) with `reps` replications
  * whose seeds derive from w->seed (sb_seed_derive(seed, level index, replication)). Returns 0 or a negative
- * errno with a message. Cost: levels * reps simulations. */
+ * errno with a message (out is then empty). Cost: levels * reps
+ * simulations, spread over o->jobs threads with the same results for any
+ * number (workers.h). */
 int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		 int reps, sb_sweep *out, sb_error *e);
 void sb_sweep_fini(sb_sweep *s);
