@@ -62,6 +62,13 @@ int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo);
 int sb_plan_min_slots(const sb_model *m, const sb_sim_opts *o,
 		      const sb_workload *w, double rate, int reps,
 		      int max_slots, int *slots, sb_error *e);
+/* (c) fleets: the fewest replicas per group (1..max_replicas; every group
+ * of o->fleet gets that count, fleet.h sb_fleet_set_count) that meet the
+ * SLO at `rate`: *replicas, or -1 when even max_replicas do not. (b) with
+ * o->fleet is the highest rate the given fleet takes. */
+int sb_plan_min_replicas(const sb_model *m, const sb_sim_opts *o,
+			 const sb_workload *w, double rate, int reps,
+			 int max_replicas, int *replicas, sb_error *e);
 int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
 		     const sb_workload *w, int reps, double *rate, sb_error *e);
 
