@@ -15,6 +15,7 @@
 
 #include "event_heap.h"
 #include "router.h"
+#include "timers.h"
 #include "whist.h"
 
 enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART };
@@ -119,6 +120,7 @@ typedef struct sim {
 	 * the router has a stream of its own (fleets only). */
 	gsl_rng *rl, *rs, *rr;
 	sb_router *router; /* NULL: one server */
+	sb_timers *timers; /* when each server's current run ends */
 	/* state */
 	sb_heap *heap;
 	req *reqs;
@@ -306,7 +308,7 @@ static void run_cut(sim *s, server *v, double ready)
 	v->run_k = j;
 	v->run_end = v->run_t0 + f * series(a, b, j) / 1000.0;
 	v->run_gen++;
-	push(s, v->run_end, EV_RUN_END, v->run_gen, v - s->srv);
+	sb_timers_set(s->timers, (int)(v - s->srv), v->run_end, sb_heap_take_seq(s->heap));
 }
 
 /* The decode part of a step with the current slots: *a its cost at the
@@ -393,6 +395,7 @@ static void start_run(sim *s, server *v, double T)
 	}
 	if (B == 0 && P == 0) {
 		v->running = 0;
+		sb_timers_clear(s->timers, (int)(v - s->srv));
 		if (next_ready < INFINITY)
 			push(s, next_ready, EV_READY, 0, v - s->srv);
 		return;
@@ -427,7 +430,7 @@ static void start_run(sim *s, server *v, double T)
 	v->run_k = k;
 	v->run_end = T + f * series(a, b, k) / 1000.0;
 	v->run_gen++;
-	push(s, v->run_end, EV_RUN_END, v->run_gen, v - s->srv);
+	sb_timers_set(s->timers, (int)(v - s->srv), v->run_end, sb_heap_take_seq(s->heap));
 	if (next_ready < v->run_end)
 		run_cut(s, v, next_ready);
 }
@@ -906,6 +909,7 @@ static void sim_free(sim *s)
 	}
 	free(s->srv);
 	sb_router_free(s->router);
+	sb_timers_free(s->timers);
 	sb_whist_free(s->itl);
 	if (s->acc_ok)
 		sb_levelacc_fini(&s->acc);
@@ -976,9 +980,10 @@ static int sim_init(sim *s, const sb_model *m, const sb_fleet *f, int service_mo
 	s->srv = calloc((size_t)s->n_srv, sizeof *s->srv);
 	s->heap = sb_heap_new();
 	s->itl = sb_whist_new();
+	s->timers = sb_timers_new(s->n_srv);
 	s->rl = sb_rng_new((unsigned long)sb_seed_mix((uint64_t)seed ^ 0x1111));
 	s->rs = sb_rng_new((unsigned long)sb_seed_mix((uint64_t)seed ^ 0x2222));
-	if (!s->srv || !s->heap || !s->itl || !s->rl || !s->rs)
+	if (!s->srv || !s->heap || !s->itl || !s->timers || !s->rl || !s->rs)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	if (s->n_srv > 1) {
 		s->rr = sb_rng_new((unsigned long)sb_seed_mix((uint64_t)seed ^ 0x3333));
@@ -1008,12 +1013,6 @@ static void sim_event(sim *s, const sb_event *ev)
 	case EV_ARRIVE:
 		arrive(s, ev->arg, ev->t);
 		break;
-	case EV_RUN_END: {
-		server *v = &s->srv[ev->arg];
-		if (v->running && ev->gen == v->run_gen)
-			on_run_end(s, v, ev->t);
-		break;
-	}
 	case EV_READY: {
 		server *v = &s->srv[ev->arg];
 		if (!v->running) {
@@ -1036,6 +1035,18 @@ static void sim_event(sim *s, const sb_event *ev)
 	}
 }
 
+/* The server whose run ends first, when that comes before the event heap's
+ * top (by time, then sequence number: the order of their pushes); else
+ * NULL. *t: when it ends. */
+static server *timer_first(const sim *s, const sb_event *top, double *t)
+{
+	uint64_t seq;
+	int id = sb_timers_peek(s->timers, t, &seq);
+	if (id < 0 || (top && (top->t < *t || (top->t == *t && top->seq < seq))))
+		return NULL;
+	return &s->srv[id];
+}
+
 static int sim_loop(sim *s, sb_error *e)
 {
 	sb_event ev;
@@ -1043,19 +1054,25 @@ static int sim_loop(sim *s, sb_error *e)
 		/* an open-loop arrival due no later than the earliest event goes
 		 * first (a fixed rule, so ties are deterministic) */
 		const sb_event *top = sb_heap_peek(s->heap);
-		if (s->next_gen_t < INFINITY && (!top || s->next_gen_t <= top->t)) {
+		double tt;
+		server *tv = timer_first(s, top, &tt);
+		double first = tv ? tt : top ? top->t : INFINITY;
+		if (s->next_gen_t < INFINITY && s->next_gen_t <= first) {
 			double t = s->next_gen_t;
 			s->next_gen_t = INFINITY;
 			s->now = t;
 			on_gen(s, t, s->next_gen_arg);
-			if (s->oom)
-				return sb_error_code(e, -ENOMEM, "out of memory during simulation");
-			continue;
-		}
-		if (!sb_heap_pop(s->heap, &ev))
+		} else if (tv) {
+			/* its timer stays armed: on_run_end ends in start_run,
+			 * which moves it to the next run's end or disarms it */
+			s->now = tt;
+			on_run_end(s, tv, tt);
+		} else if (sb_heap_pop(s->heap, &ev)) {
+			s->now = ev.t;
+			sim_event(s, &ev);
+		} else {
 			break;
-		s->now = ev.t;
-		sim_event(s, &ev);
+		}
 		if (s->oom)
 			return sb_error_code(e, -ENOMEM, "out of memory during simulation");
 	}
