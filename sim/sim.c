@@ -51,8 +51,9 @@ typedef struct slot {
 } slot;
 
 /* One server (a replica of the fleet): its engine, queue and slots. A fleet
- * of one is the single server; events name their server (EV_RUN_END and
- * EV_READY in arg, EV_DEPART in gen), requests theirs in req.srv. */
+ * of one is the single server; events name their server (EV_READY in arg,
+ * EV_DEPART in gen), requests theirs in req.srv, and the end of each
+ * server's current run is its timer in s->timers (timers.h). */
 typedef struct server {
 	/* configuration */
 	const sb_model *m;
