@@ -87,8 +87,9 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("no-uncertainty", SB_CLI_FLAG, &F->no_uncertainty, 0, 0, NULL,
 		   "the point prediction: the model's coefficients as they are"),
 	SB_CLI_HEAD("server:"),
-	SB_CLI_OPT("model-file", SB_CLI_STRING, &F->model_file, 0, 0, "FILE",
-		   "engine model (default: the embedded model)"),
+	SB_CLI_OPT("model-file", SB_CLI_STRINGS, &F->model_files, 0, 0, "FILE",
+		   "engine model (default: the embedded model); given more\n"
+		   "than once, a fleet: one group of --replicas per file"),
 	SB_CLI_OPT("slots", SB_CLI_LONG, &F->slots, 1, 4096, "S", "slots (overrides the model's)"),
 	{ "max-queue", 0, SB_CLI_FUNC, &F->max_queue, 0, 0, "N",
 	  "queue bound, -1 unbounded (overrides the model's)", NULL, parse_max_queue },
@@ -115,6 +116,16 @@ static const sb_cli_opt opts[] = {
 		   "no step noise or overhead spread"),
 	SB_CLI_OPT("queue-cap", SB_CLI_LONG, &F->queue_cap, 1, 1e8, "N",
 		   "open loop: stop arrivals when N wait (default 200000)"),
+	SB_CLI_HEAD("fleet:"),
+	SB_CLI_OPT("replicas", SB_CLI_LONG, &F->replicas, 1, 100000, "N",
+		   "N copies of the server behind a router (default 1:\n"
+		   "no router); per group with several --model-file"),
+	SB_CLI_OPT("route", SB_CLI_STRING, &F->route, 0, 0,
+		   "round-robin|random|least-outstanding|least-queued|p2c",
+		   "the router's policy (default round-robin); ties at random"),
+	SB_CLI_OPT("jobs", SB_CLI_LONG, &F->jobs, 1, 256, "J",
+		   "threads for replications, levels and --plan (default:\n"
+		   "the online CPUs; results do not depend on it)"),
 	SB_CLI_HEAD("SLO and planning:"),
 	SB_CLI_OPT("slo-ttft-ms", SB_CLI_DOUBLE, &F->slo_ttft_ms, 1e-9, 1e12, "X", "TTFT SLO"),
 	SB_CLI_OPT("slo-tpot-ms", SB_CLI_DOUBLE, &F->slo_tpot_ms, 1e-9, 1e12, "X", "TPOT SLO"),
@@ -247,8 +258,10 @@ static int compare_with(const sb_model *m, sb_results *meas, sb_error *e)
 static int run_compare(const sb_cli_args *a, sb_error *e)
 {
 	int r = check_compare_flags(a, e);
+	if (r == 0 && cmd.f.model_files.n > 1)
+		r = sb_error_set(e, "--compare replays one server: give --model-file once");
 	if (r < 0)
-		return fail(e, r);
+		return fail(e, -EINVAL);
 	sb_model m;
 	if ((r = sb_setup_load_model(&cmd.f, NULL, &m, e)) < 0)
 		return fail(e, r);
@@ -345,6 +358,8 @@ int main(int argc, char **argv)
 	sb_cli_args args;
 	sb_error err = { "" };
 	int status, r = sb_cli_parse(opts, N_OPTS, argc, argv, 0, &args, &err);
+	if (cmd.f.model_files.n > 0)
+		cmd.f.model_file = cmd.f.model_files.v[0];
 	if (r < 0) {
 		status = fail(&err, r);
 	} else if (args.help) {
@@ -362,6 +377,7 @@ int main(int argc, char **argv)
 		status = run_sweep(&err);
 	}
 	sb_cli_args_fini(&args);
+	sb_cli_strings_fini(&cmd.f.model_files);
 	sb_cli_list_fini(&cmd.f.rate);
 	sb_cli_list_fini(&cmd.f.concurrency);
 	return status;

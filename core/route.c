@@ -4,9 +4,9 @@
 #include <errno.h>
 #include <string.h>
 
-static const char *const names[] = { "round-robin", "random", "least-outstanding",
-				     "least-queued", "p2c" };
-#define N_NAMES (sizeof(names) / sizeof(names[0]))
+static const char *const names[SB_ROUTE_N] = { "round-robin", "random", "least-outstanding",
+					       "least-queued", "p2c" };
+#define N_NAMES ((size_t)SB_ROUTE_N)
 
 const char *sb_route_name(sb_route r)
 {
@@ -20,12 +20,12 @@ int sb_route_parse(const char *s, sb_route *out, sb_error *e)
 			*out = (sb_route)i;
 			return 0;
 		}
-	return sb_error_set(e, "unknown route '%s' (expected round-robin, random, "
-			       "least-outstanding, least-queued or p2c)", s ? s : "");
+	return sb_error_set(e, "route \"%s\" is not one of round-robin, random, "
+			       "least-outstanding, least-queued, p2c", s ? s : "");
 }
 
 /* What a replica is judged by: requests waiting (least-queued) or in flight. */
-static long load_of(const sb_router *r, const long *inflight, size_t i)
+static long load_of(const sb_route_picker *r, const long *inflight, size_t i)
 {
 	if (r->route != SB_ROUTE_LEAST_QUEUED)
 		return inflight[i];
@@ -35,7 +35,7 @@ static long load_of(const sb_router *r, const long *inflight, size_t i)
 
 /* The replica with the least load; ties broken uniformly at random (the
  * k-th tie replaces the choice with chance 1/k: one draw per tie). */
-static size_t least(const sb_router *r, const long *inflight)
+static size_t least(const sb_route_picker *r, const long *inflight)
 {
 	size_t best = 0, ties = 1;
 	long lb = load_of(r, inflight, 0);
@@ -53,7 +53,7 @@ static size_t least(const sb_router *r, const long *inflight)
 }
 
 /* Power of two choices on in-flight counts. */
-static size_t two_choices(const sb_router *r, const long *inflight)
+static size_t two_choices(const sb_route_picker *r, const long *inflight)
 {
 	size_t a = gsl_rng_uniform_int(r->rng, r->n);
 	size_t b = gsl_rng_uniform_int(r->rng, r->n - 1);
@@ -64,7 +64,7 @@ static size_t two_choices(const sb_router *r, const long *inflight)
 	return gsl_rng_uniform_int(r->rng, 2) ? b : a;
 }
 
-size_t sb_router_pick(sb_router *r, const long *inflight)
+size_t sb_route_pick(sb_route_picker *r, const long *inflight)
 {
 	if (r->n <= 1)
 		return 0;
@@ -77,6 +77,7 @@ size_t sb_router_pick(sb_router *r, const long *inflight)
 	case SB_ROUTE_P2C:
 		return two_choices(r, inflight);
 	case SB_ROUTE_ROUND_ROBIN:
+	case SB_ROUTE_N:
 		break;
 	}
 	return (size_t)(r->next++ % r->n);

@@ -29,6 +29,7 @@ typedef enum sb_route {
 	SB_ROUTE_LEAST_OUTSTANDING,
 	SB_ROUTE_LEAST_QUEUED,
 	SB_ROUTE_P2C,
+	SB_ROUTE_N
 } sb_route;
 
 /* The names in enum order, for an SB_CLI_CHOICE option. */
@@ -39,18 +40,19 @@ const char *sb_route_name(sb_route r);
 /* 0 with *out set, or -EINVAL with a message naming s and the choices. */
 int sb_route_parse(const char *s, sb_route *out, sb_error *e);
 
-/* A router's state between picks. */
-typedef struct sb_router {
+/* A client-side router's state between picks (servebench run; the
+ * simulator's router, sim/router.h, keeps its own counts). */
+typedef struct sb_route_picker {
 	sb_route route;
 	size_t n;              /* replicas */
 	const long *slots;     /* per replica, -1 unknown (least-queued); borrowed */
 	gsl_rng *rng;          /* random, p2c and ties; borrowed */
 	unsigned long next;    /* round-robin: the next replica */
-} sb_router;
+} sb_route_picker;
 
 /* The replica for the next request given inflight[0..n) (requests in
  * flight at each replica now, before this one). n must be >= 1; with
  * n == 1 it is 0 and nothing is drawn. */
-size_t sb_router_pick(sb_router *r, const long *inflight);
+size_t sb_route_pick(sb_route_picker *r, const long *inflight);
 
 #endif

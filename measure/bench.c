@@ -65,7 +65,7 @@ typedef struct run {
 	long max_held;             /* slot indices below this exist; 0: no bound */
 	/* a fleet: the router, and the level's measured requests per replica */
 	gsl_rng *rng_route;
-	sb_router router;
+	sb_route_picker router;
 	long *rep_req, *rep_fail;
 } run;
 
@@ -716,7 +716,7 @@ static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_be
 	if (!r->rng_prompt || !r->rng_arrival || !r->rng_think || !r->rng_route || !r->rep_req ||
 	    !r->rep_fail)
 		return sb_error_code(e, -ENOMEM, "out of memory");
-	r->router = (sb_router){ .route = b->c.route, .n = nf, .slots = b->fleet.slots,
+	r->router = (sb_route_picker){ .route = b->c.route, .n = nf, .slots = b->fleet.slots,
 				 .rng = r->rng_route };
 	if (r->o.reuse_prompt) {
 		long in = sb_workload_len(&w->input_len, r->rng_prompt);

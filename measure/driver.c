@@ -348,8 +348,8 @@ static void route_request(sb_driver *d, req *r)
 	r->seen = d->rep_inflight[0];
 	if (d->n_urls < 2)
 		return;
-	sb_router *rt = d->ph->router;
-	size_t i = rt ? sb_router_pick(rt, d->rep_inflight) : d->rr_next++ % d->n_urls;
+	sb_route_picker *rt = d->ph->router;
+	size_t i = rt ? sb_route_pick(rt, d->rep_inflight) : d->rr_next++ % d->n_urls;
 	r->replica = i < d->n_urls ? i : 0;
 	r->seen = d->rep_inflight[r->replica];
 	curl_easy_setopt(r->easy, CURLOPT_URL, d->o.urls[r->replica]);

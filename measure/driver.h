@@ -90,7 +90,7 @@ typedef struct sb_phase {
 	void *ud;
 	/* A fleet (sb_driver_opts.n_urls >= 2): picks each request's endpoint;
 	 * its n must be n_urls. NULL: round-robin from endpoint 0. Borrowed. */
-	sb_router *router;
+	sb_route_picker *router;
 } sb_phase;
 
 /* New driver (raises the open-file soft limit to the hard limit so that

@@ -7,6 +7,16 @@
 #include "sweep.h"
 #include "uncertainty.h"
 
+/* The share of parameter draws in which a fleet of k replicas per group
+ * meets the SLO at rate. */
+static int fleet_share(const sb_model *m, const sb_sim_opts *o, const sb_workload *w, int k,
+		       double rate, int reps, double *share, sb_error *e)
+{
+	sb_sim_opts oc = *o;
+	sb_fleet_set_count(&oc.fleet, k);
+	return sb_plan_share_meeting(m, &oc, w, m->slots, rate, reps, share, e);
+}
+
 /* The plan's confidence: the share of parameter draws in which each answer
  * meets the SLO. */
 static int plan_confidence(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
@@ -14,6 +24,14 @@ static int plan_confidence(const sb_model *m, const sb_sim_opts *o, const sb_wor
 {
 	p->draws = reps;
 	int r = 0;
+	if (p->fleet) {
+		int per_group = p->groups > 1 ? p->replicas / p->groups : p->replicas;
+		if (p->min_replicas > 0)
+			r = fleet_share(m, o, w, p->min_replicas, p->rate, reps, &p->conf_a, e);
+		if (r == 0 && p->max_rate > 0)
+			r = fleet_share(m, o, w, per_group, p->max_rate, reps, &p->conf_b, e);
+		return r;
+	}
 	if (p->min_slots > 0)
 		r = sb_plan_share_meeting(m, o, w, p->min_slots, p->rate, reps, &p->conf_a, e);
 	if (r == 0 && p->max_rate > 0)
@@ -31,7 +49,15 @@ int sb_capacity_plan_run(const sb_model *m, const sb_sim_opts *o, const sb_workl
 	p->max_rate = 0;
 	p->conf_a = p->conf_b = NAN;
 	p->draws = 0;
-	int r = sb_plan_min_slots(m, o, w, p->rate, reps, max_slots, &p->min_slots, e);
+	p->replicas = sb_fleet_size(&o->fleet);
+	p->fleet = p->replicas > 1;
+	p->groups = o->fleet.n_groups > 0 ? o->fleet.n_groups : 1;
+	p->route = o->fleet.route;
+	p->max_replicas = SB_PLAN_MAX_REPLICAS;
+	p->min_replicas = -1;
+	int r = p->fleet ? sb_plan_min_replicas(m, o, w, p->rate, reps, p->max_replicas,
+						 &p->min_replicas, e)
+			 : sb_plan_min_slots(m, o, w, p->rate, reps, max_slots, &p->min_slots, e);
 	if (r == 0)
 		r = sb_plan_max_rate(m, o, w, reps, &p->max_rate, e);
 	if (r < 0 || !(o->uncert && o->uncert->n > 0))
@@ -39,9 +65,66 @@ int sb_capacity_plan_run(const sb_model *m, const sb_sim_opts *o, const sb_workl
 	return plan_confidence(m, o, w, reps, p, e);
 }
 
+/* "      <what> meet <slo> at <rate> req/s in 95% of 40 parameter draws" */
+static void print_confidence(FILE *out, const sb_capacity_plan *p, const char *what,
+			     const char *slo_text, double rate, double conf)
+{
+	if (isfinite(conf))
+		fprintf(out, "      %s meet %s at %.3g req/s in %.0f%% of %d parameter draws\n",
+			what, slo_text, rate, 100 * conf, p->draws);
+}
+
+/* A fleet's answers. */
+static void print_fleet_plan(FILE *out, const sb_capacity_plan *p, const char *slo_text)
+{
+	const char *per = p->groups > 1 ? " per group" : "";
+	char what[96];
+	if (p->min_replicas > 0) {
+		fprintf(out, "  (a) fewest replicas%s meeting the SLO at %g req/s (%s): %d\n", per,
+			p->rate, sb_route_name(p->route), p->min_replicas);
+		snprintf(what, sizeof what, "%d replicas%s", p->min_replicas, per);
+		print_confidence(out, p, what, slo_text, p->rate, p->conf_a);
+	} else {
+		fprintf(out, "  (a) no fleet up to %d replicas%s meets the SLO at %g req/s (%s)\n",
+			p->max_replicas, per, p->rate, sb_route_name(p->route));
+	}
+	if (p->max_rate > 0) {
+		fprintf(out, "  (b) highest rate meeting the SLO with %d replicas (%s): %.3f req/s\n",
+			p->replicas, sb_route_name(p->route), p->max_rate);
+		snprintf(what, sizeof what, "%d replicas", p->replicas);
+		print_confidence(out, p, what, slo_text, p->max_rate, p->conf_b);
+	} else {
+		fprintf(out, "  (b) with %d replicas (%s) no rate meets the SLO\n", p->replicas,
+			sb_route_name(p->route));
+	}
+}
+
+/* A single server's answers. */
+static void print_slots_plan(FILE *out, const sb_capacity_plan *p, const char *slo_text)
+{
+	char what[64];
+	if (p->min_slots > 0) {
+		fprintf(out, "  (a) fewest slots meeting the SLO at %g req/s: %d\n", p->rate,
+			p->min_slots);
+		snprintf(what, sizeof what, "%d slots", p->min_slots);
+		print_confidence(out, p, what, slo_text, p->rate, p->conf_a);
+	} else {
+		fprintf(out, "  (a) no slot count up to %d meets the SLO at %g req/s\n",
+			p->max_slots, p->rate);
+	}
+	if (p->max_rate > 0) {
+		fprintf(out, "  (b) highest rate meeting the SLO with %d slots: %.3f req/s\n",
+			p->slots, p->max_rate);
+		snprintf(what, sizeof what, "%d slots", p->slots);
+		print_confidence(out, p, what, slo_text, p->max_rate, p->conf_b);
+	} else {
+		fprintf(out, "  (b) with %d slots no rate meets the SLO\n", p->slots);
+	}
+}
+
 void sb_capacity_plan_print(FILE *out, const sb_capacity_plan *p, const sb_slo *slo)
 {
-	char slo_text[128];
+	char slo_text[128] = "";
 	double pct = slo->percentile > 0 ? slo->percentile : 99;
 	int k = 0;
 	if (slo->ttft_ms > 0)
@@ -55,23 +138,10 @@ void sb_capacity_plan_print(FILE *out, const sb_capacity_plan *p, const sb_slo *
 	if (slo->tpot_ms > 0)
 		fprintf(out, " TPOT <= %g ms", slo->tpot_ms);
 	fprintf(out, "):\n");
-	if (p->min_slots > 0)
-		fprintf(out, "  (a) fewest slots meeting the SLO at %g req/s: %d\n", p->rate,
-			p->min_slots);
-	if (p->min_slots > 0 && isfinite(p->conf_a))
-		fprintf(out, "      %d slots meet %s at %g req/s in %.0f%% of %d parameter draws\n",
-			p->min_slots, slo_text, p->rate, 100 * p->conf_a, p->draws);
+	if (p->fleet)
+		print_fleet_plan(out, p, slo_text);
 	else
-		fprintf(out, "  (a) no slot count up to %d meets the SLO at %g req/s\n",
-			p->max_slots, p->rate);
-	if (p->max_rate > 0)
-		fprintf(out, "  (b) highest rate meeting the SLO with %d slots: %.3f req/s\n",
-			p->slots, p->max_rate);
-	if (p->max_rate > 0 && isfinite(p->conf_b))
-		fprintf(out, "      %d slots meet %s at %.3f req/s in %.0f%% of %d parameter draws\n",
-			p->slots, slo_text, p->max_rate, 100 * p->conf_b, p->draws);
-	else
-		fprintf(out, "  (b) with %d slots no rate meets the SLO\n", p->slots);
+		print_slots_plan(out, p, slo_text);
 }
 
 json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p)
@@ -80,13 +150,21 @@ json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p)
 	if (!plan)
 		return NULL;
 	json_object_set_new(plan, "rate", json_real(p->rate));
-	json_object_set_new(plan, "min_slots",
-			    p->min_slots > 0 ? json_integer(p->min_slots) : json_null());
-	json_object_set_new(plan, "slots", json_integer(p->slots));
+	if (p->fleet) {
+		json_object_set_new(plan, "min_replicas", p->min_replicas > 0
+					  ? json_integer(p->min_replicas) : json_null());
+		json_object_set_new(plan, "replicas", json_integer(p->replicas));
+		json_object_set_new(plan, "route", json_string(sb_route_name(p->route)));
+	} else {
+		json_object_set_new(plan, "min_slots",
+				    p->min_slots > 0 ? json_integer(p->min_slots) : json_null());
+		json_object_set_new(plan, "slots", json_integer(p->slots));
+	}
 	json_object_set_new(plan, "max_rate_req_s", json_real(p->max_rate));
 	if (p->draws > 0) {
+		const char *ka = p->fleet ? "min_replicas_confidence" : "min_slots_confidence";
 		json_object_set_new(plan, "draws", json_integer(p->draws));
-		json_object_set_new(plan, "min_slots_confidence", sb_json_number(p->conf_a));
+		json_object_set_new(plan, ka, sb_json_number(p->conf_a));
 		json_object_set_new(plan, "max_rate_confidence", sb_json_number(p->conf_b));
 	}
 	return plan;

@@ -1,6 +1,9 @@
 /* capacity_plan.h — sbsim --plan: (a) the fewest slots meeting the SLO at
  * the first rate, (b) the highest rate meeting it with the model's slots
- * (sb_plan_min_slots / sb_plan_max_rate in sweep.h), printed and as JSON. */
+ * (sb_plan_min_slots / sb_plan_max_rate in sweep.h), printed and as JSON.
+ * For a fleet (--replicas N > 1, or several groups): (a) the fewest
+ * replicas (per group) meeting the SLO at the first rate with the route,
+ * (b) the highest rate the given fleet takes. */
 #ifndef SB_CAPACITY_PLAN_H
 #define SB_CAPACITY_PLAN_H
 
@@ -23,7 +26,17 @@ typedef struct sb_capacity_plan {
 	 * otherwise or without an answer */
 	double conf_a, conf_b;
 	int draws;
+	/* fleets (o->fleet of more than one replica): (a) is the fewest
+	 * replicas per group instead, (b) the highest rate of the fleet */
+	int fleet;           /* 1: a fleet plan */
+	int replicas;        /* the fleet's replicas, for (b) */
+	int max_replicas;    /* (a)'s search bound (SB_PLAN_MAX_REPLICAS) */
+	int min_replicas;    /* (a); <= 0: none up to max_replicas */
+	int groups;          /* groups in the fleet (min_replicas is per group) */
+	sb_route route;
 } sb_capacity_plan;
+
+#define SB_PLAN_MAX_REPLICAS 1024
 
 /* Runs both searches (w: open loop with an SLO; m, o, w borrowed). Returns 0
  * or a negative errno with a message. Cost: tens of sweeps of `reps`. */
@@ -34,10 +47,12 @@ int sb_capacity_plan_run(const sb_model *m, const sb_sim_opts *o, const sb_workl
  * confidence when there is one ("in 95% of 40 parameter draws"). */
 void sb_capacity_plan_print(FILE *out, const sb_capacity_plan *p, const sb_slo *slo);
 
-/* {"rate", "min_slots" (null: none), "slots", "max_rate_req_s"} and, with
- * parameter draws, "draws", "min_slots_confidence", "max_rate_confidence"
- * (shares 0..1, null without an answer): new reference, NULL when out of
- * memory. */
+/* {"rate", "min_slots" (null: none), "slots", "max_rate_req_s"}; a fleet's
+ * plan has "min_replicas" (null: none; per group), "replicas", "route"
+ * instead of the slots; with parameter draws also "draws",
+ * "min_slots_confidence" (a fleet: "min_replicas_confidence") and
+ * "max_rate_confidence" (shares 0..1, null without an answer): new
+ * reference, NULL when out of memory. */
 json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p);
 
 #endif

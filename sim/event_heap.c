@@ -81,6 +81,11 @@ int sb_heap_push(sb_heap *h, double t, int type, uint32_t gen, long arg)
 	return 0;
 }
 
+uint64_t sb_heap_take_seq(sb_heap *h)
+{
+	return h->next_seq++;
+}
+
 int sb_heap_pop(sb_heap *h, sb_event *out)
 {
 	if (h->n == 0)

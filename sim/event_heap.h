@@ -30,6 +30,9 @@ void sb_heap_free(sb_heap *h);
 void sb_heap_clear(sb_heap *h);
 /* Inserts an event due at t. Returns 0 or -ENOMEM. O(log n). */
 int sb_heap_push(sb_heap *h, double t, int type, uint32_t gen, long arg);
+/* Takes the next sequence number for an event kept outside the heap (a
+ * timer, sim/timers.h): it orders with the heap's events as if pushed now. */
+uint64_t sb_heap_take_seq(sb_heap *h);
 /* Removes the earliest event into *out. Returns 1, or 0 when empty.
  * O(log n). */
 int sb_heap_pop(sb_heap *h, sb_event *out);

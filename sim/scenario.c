@@ -54,6 +54,17 @@ static int parse_expect(const json_t *j, sb_expect *x, const char *where, sb_err
 	return 0;
 }
 
+/* file, relative to the folder of the scenario at path unless absolute,
+ * into buf. */
+static void resolve_path(const char *path, const char *file, char *buf, size_t len)
+{
+	const char *slash = strrchr(path, '/');
+	if (file[0] == '/' || !slash)
+		snprintf(buf, len, "%s", file);
+	else
+		snprintf(buf, len, "%.*s/%s", (int)(slash - path), path, file);
+}
+
 /* Reads "name" (path when absent), "description" and "model_file" (taken
  * from path's folder unless absolute) of root into sc. Returns 0 or a
  * negative errno (e set). */
@@ -70,13 +81,48 @@ static int read_names(const json_t *root, const char *path, sb_scenario *sc, sb_
 		snprintf(sc->description, sizeof sc->description, "%s", str);
 	if ((rc = sb_json_get_string(root, "model_file", &str, path, e)) < 0)
 		return rc;
-	if (rc) {
-		const char *slash = strrchr(path, '/');
-		if (str[0] == '/' || !slash)
-			snprintf(sc->model_file, sizeof sc->model_file, "%s", str);
-		else
-			snprintf(sc->model_file, sizeof sc->model_file, "%.*s/%s",
-				 (int)(slash - path), path, str);
+	if (rc)
+		resolve_path(path, str, sc->model_file, sizeof sc->model_file);
+	return 0;
+}
+
+/* Reads the optional "fleet" array of root: replica groups {"model_file",
+ * "count", "slots"} into sc->fleet. Returns 0 or a negative errno (e set). */
+static int read_fleet(const json_t *root, const char *path, sb_scenario *sc, sb_error *e)
+{
+	static const char *const gkeys[] = { "model_file", "count", "slots", NULL };
+	const json_t *fl = json_object_get(root, "fleet");
+	char where[512];
+	if (!fl)
+		return 0;
+	if (!json_is_array(fl) || json_array_size(fl) < 1 ||
+	    json_array_size(fl) > SB_FLEET_MAX_GROUPS)
+		return sb_error_set(e, "%s: fleet: must be an array of 1 to %d groups", path,
+				    SB_FLEET_MAX_GROUPS);
+	for (size_t i = 0; i < json_array_size(fl); i++) {
+		const json_t *g = json_array_get(fl, i);
+		const char *str;
+		long v;
+		int rc;
+		snprintf(where, sizeof where, "%s: fleet[%zu]", path, i);
+		if (!json_is_object(g))
+			return sb_error_set(e, "%s: must be an object", where);
+		if ((rc = sb_json_check_keys(g, gkeys, where, e)) < 0)
+			return rc;
+		if ((rc = sb_json_get_string(g, "model_file", &str, where, e)) < 0)
+			return rc;
+		if (rc)
+			resolve_path(path, str, sc->fleet[i].model_file,
+				     sizeof sc->fleet[i].model_file);
+		if ((rc = sb_json_get_long(g, "count", 1, SB_FLEET_MAX_REPLICAS, &v, where, e)) < 0)
+			return rc;
+		if (!rc)
+			return sb_error_set(e, "%s: count: missing (replicas in the group)", where);
+		sc->fleet[i].count = (int)v;
+		if ((rc = sb_json_get_long(g, "slots", 1, 4096, &v, where, e)) < 0)
+			return rc;
+		sc->fleet[i].slots = rc ? (int)v : 0;
+		sc->n_fleet++;
 	}
 	return 0;
 }
@@ -160,7 +206,7 @@ static int read_scenario(const json_t *root, const char *path, sb_scenario *sc, 
 {
 	static const char *const keys[] = { "name", "description", "model_file", "server",
 					    "service", "replications", "warmup_s",
-					    "workload", "expect", NULL };
+					    "workload", "expect", "fleet", NULL };
 	char where[512];
 	long v;
 	int rc;
@@ -168,7 +214,7 @@ static int read_scenario(const json_t *root, const char *path, sb_scenario *sc, 
 		return sb_error_set(e, "%s: a scenario must be a JSON object", path);
 	if ((rc = sb_json_check_keys(root, keys, path, e)) < 0 ||
 	    (rc = read_names(root, path, sc, e)) < 0 || (rc = read_server(root, path, sc, e)) < 0 ||
-	    (rc = read_service(root, path, sc, e)) < 0)
+	    (rc = read_service(root, path, sc, e)) < 0 || (rc = read_fleet(root, path, sc, e)) < 0)
 		return rc;
 	if ((rc = sb_json_get_long(root, "replications", 1, 10000, &v, path, e)) < 0)
 		return rc;

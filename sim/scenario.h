@@ -33,6 +33,12 @@ typedef struct sb_scenario {
 	int replications;       /* 0: not set */
 	double warmup_s;
 	sb_workload w;          /* sb_workload_init defaults + the file's */
+	struct {                /* "fleet": replica groups (n_fleet 0: none) */
+		char model_file[4096]; /* resolved path, "" : the scenario's model */
+		int count;      /* replicas, >= 1 */
+		int slots;      /* 0: the model's */
+	} fleet[SB_FLEET_MAX_GROUPS];
+	int n_fleet;
 	sb_expect *expect;      /* owned */
 	int n_expect;
 } sb_scenario;

@@ -21,6 +21,7 @@ void sb_setup_flags_init(sb_setup_flags *f)
 	f->slo_ttft_ms = f->slo_tpot_ms = f->slo_percentile = NAN;
 	f->ctx_per_slot = LONG_MIN;
 	f->kv_bytes_per_token = f->kv_memory_gb = NAN;
+	f->replicas = f->jobs = LONG_MIN;
 }
 
 #define GIVEN_L(x) ((x) != LONG_MIN)
@@ -315,12 +316,15 @@ int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 	if (r == 0) {
 		apply_counts(f, s);
 		r = apply_uncertainty(f, s, e);
+		if (r == 0)
+			r = sb_setup_fleet(f, s, e);
 	}
 	if (r == 0)
 		r = check_setup(f, s, e);
 	if (r == 0)
 		return 0;
 	sb_uncert_fini(&s->uncert);
+	sb_setup_fini_fleet(s);
 	sb_model_fini(&s->model);
 fail_scenario:
 	if (s->have_scenario)
@@ -332,6 +336,7 @@ fail_scenario:
 void sb_setup_fini(sb_setup *s)
 {
 	sb_uncert_fini(&s->uncert);
+	sb_setup_fini_fleet(s);
 	sb_model_fini(&s->model);
 	if (s->have_scenario)
 		sb_scenario_fini(&s->scenario);
@@ -413,5 +418,6 @@ void sb_setup_print(FILE *out, const sb_setup *s)
 		fprintf(out, "scenario: %s%s%s\n", s->scenario.name,
 			s->scenario.description[0] ? " — " : "", s->scenario.description);
 	print_server(out, s);
+	sb_setup_print_fleet(out, s);
 	print_load(out, s);
 }

@@ -38,6 +38,11 @@ typedef struct sb_setup_flags {
 	long ctx_per_slot;                 /* --ctx-per-slot */
 	double kv_bytes_per_token, kv_memory_gb; /* --kv-bytes-per-token, --kv-memory-gb */
 	const char *context_overflow;      /* --context-overflow */
+	/* fleets (setup_fleet.c): replicas per group, the route, worker
+	 * threads, and every --model-file given (model_file is the first) */
+	long replicas, jobs;
+	const char *route;
+	sb_cli_strings model_files;
 } sb_setup_flags;
 
 /* Everything "not given", flags 0. */
@@ -56,6 +61,8 @@ typedef struct sb_setup {
 				--no-uncertainty); opts.uncert points here, so
 				an sb_setup is not copied */
 	double kv_memory_gb; /* --kv-memory-gb: the slots came from it; 0: not */
+	sb_model fleet_models[SB_FLEET_MAX_GROUPS]; /* groups' own models */
+	int n_fleet_models;
 } sb_setup;
 
 /* Replications per level with parameter draws when --replications is not
@@ -82,6 +89,20 @@ int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model
  * failure s needs no sb_setup_fini. */
 int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e);
 void sb_setup_fini(sb_setup *s);
+
+/* The fleet of s from the flags (setup_fleet.c): one group per --model-file
+ * beyond the first (the first is s->model) or per scenario "fleet" entry,
+ * --replicas replicas per group (or copies of s->model), --route, --jobs
+ * (default: the online CPUs). Called by sb_setup_build after the model and
+ * the counts. Returns 0 or -EINVAL/-ENOMEM with a message naming the flag
+ * or file; s->fleet_models are s's to free either way. */
+int sb_setup_fleet(const sb_setup_flags *f, sb_setup *s, sb_error *e);
+
+/* Frees the groups' models sb_setup_fleet loaded. */
+void sb_setup_fini_fleet(sb_setup *s);
+
+/* "fleet: ..." (nothing for one server). */
+void sb_setup_print_fleet(FILE *out, const sb_setup *s);
 
 /* The lines describing the setup above a sweep's table: model, scenario,
  * server, load. */

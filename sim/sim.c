@@ -15,6 +15,8 @@
 
 #include "core/slotctx.h"
 #include "event_heap.h"
+#include "router.h"
+#include "timers.h"
 #include "whist.h"
 
 enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART, EV_RELEASE };
@@ -34,6 +36,7 @@ typedef struct req {
 	long gen;       /* output tokens produced */
 	int slot;       /* its slot (-1: none yet) */
 	int want_slot;  /* replay: the slot it had on the server (-1: unknown) */
+	int srv;        /* the server it was routed to */
 } req;
 
 /* Invariant: state == SL_FREE <=> r == -1. JOIN slots wait until `ready`
@@ -48,25 +51,58 @@ typedef struct slot {
 	double released; /* when it was last freed (-1: never); kv_cache per-slot */
 } slot;
 
-typedef struct sim {
+/* One server (a replica of the fleet): its engine, queue and slots. A fleet
+ * of one is the single server; events name their server (EV_READY in arg,
+ * EV_DEPART and EV_RELEASE in gen), requests theirs in req.srv, and the end of each
+ * server's current run is its timer in s->timers (timers.h). */
+typedef struct server {
 	/* configuration */
 	const sb_model *m;
 	int S;
 	int per_slot;   /* model.server.kv_cache == per-slot */
-	int pin_stride; /* opts.pin_stride */
 	long max_queue, batch_tokens;
-	int service_mode;
-	sb_dist service;
 	double noise_cv, prefill_cv;
 	sb_noise_kind noise_kind;
 	double ovh_ms, ovh_tok_ms, ovh_sd_ms, admit_s;
-	double release_s;   /* model.scheduler.release_ms for S slots, s */
-	int dec_last;       /* the decode table's last batch size */
-	int xlo, xhi;       /* pass sizes beyond it that a step used (0: none) */
 	double split_prob;  /* model.scheduler.split_prob (0 without noise) */
 	double split_crowded; /* .split_prob_crowded (0 without noise) */
+	double release_s;   /* model.scheduler.release_ms for S slots, s */
+	int dec_last;       /* the decode table's last batch size */
 	double idle_join_t; /* when the idle engine last took a request */
 	double idle_t0;     /* when the engine last started from idle */
+	int group;          /* the fleet group it belongs to */
+	/* state */
+	long *q;        /* FIFO ring of request indices */
+	size_t qcap, qhead, qlen;
+	slot *slots;
+	int *freeslot;
+	int nfreeslot;
+	int nbusy;
+	int running, run_prefill, run_B, run_Bc, in_run_end;
+	uint32_t run_gen;
+	double run_t0, run_f, run_a, run_b, run_end;
+	long run_k;
+	/* statistics: busy slot-time; its value at the window's start, at
+	 * this server's last counted completion (end_t), and where a change
+	 * first passed the fleet's window end so far (x_t: busy_area_x) */
+	double busy_area, busy_t, busy_area_t0, busy_area_end, end_t;
+	double busy_area_x, x_t;
+	/* fleet statistics of counted requests: routed here, finished here,
+	 * their sojourn, and the in-flight count's time integral */
+	long n_routed, n_done;
+	double sojourn_s;
+	long infl;
+	double infl_area, infl_t;
+} server;
+
+typedef struct sim {
+	/* configuration */
+	server *srv;    /* n_srv servers */
+	int n_srv;
+	int S;          /* slots of all servers */
+	int pin_stride; /* opts.pin_stride */
+	int service_mode;
+	sb_dist service;
 	int no_noise;
 	long queue_cap;
 	int src;
@@ -84,24 +120,17 @@ typedef struct sim {
 	double think_s;
 	/* randomness: load (arrivals, lengths, think) and server (noise,
 	 * overhead, service) streams are separate, so two configurations run
-	 * with one seed see the same offered load (common random numbers). */
-	gsl_rng *rl, *rs;
+	 * with one seed see the same offered load (common random numbers);
+	 * the router has a stream of its own (fleets only). */
+	gsl_rng *rl, *rs, *rr;
+	sb_router *router; /* NULL: one server */
+	sb_timers *timers; /* when each server's current run ends */
 	/* state */
 	sb_heap *heap;
 	req *reqs;
 	long nreqs, capreqs;
 	long *freereq;
 	long nfreereq;
-	long *q;        /* FIFO ring of request indices */
-	size_t qcap, qhead, qlen;
-	slot *slots;
-	int *freeslot;
-	int nfreeslot;
-	int nbusy;
-	int running, run_prefill, run_B, run_Bc, in_run_end;
-	uint32_t run_gen;
-	double run_t0, run_f, run_a, run_b, run_end;
-	long run_k;
 	/* the next open-loop arrival is kept outside the heap (one heap push
 	 * and pop fewer per request): its time and argument, INFINITY if none */
 	double next_gen_t;
@@ -114,9 +143,9 @@ typedef struct sim {
 	sb_levelacc acc;
 	int acc_ok;
 	sb_whist *itl;
-	double busy_area, busy_t, busy_area_t0, busy_area_end;
 	long rejected, max_waiting;
 	long too_long, truncated, output_cut; /* context overflow (counted requests) */
+	int xlo, xhi;   /* pass sizes beyond a decode table that a step used (0: none) */
 	int diverged;
 	sb_sim_rec *recs;
 	size_t nrecs, caprecs;
@@ -126,18 +155,19 @@ typedef struct sim {
 
 /* ---- helpers -------------------------------------------------------- */
 
-const char *sb_sim_reject_msg(int why)
-{
-	return why == SB_SIM_REJECT_TOO_LONG ? "prompt exceeds the slot's context"
-					     : "queue full (max_queue reached)";
-}
-
 void sb_sim_opts_init(sb_sim_opts *o)
 {
 	memset(o, 0, sizeof *o);
 	o->queue_cap = 200000;
 	o->service.kind = SB_DIST_EXP;
 	o->service.a = 1.0;
+	sb_fleet_init(&o->fleet);
+}
+
+const char *sb_sim_reject_msg(int why)
+{
+	return why == SB_SIM_REJECT_TOO_LONG ? "prompt exceeds the slot's context"
+					     : "queue full (max_queue reached)";
 }
 
 void sb_sim_level_fini(sb_sim_level *l)
@@ -147,14 +177,17 @@ void sb_sim_level_fini(sb_sim_level *l)
 	free(l->recs);
 	l->recs = NULL;
 	l->n_recs = 0;
+	free(l->replicas);
+	l->replicas = NULL;
+	l->n_replicas = 0;
 }
 
 /* Noise factor of mean 1 and coefficient of variation cv. */
-static double noise_factor(sim *s, double cv)
+static double noise_factor(sim *s, const server *v, double cv)
 {
 	if (s->no_noise || !(cv > 0))
 		return 1.0;
-	switch (s->noise_kind) {
+	switch (v->noise_kind) {
 	case SB_NOISE_LOGNORMAL: {
 		double s2 = log1p(cv * cv);
 		return exp(gsl_ran_gaussian(s->rs, sqrt(s2)) - s2 / 2);
@@ -173,11 +206,17 @@ static inline double series(double a, double b, long k)
 	return kd * a + b * kd * (kd - 1) / 2;
 }
 
-static void busy_change(sim *s, double t, int delta)
+/* Server v's busy slot count changes by delta at t. The first change at or
+ * after the window's end so far (s->t_end) keeps the busy time up to it. */
+static void busy_change(const sim *s, server *v, double t, int delta)
 {
-	s->busy_area += (double)s->nbusy * (t - s->busy_t);
-	s->busy_t = t;
-	s->nbusy += delta;
+	if (v->busy_t <= s->t_end && s->t_end <= t) {
+		v->busy_area_x = v->busy_area + (double)v->nbusy * (s->t_end - v->busy_t);
+		v->x_t = s->t_end;
+	}
+	v->busy_area += (double)v->nbusy * (t - v->busy_t);
+	v->busy_t = t;
+	v->nbusy += delta;
 }
 
 static long req_alloc(sim *s)
@@ -204,30 +243,30 @@ static void req_release(sim *s, long r)
 	s->freereq[s->nfreereq++] = r;
 }
 
-static int q_push(sim *s, long r)
+static int q_push(server *v, long r)
 {
-	if (s->qlen == s->qcap) {
-		size_t ncap = s->qcap ? s->qcap * 2 : 64;
+	if (v->qlen == v->qcap) {
+		size_t ncap = v->qcap ? v->qcap * 2 : 64;
 		long *nq = malloc(ncap * sizeof *nq);
 		if (!nq)
 			return -ENOMEM;
-		for (size_t i = 0; i < s->qlen; i++)
-			nq[i] = s->q[(s->qhead + i) % s->qcap];
-		free(s->q);
-		s->q = nq;
-		s->qcap = ncap;
-		s->qhead = 0;
+		for (size_t i = 0; i < v->qlen; i++)
+			nq[i] = v->q[(v->qhead + i) % v->qcap];
+		free(v->q);
+		v->q = nq;
+		v->qcap = ncap;
+		v->qhead = 0;
 	}
-	s->q[(s->qhead + s->qlen) % s->qcap] = r;
-	s->qlen++;
+	v->q[(v->qhead + v->qlen) % v->qcap] = r;
+	v->qlen++;
 	return 0;
 }
 
-static long q_pop(sim *s)
+static long q_pop(server *v)
 {
-	long r = s->q[s->qhead];
-	s->qhead = (s->qhead + 1) % s->qcap;
-	s->qlen--;
+	long r = v->q[v->qhead];
+	v->qhead = (v->qhead + 1) % v->qcap;
+	v->qlen--;
 	return r;
 }
 
@@ -239,26 +278,26 @@ static void push(sim *s, double t, int type, uint32_t gen, long arg)
 
 /* ---- engine runs ---------------------------------------------------- */
 
-static void start_run(sim *s, double T);
+static void start_run(sim *s, server *v, double T);
 
 /* Cuts the current decode run at the first step boundary at or after
  * `ready` (so a request ready then joins at that boundary). */
-static void run_cut(sim *s, double ready)
+static void run_cut(sim *s, server *v, double ready)
 {
-	if (!s->running || !(ready < s->run_end))
+	if (!v->running || !(ready < v->run_end))
 		return;
-	if (ready <= s->run_t0) {
+	if (ready <= v->run_t0) {
 		/* joins at the very start of the run: no step has happened
 		 * yet, so plan the run again with it in the batch */
-		s->run_gen++;
-		s->running = 0;
-		start_run(s, s->run_t0);
+		v->run_gen++;
+		v->running = 0;
+		start_run(s, v, v->run_t0);
 		return;
 	}
-	if (s->run_prefill || s->run_k <= 1)
+	if (v->run_prefill || v->run_k <= 1)
 		return;
-	double a = s->run_a, b = s->run_b, f = s->run_f;
-	double x = (ready - s->run_t0) * 1000.0 / f;
+	double a = v->run_a, b = v->run_b, f = v->run_f;
+	double x = (ready - v->run_t0) * 1000.0 / f;
 	double jd;
 	if (b > 0) {
 		double p = a - b / 2;
@@ -269,19 +308,19 @@ static void run_cut(sim *s, double ready)
 	long j = (long)ceil(jd);
 	if (j < 1)
 		j = 1;
-	if (j > s->run_k)
-		j = s->run_k;
+	if (j > v->run_k)
+		j = v->run_k;
 	/* fix rounding so that j is the first boundary >= ready */
-	while (j > 1 && s->run_t0 + f * series(a, b, j - 1) / 1000.0 >= ready)
+	while (j > 1 && v->run_t0 + f * series(a, b, j - 1) / 1000.0 >= ready)
 		j--;
-	while (j < s->run_k && s->run_t0 + f * series(a, b, j) / 1000.0 < ready)
+	while (j < v->run_k && v->run_t0 + f * series(a, b, j) / 1000.0 < ready)
 		j++;
-	if (j >= s->run_k)
+	if (j >= v->run_k)
 		return;
-	s->run_k = j;
-	s->run_end = s->run_t0 + f * series(a, b, j) / 1000.0;
-	s->run_gen++;
-	push(s, s->run_end, EV_RUN_END, s->run_gen, 0);
+	v->run_k = j;
+	v->run_end = v->run_t0 + f * series(a, b, j) / 1000.0;
+	v->run_gen++;
+	sb_timers_set(s->timers, (int)(v - s->srv), v->run_end, sb_heap_take_seq(s->heap));
 }
 
 /* The decode part of a step with the current slots: *a its cost at the
@@ -290,42 +329,43 @@ static void run_cut(sim *s, double ready)
  * decode_kv(B) per token of the B contexts. Per-slot: the same for each run
  * of consecutive decoding slots, plus prefill_base_ms for each run of
  * consecutive slots whose prompt is in the step (*prompt_passes). */
-/* decode_ms(n) of a pass of n slots; notes n when it lies beyond the table. */
-static double pass_ms(sim *s, int n)
+/* decode_ms(n) of a pass of n slots on v; notes n when it lies beyond the
+ * table. */
+static double pass_ms(sim *s, const server *v, int n)
 {
-	if (n > s->dec_last) {
+	if (n > v->dec_last) {
 		if (!s->xlo || n < s->xlo)
 			s->xlo = n;
 		if (n > s->xhi)
 			s->xhi = n;
 	}
-	return sb_model_decode_ms(s->m, n);
+	return sb_model_decode_ms(v->m, n);
 }
 
-static void decode_cost(sim *s, int B, double sum_ctx, double *a, double *b,
+static void decode_cost(sim *s, const server *v, int B, double sum_ctx, double *a, double *b,
 			int *prompt_passes)
 {
-	const sb_model *m = s->m;
+	const sb_model *m = v->m;
 	*a = *b = 0;
 	*prompt_passes = 0;
-	if (!s->per_slot) {
+	if (!v->per_slot) {
 		if (B > 0) {
 			double kv = sb_model_decode_kv(m, B);
-			*a = pass_ms(s, B) + kv * sum_ctx;
+			*a = pass_ms(s, v, B) + kv * sum_ctx;
 			*b = kv * (double)B;
 		}
 		return;
 	}
-	for (int i = 0; i < s->S;) {
-		int st = s->slots[i].state, j = i;
-		int prompt = st == SL_PREFILL && s->slots[i].chunk > 0;
+	for (int i = 0; i < v->S;) {
+		int st = v->slots[i].state, j = i;
+		int prompt = st == SL_PREFILL && v->slots[i].chunk > 0;
 		if (st != SL_DECODE && !prompt) {
 			i++;
 			continue;
 		}
 		double ctx = 0;
-		while (j < s->S && s->slots[j].state == st && (!prompt || s->slots[j].chunk > 0)) {
-			const req *r = &s->reqs[s->slots[j].r];
+		while (j < v->S && v->slots[j].state == st && (!prompt || v->slots[j].chunk > 0)) {
+			const req *r = &s->reqs[v->slots[j].r];
 			ctx += (double)(r->in_len + r->gen);
 			j++;
 		}
@@ -333,21 +373,21 @@ static void decode_cost(sim *s, int B, double sum_ctx, double *a, double *b,
 			(*prompt_passes)++;
 		} else {
 			double kv = sb_model_decode_kv(m, j - i);
-			*a += pass_ms(s, j - i) + kv * ctx;
+			*a += pass_ms(s, v, j - i) + kv * ctx;
 			*b += kv * (double)(j - i);
 		}
 		i = j;
 	}
 }
 
-static void start_run(sim *s, double T)
+static void start_run(sim *s, server *v, double T)
 {
-	const sb_model *m = s->m;
+	const sb_model *m = v->m;
 	int B = 0, Bc = 0;
 	double sum_ctx = 0, attn = 0, next_ready = INFINITY;
 	long minrem = LONG_MAX, P = 0;
-	for (int i = 0; i < s->S; i++) {
-		slot *sl = &s->slots[i];
+	for (int i = 0; i < v->S; i++) {
+		slot *sl = &v->slots[i];
 		if (sl->state == SL_JOIN && sl->ready <= T) {
 			sl->state = SL_PREFILL;
 			s->reqs[sl->r].t_join = T;
@@ -365,12 +405,12 @@ static void start_run(sim *s, double T)
 				next_ready = sl->ready;
 		}
 	}
-	for (int i = 0; i < s->S; i++) {
-		slot *sl = &s->slots[i];
+	for (int i = 0; i < v->S; i++) {
+		slot *sl = &v->slots[i];
 		if (sl->state != SL_PREFILL)
 			continue;
 		req *r = &s->reqs[sl->r];
-		long budget = s->batch_tokens > 0 ? s->batch_tokens - P : LONG_MAX;
+		long budget = v->batch_tokens > 0 ? v->batch_tokens - P : LONG_MAX;
 		long c = r->in_len - r->pos;
 		if (c > budget)
 			c = budget;
@@ -379,44 +419,45 @@ static void start_run(sim *s, double T)
 		attn += (double)c * (double)r->pos + (double)c * (double)(c - 1) / 2;
 	}
 	if (B == 0 && P == 0) {
-		s->running = 0;
+		v->running = 0;
+		sb_timers_clear(s->timers, (int)(v - s->srv));
 		if (next_ready < INFINITY)
-			push(s, next_ready, EV_READY, 0, 0);
+			push(s, next_ready, EV_READY, 0, v - s->srv);
 		return;
 	}
 	double a, b = 0, f;
 	long k;
 	double dec_a, dec_b;
 	int prompt_passes;
-	decode_cost(s, B, sum_ctx, &dec_a, &dec_b, &prompt_passes);
+	decode_cost(s, v, B, sum_ctx, &dec_a, &dec_b, &prompt_passes);
 	if (P > 0) {
-		double base = s->per_slot ? dec_a + prompt_passes * m->prefill_base_ms
+		double base = v->per_slot ? dec_a + prompt_passes * m->prefill_base_ms
 			      : B > 0	  ? dec_a
 					  : m->prefill_base_ms;
 		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn;
 		k = 1;
-		f = noise_factor(s, s->prefill_cv);
-		s->run_prefill = 1;
+		f = noise_factor(s, v, v->prefill_cv);
+		v->run_prefill = 1;
 	} else {
 		a = dec_a;
 		b = dec_b;
 		k = minrem;
-		f = noise_factor(s, s->noise_cv / sqrt((double)k));
-		s->run_prefill = 0;
+		f = noise_factor(s, v, v->noise_cv / sqrt((double)k));
+		v->run_prefill = 0;
 	}
-	s->running = 1;
-	s->run_B = B;
-	s->run_Bc = Bc;
-	s->run_t0 = T;
-	s->run_a = a;
-	s->run_b = b;
-	s->run_f = f;
-	s->run_k = k;
-	s->run_end = T + f * series(a, b, k) / 1000.0;
-	s->run_gen++;
-	push(s, s->run_end, EV_RUN_END, s->run_gen, 0);
-	if (next_ready < s->run_end)
-		run_cut(s, next_ready);
+	v->running = 1;
+	v->run_B = B;
+	v->run_Bc = Bc;
+	v->run_t0 = T;
+	v->run_a = a;
+	v->run_b = b;
+	v->run_f = f;
+	v->run_k = k;
+	v->run_end = T + f * series(a, b, k) / 1000.0;
+	v->run_gen++;
+	sb_timers_set(s->timers, (int)(v - s->srv), v->run_end, sb_heap_take_seq(s->heap));
+	if (next_ready < v->run_end)
+		run_cut(s, v, next_ready);
 }
 
 /* ---- request lifecycle ---------------------------------------------- */
@@ -429,9 +470,31 @@ static double first_seen(const req *r, double t)
 	return f < t ? f : t;
 }
 
+/* Fleet statistics: a counted request routed to v at t. */
+static void fleet_sent(server *v, double t)
+{
+	v->n_routed++;
+	v->infl_area += (double)v->infl * (t - v->infl_t);
+	v->infl_t = t;
+	v->infl++;
+}
+
+/* Fleet statistics: a counted request sent at t_sched finished at v at t. */
+static void fleet_done(server *v, double t_sched, double t)
+{
+	v->n_done++;
+	v->sojourn_s += t - t_sched;
+	v->infl_area += (double)v->infl * (t - v->infl_t);
+	v->infl_t = t;
+	v->infl--;
+}
+
 static void finish_req(sim *s, long ri, double t, int rejected)
 {
 	req *r = &s->reqs[ri];
+	server *v = &s->srv[r->srv];
+	if (s->router && sb_router_note(s->router, r->srv, -1, rejected ? -1 : 0) < 0)
+		s->oom = 1;
 	if (r->counted) {
 		double ttft = rejected ? NAN : (first_seen(r, t) - r->t_sched) * 1000.0;
 		double e2e = (t - r->t_sched) * 1000.0;
@@ -454,10 +517,13 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 		};
 		sb_levelacc_add(&s->acc, &rec);
 		sb_levelacc_inflight(&s->acc, t - s->t0, -1);
-		busy_change(s, t, 0);
-		s->busy_area_end = s->busy_area;
+		busy_change(s, v, t, 0);
+		v->busy_area_end = v->busy_area;
+		v->end_t = t;
 		if (t > s->t_end)
 			s->t_end = t;
+		if (s->router)
+			fleet_done(v, r->t_sched, t);
 		if (s->keep_records) {
 			if (s->nrecs == s->caprecs) {
 				size_t nc = s->caprecs ? s->caprecs * 2 : 256;
@@ -505,7 +571,7 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 			think = s->think_s;
 		if (!(think > 0))
 			think = 0;
-		push(s, t + think + (rejected ? 0 : s->release_s), EV_GEN, 0, r->client);
+		push(s, t + think + (rejected ? 0 : v->release_s), EV_GEN, 0, r->client);
 	}
 	req_release(s, ri);
 }
@@ -513,9 +579,9 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 /* Whether a request arriving with others at an idle engine misses their
  * first step: model.scheduler.split_prob, or split_prob_crowded when the
  * group left requests waiting in the queue. */
-static int misses_first_step(sim *s)
+static int misses_first_step(sim *s, const server *v)
 {
-	double p = s->qlen > 0 ? s->split_crowded : s->split_prob;
+	double p = v->qlen > 0 ? v->split_crowded : v->split_prob;
 	return p > 0 && gsl_rng_uniform(s->rs) < p;
 }
 
@@ -523,11 +589,11 @@ static int misses_first_step(sim *s)
  * one after the first misses that step with misses_first_step's chance
  * (drawn now, when the whole group has arrived and the queue holds those
  * left over): ready a nanosecond late, it waits for the step to end. */
-static void draw_joiners(sim *s, double t)
+static void draw_joiners(sim *s, server *v, double t)
 {
-	for (int i = 0; i < s->S; i++) {
-		slot *sl = &s->slots[i];
-		if (sl->state == SL_JOIN && sl->joiner && misses_first_step(s))
+	for (int i = 0; i < v->S; i++) {
+		slot *sl = &v->slots[i];
+		if (sl->state == SL_JOIN && sl->joiner && misses_first_step(s, v))
 			sl->ready = t + 1e-9;
 		sl->joiner = 0;
 	}
@@ -536,20 +602,22 @@ static void draw_joiners(sim *s, double t)
 /* Gives slot si to request ri at t; it enters the batch at `ready`. from_net:
  * it just arrived (so it may miss an idle engine's first step, see
  * split_prob), rather than being launched from the queue. */
-static void assign(sim *s, int si, long ri, double t, double ready, int from_net)
+static void assign(sim *s, server *v, int si, long ri, double t, double ready, int from_net)
 {
-	slot *sl = &s->slots[si];
+	slot *sl = &v->slots[si];
 	req *r = &s->reqs[ri];
 	sl->r = ri;
 	r->slot = si;
-	busy_change(s, t, +1);
+	busy_change(s, v, t, +1);
+	if (s->router && sb_router_note(s->router, r->srv, 0, -1) < 0)
+		s->oom = 1;
 	if (s->service_mode) {
 		sl->state = SL_SERVE;
 		r->t_join = t;
 		double svc = sb_dist_sample(&s->service, s->rs);
 		if (!(svc > 0))
 			svc = 0;
-		push(s, t + svc, EV_DEPART, 0, si);
+		push(s, t + svc, EV_DEPART, (uint32_t)(v - s->srv), si);
 		return;
 	}
 	sl->state = SL_JOIN;
@@ -558,24 +626,24 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
 	sl->joiner = 0;
 	r->pos = 0;
 	r->gen = 0;
-	if (s->in_run_end)
+	if (v->in_run_end)
 		return; /* the next run is planned right after */
-	if (s->running) {
+	if (v->running) {
 		/* sent with the requests an idle engine just started on, a
 		 * moment later (a longer prompt's overhead): it joins their
 		 * first step, unless it is one of the split_prob that miss it */
-		if (from_net && s->run_prefill && s->run_t0 == s->idle_t0 &&
-		    ready - s->run_t0 <= SB_MODEL_JOIN_WINDOW_S && !misses_first_step(s))
-			sl->ready = ready = s->run_t0;
-		run_cut(s, ready);
+		if (from_net && v->run_prefill && v->run_t0 == v->idle_t0 &&
+		    ready - v->run_t0 <= SB_MODEL_JOIN_WINDOW_S && !misses_first_step(s, v))
+			sl->ready = ready = v->run_t0;
+		run_cut(s, v, ready);
 	} else {
 		/* an idle engine starts after every event of this instant, so
 		 * requests that arrive together are prefilled together (as
 		 * llama.cpp batches them) — but each one after the first may
 		 * miss that step (draw_joiners, when the engine starts) */
-		sl->joiner = from_net && s->idle_join_t == t;
-		s->idle_join_t = t;
-		push(s, ready > t ? ready : t, EV_READY, 0, 0);
+		sl->joiner = from_net && v->idle_join_t == t;
+		v->idle_join_t = t;
+		push(s, ready > t ? ready : t, EV_READY, 0, v - s->srv);
 	}
 }
 
@@ -583,65 +651,66 @@ static void assign(sim *s, int si, long ri, double t, double ready, int from_net
  * lowest-numbered at the start); pinned, the lowest of 0, k, 2k...;
  * per-slot, llama.cpp's choice: the one released longest ago, ties to the
  * highest id. A replayed request whose measured slot is free gets that one. */
-static int take_free_slot(sim *s, int want)
+static int take_free_slot(server *v, int want, int pin_stride)
 {
-	int top = s->nfreeslot - 1, best = top;
+	int top = v->nfreeslot - 1, best = top;
 	for (int i = 0; want >= 0 && i <= top; i++) {
-		if (s->freeslot[i] == want) {
-			s->freeslot[i] = s->freeslot[top];
-			s->nfreeslot--;
+		if (v->freeslot[i] == want) {
+			v->freeslot[i] = v->freeslot[top];
+			v->nfreeslot--;
 			return want;
 		}
 	}
-	if (s->pin_stride > 0) {
+	if (pin_stride > 0) {
 		/* pinned: the lowest free slot among 0, k, 2k... (any free one
 		 * when none of those is) */
-		int k = s->pin_stride;
+		int k = pin_stride;
 		for (int i = 0; i <= top; i++) {
-			int a = s->freeslot[i], b = s->freeslot[best];
+			int a = v->freeslot[i], b = v->freeslot[best];
 			if ((a % k == 0) != (b % k == 0) ? a % k == 0 : a < b)
 				best = i;
 		}
-	} else if (s->per_slot) {
+	} else if (v->per_slot) {
 		for (int k = 0; k < top; k++) {
-			const slot *a = &s->slots[s->freeslot[k]], *b = &s->slots[s->freeslot[best]];
+			const slot *a = &v->slots[v->freeslot[k]], *b = &v->slots[v->freeslot[best]];
 			if (a->released < b->released ||
-			    (a->released == b->released && s->freeslot[k] > s->freeslot[best]))
+			    (a->released == b->released && v->freeslot[k] > v->freeslot[best]))
 				best = k;
 		}
 	}
-	int si = s->freeslot[best];
-	s->freeslot[best] = s->freeslot[top];
-	s->nfreeslot--;
+	int si = v->freeslot[best];
+	v->freeslot[best] = v->freeslot[top];
+	v->nfreeslot--;
 	return si;
 }
 
-static void free_slot(sim *s, int si, double t)
+static void free_slot(sim *s, server *v, int si, double t)
 {
-	slot *sl = &s->slots[si];
+	slot *sl = &v->slots[si];
 	sl->r = -1;
 	sl->state = SL_FREE;
 	sl->released = t;
-	busy_change(s, t, -1);
-	if (s->qlen > 0 && !s->per_slot && !s->pin_stride) {
-		long ri = q_pop(s);
-		assign(s, si, ri, t, t + s->admit_s, 0);
+	busy_change(s, v, t, -1);
+	if (v->qlen > 0 && !v->per_slot && !s->pin_stride) {
+		long ri = q_pop(v);
+		assign(s, v, si, ri, t, t + v->admit_s, 0);
 		return;
 	}
-	s->freeslot[s->nfreeslot++] = si;
-	if (s->qlen > 0) {
-		long ri = q_pop(s);
-		assign(s, take_free_slot(s, s->reqs[ri].want_slot), ri, t, t + s->admit_s, 0);
+	v->freeslot[v->nfreeslot++] = si;
+	if (v->qlen > 0) {
+		long ri = q_pop(v);
+		assign(s, v, take_free_slot(v, s->reqs[ri].want_slot, s->pin_stride), ri, t,
+		       t + v->admit_s, 0);
 	}
 }
 
-/* The slot's context against request r (core/slotctx.h): its lengths as
- * the server changes them, counted. Returns 1 when the server refuses it. */
-static int context_refuses(sim *s, req *r)
+/* The slot's context on v against request r (core/slotctx.h): its lengths
+ * as the server changes them, counted. Returns 1 when the server refuses it. */
+static int context_refuses(sim *s, const server *v, req *r)
 {
-	if (s->service_mode || s->m->ctx_per_slot <= 0)
+	if (s->service_mode || v->m->ctx_per_slot <= 0)
 		return 0;
-	sb_ctx_outcome c = sb_slotctx_fit(s->m->ctx_per_slot, s->m->context_overflow,
+	sb_ctx_outcome c = sb_slotctx_fit(v->m->ctx_per_slot, v->m->context_overflow,
 					  &r->in_len, &r->out_len);
 	s->too_long += r->counted && c == SB_CTX_TOO_LONG;
 	s->truncated += r->counted && c == SB_CTX_TRUNCATED;
@@ -652,65 +721,66 @@ static int context_refuses(sim *s, req *r)
 static void arrive(sim *s, long ri, double t)
 {
 	req *r = &s->reqs[ri];
+	server *v = &s->srv[r->srv];
 	r->t_arr = t;
-	if (context_refuses(s, r)) {
+	if (context_refuses(s, v, r)) {
 		/* llama.cpp answers when a slot would start it; taken here
 		 * as on arrival (docs/context.md) */
 		s->rejected += r->counted;
 		finish_req(s, ri, t, SB_SIM_REJECT_TOO_LONG);
 		return;
 	}
-	if (s->nfreeslot > 0) {
-		assign(s, take_free_slot(s, r->want_slot), ri, t, t, 1);
+	if (v->nfreeslot > 0) {
+		assign(s, v, take_free_slot(v, r->want_slot, s->pin_stride), ri, t, t, 1);
 		return;
 	}
-	if (s->max_queue >= 0 && (long)s->qlen >= s->max_queue) {
+	if (v->max_queue >= 0 && (long)v->qlen >= v->max_queue) {
 		s->rejected += r->counted;
 		finish_req(s, ri, t, SB_SIM_REJECT_QUEUE);
 		return;
 	}
-	if (q_push(s, ri) < 0) {
+	if (q_push(v, ri) < 0) {
 		s->oom = 1;
 		return;
 	}
-	if ((long)s->qlen > s->max_waiting)
-		s->max_waiting = (long)s->qlen;
+	if ((long)v->qlen > s->max_waiting)
+		s->max_waiting = (long)v->qlen;
 }
 
-static void complete(sim *s, int si, double t)
+static void complete(sim *s, server *v, int si, double t)
 {
-	long ri = s->slots[si].r;
+	long ri = v->slots[si].r;
 	finish_req(s, ri, t, 0);
-	if (s->release_s > 0) {
+	if (v->release_s > 0) {
 		/* the end-of-request cost: the slot stays held (state only) */
-		s->slots[si].state = SL_RELEASE;
-		push(s, t + s->release_s, EV_RELEASE, 0, si);
+		v->slots[si].state = SL_RELEASE;
+		push(s, t + v->release_s, EV_RELEASE, (uint32_t)(v - s->srv), si);
 		return;
 	}
-	free_slot(s, si, t);
+	free_slot(s, v, si, t);
 }
 
-static void on_run_end(sim *s, double T)
+static void on_run_end(sim *s, server *v, double T)
 {
-	long k = s->run_k;
-	double dur = s->run_f * series(s->run_a, s->run_b, k);
-	s->running = 0;
-	s->in_run_end = 1;
+	long k = v->run_k;
+	double dur = v->run_f * series(v->run_a, v->run_b, k);
+	v->running = 0;
+	v->in_run_end = 1;
 	/* ITL: the run's k*B gaps as one weighted value (counted requests) */
-	if (s->run_Bc > 0)
-		sb_whist_add(s->itl, dur / (double)k, (double)k * (double)s->run_Bc);
-	for (int i = 0; i < s->S; i++) {
-		slot *sl = &s->slots[i];
+	if (v->run_Bc > 0)
+		sb_whist_add(s->itl, dur / (double)k, (double)k * (double)v->run_Bc);
+	for (int i = 0; i < v->S; i++) {
+		slot *sl = &v->slots[i];
 		if (sl->state != SL_DECODE)
 			continue;
 		req *r = &s->reqs[sl->r];
 		r->gen += k;
 		if (r->gen >= r->out_len)
-			complete(s, i, T);
+			complete(s, v, i, T);
 	}
-	if (s->run_prefill) {
-		for (int i = 0; i < s->S; i++) {
-			slot *sl = &s->slots[i];
+	if (v->run_prefill) {
+		for (int i = 0; i < v->S; i++) {
+			slot *sl = &v->slots[i];
 			if (sl->state != SL_PREFILL)
 				continue;
 			req *r = &s->reqs[sl->r];
@@ -721,12 +791,12 @@ static void on_run_end(sim *s, double T)
 				r->gen = 1;
 				sl->state = SL_DECODE;
 				if (r->gen >= r->out_len)
-					complete(s, i, T);
+					complete(s, v, i, T);
 			}
 		}
 	}
-	s->in_run_end = 0;
-	start_run(s, T);
+	v->in_run_end = 0;
+	start_run(s, v, T);
 }
 
 /* The next request of the source, for on_gen(s, ., arg): *idx its index in
@@ -759,18 +829,24 @@ static inline int gen_pick(sim *s, long arg, long *idx, long *in_len, long *out_
 
 /* Counts a measured request issued at t: the first one starts the measured
  * window (s->t0); the last one to count stops the run. */
-static inline void gen_count(sim *s, double t)
+static inline void gen_count(sim *s, double t, int srv)
 {
 	if (!s->t0_set) {
 		s->t0_set = 1;
 		s->t0 = t;
-		busy_change(s, t, 0);
-		s->busy_area_t0 = s->busy_area;
-		s->busy_area_end = s->busy_area;
+		for (int i = 0; i < s->n_srv; i++) {
+			server *v = &s->srv[i];
+			busy_change(s, v, t, 0);
+			v->busy_area_t0 = v->busy_area;
+			v->busy_area_end = v->busy_area;
+			v->end_t = t;
+		}
 		s->t_end = t;
 	}
 	s->counted_generated++;
 	sb_levelacc_inflight(&s->acc, t - s->t0, +1);
+	if (s->router)
+		fleet_sent(&s->srv[srv], t);
 	if (s->duration_s <= 0 && s->counted_generated >= s->to_count)
 		s->stop = 1;
 }
@@ -806,11 +882,12 @@ static inline void gen_send(sim *s, long ri, double t)
 	 * server together (in the measurements, pairs sent within
 	 * 0.3 ms share their prefill step). */
 	req *r = &s->reqs[ri];
-	double ovh = s->ovh_ms + s->ovh_tok_ms * (double)r->in_len, jit = 0;
+	const server *v = &s->srv[r->srv];
+	double ovh = v->ovh_ms + v->ovh_tok_ms * (double)r->in_len, jit = 0;
 	if (!(ovh > 0))
 		ovh = 0;
-	if (!s->no_noise && s->ovh_sd_ms > 0)
-		jit = gsl_ran_gaussian(s->rs, s->ovh_sd_ms);
+	if (!s->no_noise && v->ovh_sd_ms > 0)
+		jit = gsl_ran_gaussian(s->rs, v->ovh_sd_ms);
 	if (jit < -ovh)
 		jit = -ovh;
 	r->jit = jit / 1000.0;
@@ -851,9 +928,15 @@ static void on_gen(sim *s, double t, long arg)
 	r->pos = r->gen = 0;
 	r->jit = 0;
 	r->slot = -1;
-	r->want_slot = idx >= 0 && s->rq[idx].slot < s->S ? s->rq[idx].slot : -1;
+	r->srv = 0;
+	if (s->router) {
+		r->srv = sb_router_pick(s->router, s->rr);
+		if (sb_router_note(s->router, r->srv, +1, +1) < 0)
+			s->oom = 1;
+	}
+	r->want_slot = idx >= 0 && s->rq[idx].slot < s->srv[r->srv].S ? s->rq[idx].slot : -1;
 	if (counted)
-		gen_count(s, t);
+		gen_count(s, t, r->srv);
 	if (s->src == SRC_REPLAY_CLOSED && (size_t)s->generated >= s->rn)
 		s->stop = 1;
 	if (!s->stop && (s->src == SRC_OPEN || s->src == SRC_REPLAY_OPEN))
@@ -871,9 +954,14 @@ static void sim_free(sim *s)
 	sb_heap_free(s->heap);
 	free(s->reqs);
 	free(s->freereq);
-	free(s->q);
-	free(s->slots);
-	free(s->freeslot);
+	for (int i = 0; s->srv && i < s->n_srv; i++) {
+		free(s->srv[i].q);
+		free(s->srv[i].slots);
+		free(s->srv[i].freeslot);
+	}
+	free(s->srv);
+	sb_router_free(s->router);
+	sb_timers_free(s->timers);
 	sb_whist_free(s->itl);
 	if (s->acc_ok)
 		sb_levelacc_fini(&s->acc);
@@ -881,62 +969,139 @@ static void sim_free(sim *s)
 		gsl_rng_free(s->rl);
 	if (s->rs)
 		gsl_rng_free(s->rs);
+	if (s->rr)
+		gsl_rng_free(s->rr);
 	free(s->recs);
 	free(s->order);
 }
 
-/* Sets up everything common; the caller fills the source fields. */
-static int sim_init(sim *s, const sb_model *m, int service_mode,
+/* Sets up server v on model m: its settings, all slots free (per-slot
+ * caches: their release order drawn from s->rs). Returns 0 or -ENOMEM. */
+static int server_init(sim *s, server *v, const sb_model *m, int group)
+{
+	v->m = m;
+	v->group = group;
+	v->S = m->slots;
+	v->max_queue = m->max_queue;
+	v->batch_tokens = m->batch_tokens;
+	v->noise_cv = m->noise_cv;
+	v->prefill_cv = m->noise_prefill_cv;
+	v->noise_kind = m->noise_kind;
+	v->ovh_ms = m->overhead_ms;
+	v->ovh_sd_ms = m->overhead_sd_ms;
+	v->ovh_tok_ms = m->overhead_per_token_ms;
+	v->admit_s = m->admit_delay_ms / 1000.0;
+	v->release_s = s->service_mode ? 0 : sb_model_release_ms(m, m->slots) / 1000.0;
+	v->dec_last = s->service_mode ? INT_MAX : sb_model_decode_last(m);
+	v->split_prob = s->no_noise ? 0 : m->split_prob;
+	v->split_crowded = s->no_noise ? 0 : m->split_prob_crowded;
+	v->idle_join_t = -INFINITY;
+	v->idle_t0 = -INFINITY;
+	v->slots = calloc((size_t)v->S, sizeof *v->slots);
+	v->freeslot = calloc((size_t)v->S, sizeof *v->freeslot);
+	if (!v->slots || !v->freeslot)
+		return -ENOMEM;
+	v->per_slot = !s->service_mode && m->kv_cache == SB_KV_PER_SLOT;
+	for (int i = 0; i < v->S; i++) {
+		v->slots[i].r = -1;
+		/* per-slot: which slot was released longest ago is not known
+		 * at a level's start (the server's history decides it), so
+		 * the order is drawn; it sets which slots requests share */
+		v->slots[i].released = v->per_slot ? -1 - gsl_rng_uniform(s->rs) : -1;
+		/* pushed in reverse so slot 0 is taken first */
+		v->freeslot[v->nfreeslot++] = v->S - 1 - i;
+	}
+	s->S += v->S;
+	return 0;
+}
+
+/* Sets up everything common; the caller fills the source fields. The
+ * servers: fleet f's replicas (m for groups without a model), or m alone
+ * when f is NULL or of one replica. */
+static int sim_init(sim *s, const sb_model *m, const sb_fleet *f, int service_mode,
 		    const sb_dist *service, int no_noise, unsigned long seed,
 		    const sb_slo *slo, sb_error *e)
 {
 	memset(s, 0, sizeof *s);
-	s->m = m;
-	s->S = m->slots;
-	s->max_queue = m->max_queue;
-	s->batch_tokens = m->batch_tokens;
 	s->service_mode = service_mode;
 	if (service)
 		s->service = *service;
-	s->noise_cv = m->noise_cv;
-	s->prefill_cv = m->noise_prefill_cv;
-	s->noise_kind = m->noise_kind;
-	s->ovh_ms = m->overhead_ms;
-	s->ovh_sd_ms = m->overhead_sd_ms;
-	s->ovh_tok_ms = m->overhead_per_token_ms;
-	s->admit_s = m->admit_delay_ms / 1000.0;
-	s->release_s = service_mode ? 0 : sb_model_release_ms(m, m->slots) / 1000.0;
-	s->dec_last = service_mode ? INT_MAX : sb_model_decode_last(m);
 	s->no_noise = no_noise;
-	s->split_prob = no_noise ? 0 : m->split_prob;
-	s->split_crowded = no_noise ? 0 : m->split_prob_crowded;
-	s->idle_join_t = -INFINITY;
-	s->idle_t0 = -INFINITY;
 	s->queue_cap = LONG_MAX;
 	s->next_gen_t = INFINITY;
 	s->pct = (slo && slo->percentile > 0 && slo->percentile < 100) ? slo->percentile : 99;
+	s->n_srv = f ? sb_fleet_size(f) : 1;
+	s->srv = calloc((size_t)s->n_srv, sizeof *s->srv);
 	s->heap = sb_heap_new();
-	s->slots = calloc((size_t)s->S, sizeof *s->slots);
-	s->freeslot = calloc((size_t)s->S, sizeof *s->freeslot);
 	s->itl = sb_whist_new();
+	s->timers = sb_timers_new(s->n_srv);
 	s->rl = sb_rng_new((unsigned long)sb_seed_mix((uint64_t)seed ^ 0x1111));
 	s->rs = sb_rng_new((unsigned long)sb_seed_mix((uint64_t)seed ^ 0x2222));
-	if (!s->heap || !s->slots || !s->freeslot || !s->itl || !s->rl || !s->rs)
+	if (!s->srv || !s->heap || !s->itl || !s->timers || !s->rl || !s->rs)
 		return sb_error_code(e, -ENOMEM, "out of memory");
+	if (s->n_srv > 1) {
+		s->rr = sb_rng_new((unsigned long)sb_seed_mix((uint64_t)seed ^ 0x3333));
+		s->router = sb_router_new(f->route, s->n_srv);
+		if (!s->rr || !s->router)
+			return sb_error_code(e, -ENOMEM, "out of memory");
+	}
 	if (sb_levelacc_init(&s->acc, slo) < 0)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	s->acc_ok = 1;
-	s->per_slot = !service_mode && m->kv_cache == SB_KV_PER_SLOT;
-	for (int i = 0; i < s->S; i++) {
-		s->slots[i].r = -1;
-		/* per-slot: which slot was released longest ago is not known
-		 * at a level's start (the server's history decides it), so
-		 * the order is drawn; it sets which slots requests share */
-		s->slots[i].released = s->per_slot ? -1 - gsl_rng_uniform(s->rs) : -1;
-		/* pushed in reverse so slot 0 is taken first */
-		s->freeslot[s->nfreeslot++] = s->S - 1 - i;
+	for (int i = 0; i < s->n_srv; i++) {
+		int g = 0;
+		const sb_model *mi = s->n_srv > 1 ? sb_fleet_model(f, m, i, &g) : m;
+		if (server_init(s, &s->srv[i], mi, g) < 0)
+			return sb_error_code(e, -ENOMEM, "out of memory");
 	}
 	return 0;
+}
+
+/* Handles one event from the heap. */
+static void sim_event(sim *s, const sb_event *ev)
+{
+	switch (ev->type) {
+	case EV_GEN:
+		on_gen(s, ev->t, ev->arg);
+		break;
+	case EV_ARRIVE:
+		arrive(s, ev->arg, ev->t);
+		break;
+	case EV_READY: {
+		server *v = &s->srv[ev->arg];
+		if (!v->running) {
+			if (ev->t == v->idle_join_t)
+				draw_joiners(s, v, ev->t);
+			v->idle_t0 = ev->t;
+			start_run(s, v, ev->t);
+		}
+		break;
+	}
+	case EV_RELEASE:
+		free_slot(s, &s->srv[ev->gen], (int)ev->arg, ev->t);
+		break;
+	case EV_DEPART: {
+		/* M/G/c: the whole response arrives at once */
+		server *v = &s->srv[ev->gen];
+		s->reqs[v->slots[ev->arg].r].t_first = ev->t;
+		complete(s, v, (int)ev->arg, ev->t);
+		break;
+	}
+	default:
+		assert(0);
+	}
+}
+
+/* The server whose run ends first, when that comes before the event heap's
+ * top (by time, then sequence number: the order of their pushes); else
+ * NULL. *t: when it ends. */
+static server *timer_first(const sim *s, const sb_event *top, double *t)
+{
+	uint64_t seq;
+	int id = sb_timers_peek(s->timers, t, &seq);
+	if (id < 0 || (top && (top->t < *t || (top->t == *t && top->seq < seq))))
+		return NULL;
+	return &s->srv[id];
 }
 
 static int sim_loop(sim *s, sb_error *e)
@@ -946,47 +1111,24 @@ static int sim_loop(sim *s, sb_error *e)
 		/* an open-loop arrival due no later than the earliest event goes
 		 * first (a fixed rule, so ties are deterministic) */
 		const sb_event *top = sb_heap_peek(s->heap);
-		if (s->next_gen_t < INFINITY && (!top || s->next_gen_t <= top->t)) {
+		double tt;
+		server *tv = timer_first(s, top, &tt);
+		double first = tv ? tt : top ? top->t : INFINITY;
+		if (s->next_gen_t < INFINITY && s->next_gen_t <= first) {
 			double t = s->next_gen_t;
 			s->next_gen_t = INFINITY;
 			s->now = t;
 			on_gen(s, t, s->next_gen_arg);
-			if (s->oom)
-				return sb_error_code(e, -ENOMEM, "out of memory during simulation");
-			continue;
-		}
-		if (!sb_heap_pop(s->heap, &ev))
+		} else if (tv) {
+			/* its timer stays armed: on_run_end ends in start_run,
+			 * which moves it to the next run's end or disarms it */
+			s->now = tt;
+			on_run_end(s, tv, tt);
+		} else if (sb_heap_pop(s->heap, &ev)) {
+			s->now = ev.t;
+			sim_event(s, &ev);
+		} else {
 			break;
-		s->now = ev.t;
-		switch (ev.type) {
-		case EV_GEN:
-			on_gen(s, ev.t, ev.arg);
-			break;
-		case EV_ARRIVE:
-			arrive(s, ev.arg, ev.t);
-			break;
-		case EV_RUN_END:
-			if (s->running && ev.gen == s->run_gen)
-				on_run_end(s, ev.t);
-			break;
-		case EV_READY:
-			if (!s->running) {
-				if (ev.t == s->idle_join_t)
-					draw_joiners(s, ev.t);
-				s->idle_t0 = ev.t;
-				start_run(s, ev.t);
-			}
-			break;
-		case EV_RELEASE:
-			free_slot(s, (int)ev.arg, ev.t);
-			break;
-		case EV_DEPART:
-			/* M/G/c: the whole response arrives at once */
-			s->reqs[s->slots[ev.arg].r].t_first = ev.t;
-			complete(s, (int)ev.arg, ev.t);
-			break;
-		default:
-			assert(0);
 		}
 		if (s->oom)
 			return sb_error_code(e, -ENOMEM, "out of memory during simulation");
@@ -994,27 +1136,83 @@ static int sim_loop(sim *s, sb_error *e)
 	return 0;
 }
 
-/* Fills the level summary from the accumulators. */
-static void sim_finish(sim *s, double level, sb_mode mode, sb_sim_level *out)
+/* Server v's busy slot-time over the window [s->t0, s->t_end]. */
+static double server_busy(const sim *s, const server *v)
+{
+	double end;
+	if (v->end_t == s->t_end)
+		end = v->busy_area_end;
+	else if (v->busy_t <= s->t_end)
+		end = v->busy_area + (double)v->nbusy * (s->t_end - v->busy_t);
+	else
+		end = v->x_t == s->t_end ? v->busy_area_x : NAN;
+	return end - v->busy_area_t0;
+}
+
+/* A fleet's per-replica figures and how uneven they were, into out
+ * (window > 0). Returns 0 or -ENOMEM. */
+static int fleet_finish(const sim *s, double window, sb_sim_level *out)
+{
+	out->replicas = calloc((size_t)s->n_srv, sizeof *out->replicas);
+	if (!out->replicas)
+		return -ENOMEM;
+	out->n_replicas = s->n_srv;
+	long all = 0;
+	double busy = 0, smin = INFINITY, smax = 0, u1 = 0, u2 = 0;
+	for (int i = 0; i < s->n_srv; i++)
+		all += s->srv[i].n_routed;
+	for (int i = 0; i < s->n_srv; i++) {
+		const server *v = &s->srv[i];
+		sb_sim_replica *p = &out->replicas[i];
+		double b = server_busy(s, v);
+		double area = v->infl_area + (double)v->infl * (s->t_end - v->infl_t);
+		busy += b;
+		p->group = v->group;
+		p->slots = v->S;
+		p->requests = v->n_routed;
+		p->share = all ? (double)v->n_routed / (double)all : NAN;
+		p->utilization = b / ((double)v->S * window);
+		p->req_s = (double)v->n_done / window;
+		p->mean_inflight = area / window;
+		p->l_law = v->n_done ? p->req_s * v->sojourn_s / (double)v->n_done : 0;
+		smin = p->share < smin ? p->share : smin;
+		smax = p->share > smax ? p->share : smax;
+		u1 += p->utilization;
+		u2 += p->utilization * p->utilization;
+	}
+	double n = (double)s->n_srv, um = u1 / n, uv = u2 / n - um * um;
+	out->share_ratio = smin > 0 ? smax / smin : INFINITY;
+	out->util_cv = um > 0 ? sqrt(uv > 0 ? uv * n / (n - 1) : 0) / um : NAN;
+	out->utilization = busy / ((double)s->S * window);
+	return 0;
+}
+
+/* Fills the level summary from the accumulators. Returns 0 or -ENOMEM. */
+static int sim_finish(sim *s, double level, sb_mode mode, sb_sim_level *out)
 {
 	double window = s->t0_set ? s->t_end - s->t0 : 0;
+	const server *v = &s->srv[0];
 	out->ttft_pct_ms = sb_hist_quantile(&s->acc.ttft, s->pct / 100.0);
 	out->tpot_pct_ms = sb_hist_quantile(&s->acc.tpot, s->pct / 100.0);
 	sb_levelacc_finish(&s->acc, level, mode, window > 0 ? window : -1, &out->sum);
 	if (!s->service_mode)
 		sb_whist_summary(s->itl, &out->sum.itl_ms);
 	out->utilization = window > 0
-		? (s->busy_area_end - s->busy_area_t0) / ((double)s->S * window) : NAN;
+		? (v->busy_area_end - v->busy_area_t0) / ((double)v->S * window) : NAN;
 	out->rejected = s->rejected;
 	out->too_long = s->too_long;
 	out->truncated = s->truncated;
 	out->output_cut = s->output_cut;
+	out->extrap_lo = s->xlo;
+	out->extrap_hi = s->xhi;
 	out->generated = s->generated;
 	out->max_waiting = s->max_waiting;
 	out->diverged = s->diverged;
-	out->extrap_lo = s->xlo;
-	out->extrap_hi = s->xhi;
 	out->sim_end_s = s->now;
+	out->share_ratio = out->util_cv = NAN;
+	if (s->n_srv > 1 && window > 0)
+		return fleet_finish(s, window, out);
+	return 0;
 }
 
 int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
@@ -1032,8 +1230,10 @@ int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
 		return sb_error_set(e, "requests %ld must be at least 1", w->requests);
 	if (o->service_mode && !(sb_dist_mean(&o->service) > 0))
 		return sb_error_set(e, "service time distribution must have a positive mean");
+	if (sb_fleet_validate(&o->fleet, e) < 0)
+		return -EINVAL;
 	sim s;
-	int rc = sim_init(&s, m, o->service_mode, &o->service, o->no_noise, seed,
+	int rc = sim_init(&s, m, &o->fleet, o->service_mode, &o->service, o->no_noise, seed,
 			  &w->slo, e);
 	if (rc < 0)
 		goto out;
@@ -1063,7 +1263,10 @@ int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
 	rc = sim_loop(&s, e);
 	if (rc < 0)
 		goto out;
-	sim_finish(&s, level, w->mode, out);
+	if (sim_finish(&s, level, w->mode, out) < 0) {
+		rc = sb_error_code(e, -ENOMEM, "out of memory");
+		goto out;
+	}
 	out->seed = seed;
 	out->recs = s.recs;
 	out->n_recs = s.nrecs;
@@ -1073,8 +1276,34 @@ out:
 	return rc;
 }
 
+static int server_capacity(const sb_model *m, const sb_sim_opts *o,
+			   const sb_workload *w, double *mu, sb_error *e);
+
 int sb_sim_capacity(const sb_model *m, const sb_sim_opts *o,
 		    const sb_workload *w, double *mu, sb_error *e)
+{
+	int n = sb_fleet_size(&o->fleet);
+	if (n == 1)
+		return server_capacity(m, o, w, mu, e);
+	/* a fleet: the sum of its replicas' capacities, one per group */
+	const sb_fleet *f = &o->fleet;
+	int groups = f->n_groups ? f->n_groups : 1;
+	*mu = 0;
+	for (int g = 0; g < groups; g++) {
+		const sb_model *mg = f->n_groups && f->groups[g].model ? f->groups[g].model : m;
+		int count = f->n_groups ? f->groups[g].count : f->replicas;
+		double mug;
+		int rc = server_capacity(mg, o, w, &mug, e);
+		if (rc < 0)
+			return rc;
+		*mu += count * mug;
+	}
+	return 0;
+}
+
+/* The capacity of one server of model m (see sb_sim_capacity). */
+static int server_capacity(const sb_model *m, const sb_sim_opts *o,
+			   const sb_workload *w, double *mu, sb_error *e)
 {
 	if (o->service_mode) {
 		double mean = sb_dist_mean(&o->service);
@@ -1095,6 +1324,7 @@ int sb_sim_capacity(const sb_model *m, const sb_sim_opts *o,
 	wc.warmup = 4L * m->slots;
 	wc.slo.ttft_ms = wc.slo.tpot_ms = 0;
 	sb_sim_opts oc = *o;
+	sb_fleet_init(&oc.fleet);
 	oc.keep_records = 0;
 	oc.warmup_s = 0;
 	sb_sim_level lv;
@@ -1108,7 +1338,7 @@ int sb_sim_capacity(const sb_model *m, const sb_sim_opts *o,
 
 /* ---- replay ------------------------------------------------------------ */
 
-static const sb_replay_req *sort_base;
+static _Thread_local const sb_replay_req *sort_base; /* qsort has no context */
 
 static int cmp_sched(const void *x, const void *y)
 {
@@ -1140,7 +1370,7 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 	if (ro->mode == SB_MODE_CONCURRENCY && ro->concurrency < 1)
 		return sb_error_set(e, "replay: concurrency %d must be at least 1", ro->concurrency);
 	sim s;
-	int rc = sim_init(&s, m, 0, NULL, ro->no_noise, ro->seed, NULL, e);
+	int rc = sim_init(&s, m, NULL, 0, NULL, ro->no_noise, ro->seed, NULL, e);
 	if (rc < 0)
 		goto out;
 	s.rq = reqs;
@@ -1183,7 +1413,7 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 	if (lv) {
 		sb_sim_level tmp;
 		memset(&tmp, 0, sizeof tmp);
-		sim_finish(&s, level, ro->mode, &tmp);
+		sim_finish(&s, level, ro->mode, &tmp); /* one server: no allocation */
 		*lv = tmp.sum;
 	}
 out:

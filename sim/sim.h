@@ -75,6 +75,7 @@
 #include "core/level.h"
 #include "core/model.h"
 #include "core/workload.h"
+#include "fleet.h"
 
 /* Why a request was rejected (sb_sim_rec.rejected). */
 #define SB_SIM_REJECT_QUEUE 1    /* queue full (max_queue) */
@@ -99,6 +100,11 @@ typedef struct sb_sim_opts {
 				  of a sweep draws its coefficients
 				  (sim/uncertainty.h); sb_sim_run_level
 				  itself ignores it */
+	sb_fleet fleet;        /* replicas behind a router (fleet.h); the
+				  default is one server */
+	int jobs;              /* sweeps and plans: worker threads (0 or 1: the
+				  caller's thread only); results do not depend
+				  on it */
 } sb_sim_opts;
 
 void sb_sim_opts_init(sb_sim_opts *o);
@@ -113,6 +119,18 @@ typedef struct sb_sim_rec {
 	int rejected;          /* 0, or why: SB_SIM_REJECT_* */
 	int slot;              /* the slot that served it (-1: none) */
 } sb_sim_rec;
+
+/* One replica of a fleet over a level's window (counted requests only). */
+typedef struct sb_sim_replica {
+	int group;             /* its fleet group (0 with no groups) */
+	int slots;
+	long requests;         /* routed to it */
+	double share;          /* requests / all counted requests */
+	double utilization;    /* busy slot-time / (slots * window) */
+	double req_s;          /* finished here per second of the window */
+	double mean_inflight;  /* time-average of its in-flight count (L obs) */
+	double l_law;          /* its λW: req_s * mean sojourn here (s) */
+} sb_sim_replica;
 
 /* Result of one level (one replication). */
 typedef struct sb_sim_level {
@@ -134,17 +152,26 @@ typedef struct sb_sim_level {
 	unsigned long seed;
 	sb_sim_rec *recs;      /* owned, when keep_records; counted only */
 	size_t n_recs;
+	/* fleets of more than one replica only (NULL, 0, NaN otherwise): */
+	sb_sim_replica *replicas; /* owned, n_replicas entries */
+	int n_replicas;
+	double share_ratio;    /* largest share / smallest share */
+	double util_cv;        /* coefficient of variation of the utilizations */
 } sb_sim_level;
 
 /* Simulates one level (a rate for open loop, a client count for closed
  * loop, as w->mode says) of workload w on model m (both borrowed) with the
  * given seed. Counts w->requests requests (or w->duration_s seconds) after
  * warm-up. Returns 0, -ENOMEM, or -EINVAL (bad inputs) with a message.
- * Cost: O(events log slots); memory O(slots + queue) unless keep_records. */
+ * With o->fleet of more than one replica, the level runs on the fleet:
+ * every request is routed when sent; out->replicas holds each replica's
+ * figures and utilization covers all slots of the fleet.
+ * Cost: O(events log (slots + replicas)); memory O(slots + queue) unless
+ * keep_records. */
 int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
 		     const sb_workload *w, double level, unsigned long seed,
 		     sb_sim_level *out, sb_error *e);
-/* Releases out->recs; NULL is a no-op. */
+/* Releases out->recs and out->replicas; NULL is a no-op. */
 void sb_sim_level_fini(sb_sim_level *l);
 
 /* Estimated capacity μ in requests/s: in M/G/c mode slots / E[service];

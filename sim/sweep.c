@@ -14,6 +14,7 @@
 
 #include "core/knee.h"
 #include "uncertainty.h"
+#include "workers.h"
 
 double sb_sim_level_metric(const sb_sim_level *l, sb_metric k)
 {
@@ -90,21 +91,76 @@ static double avg_field(sb_sim_level *reps, int n, size_t off)
 	return k ? s / k : NAN;
 }
 
-/* Runs one level with reps replications into l (l->level set by caller). */
-static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
-		   int lvl_index, int reps, sb_sweep_level *l, sb_error *e)
+/* The replicas' figures of a fleet level: each field's mean across the
+ * replications (NaN-free ones), and the unevenness measures'. */
+static int avg_replicas(sb_sweep_level *l)
 {
-	l->reps = calloc((size_t)reps, sizeof *l->reps);
-	if (!l->reps)
-		return sb_error_code(e, -ENOMEM, "out of memory");
+	int n = l->reps[0].n_replicas;
+	l->share_ratio = l->util_cv = NAN;
+	if (n < 1)
+		return 0;
+	l->replicas = calloc((size_t)n, sizeof *l->replicas);
+	if (!l->replicas)
+		return -ENOMEM;
+	l->n_replicas = n;
+	double x[2] = { 0, 0 };
+	int k = 0;
+	for (int r = 0; r < l->n_reps; r++) {
+		const sb_sim_level *v = &l->reps[r];
+		if (v->n_replicas != n)
+			continue;
+		k++;
+		x[0] += v->share_ratio;
+		x[1] += v->util_cv;
+		for (int i = 0; i < n; i++) {
+			sb_sim_replica *p = &l->replicas[i];
+			const sb_sim_replica *q = &v->replicas[i];
+			p->group = q->group;
+			p->slots = q->slots;
+			p->requests += q->requests;
+			p->share += q->share;
+			p->utilization += q->utilization;
+			p->req_s += q->req_s;
+			p->mean_inflight += q->mean_inflight;
+			p->l_law += q->l_law;
+		}
+	}
+	for (int i = 0; i < n && k > 0; i++) {
+		sb_sim_replica *p = &l->replicas[i];
+		p->share /= k;
+		p->utilization /= k;
+		p->req_s /= k;
+		p->mean_inflight /= k;
+		p->l_law /= k;
+	}
+	l->share_ratio = k ? x[0] / k : NAN;
+	l->util_cv = k ? x[1] / k : NAN;
+	return 0;
+}
+
+/* Sums the error classes of every replication into s (the first's kept). */
+static void sum_errors(sb_level *s, const sb_sweep_level *l)
+{
+	for (int i = 1; i < l->n_reps; i++)
+		for (int j = 0; j < l->reps[i].sum.n_errors; j++) {
+			const sb_errcount *ec = &l->reps[i].sum.errors[j];
+			int found = 0;
+			for (int k = 0; k < s->n_errors; k++)
+				if (!strcmp(s->errors[k].cls, ec->cls)) {
+					s->errors[k].count += ec->count;
+					found = 1;
+				}
+			if (!found && s->n_errors < SB_LEVEL_MAX_ERR_CLASSES)
+				s->errors[s->n_errors++] = *ec;
+		}
+}
+
+/* Level l's figures across its replications (all simulated): divergence,
+ * means and CIs, the averaged summary, the fleet's replicas. */
+static int level_aggregate(sb_sweep_level *l, int draws, sb_error *e)
+{
+	int reps = l->n_reps;
 	for (int r = 0; r < reps; r++) {
-		int rc = sb_uncert_run_level(m, o, w, l->level,
-					     sb_seed_derive(w->seed, (unsigned long)lvl_index,
-							    (unsigned long)r),
-					     &l->reps[r], e);
-		if (rc < 0)
-			return rc;
-		l->n_reps++;
 		if (l->reps[r].diverged)
 			l->diverged = 1;
 		if (l->reps[r].max_waiting > l->max_waiting)
@@ -118,7 +174,7 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 			x[r] = sb_sim_level_metric(&l->reps[r], (sb_metric)k);
 		mean_ci(x, reps, &l->mean[k], &l->half[k]);
 		l->lo90[k] = l->hi90[k] = NAN;
-		if (o->uncert && o->uncert->n > 0)
+		if (draws)
 			sb_sweep_pi90(x, reps, &l->lo90[k], &l->hi90[k]);
 	}
 	free(x);
@@ -129,18 +185,7 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 		s->requests_ok += l->reps[r].sum.requests_ok;
 		s->requests_failed += l->reps[r].sum.requests_failed;
 	}
-	for (int i = 1; i < reps; i++)
-		for (int j = 0; j < l->reps[i].sum.n_errors; j++) {
-			const sb_errcount *ec = &l->reps[i].sum.errors[j];
-			int found = 0;
-			for (int k = 0; k < s->n_errors; k++)
-				if (!strcmp(s->errors[k].cls, ec->cls)) {
-					s->errors[k].count += ec->count;
-					found = 1;
-				}
-			if (!found && s->n_errors < SB_LEVEL_MAX_ERR_CLASSES)
-				s->errors[s->n_errors++] = *ec;
-		}
+	sum_errors(s, l);
 	avg_summary(&s->ttft_ms, l->reps, reps, offsetof(sb_level, ttft_ms));
 	avg_summary(&s->tpot_ms, l->reps, reps, offsetof(sb_level, tpot_ms));
 	avg_summary(&s->itl_ms, l->reps, reps, offsetof(sb_level, itl_ms));
@@ -157,6 +202,8 @@ static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w
 	AVG(l_observed);
 #undef AVG
 	s->schedule_lag_p99_ms = NAN; /* simulated sends are never late */
+	if (avg_replicas(l) < 0)
+		return sb_error_code(e, -ENOMEM, "out of memory");
 	return 0;
 }
 
@@ -198,6 +245,56 @@ double sb_sweep_share_meeting(const sb_sweep_level *l, const sb_slo *slo)
 	for (int r = 0; r < l->n_reps; r++)
 		k += rep_meets(&l->reps[r], slo);
 	return (double)k / l->n_reps;
+}
+
+/* Levels' replications as units of work (workers.h): unit i is
+ * replication i % reps of levels[i / reps], seeded by (seed, index0 + its
+ * level, replication) whatever thread runs it. */
+typedef struct sweep_units {
+	const sb_model *m;
+	const sb_sim_opts *o;
+	const sb_workload *w;
+	sb_sweep_level *levels;
+	int index0, reps;
+	int prefix;            /* errors say "level L: " */
+} sweep_units;
+
+static int run_unit(void *ctx, int i, sb_error *e)
+{
+	const sweep_units *u = ctx;
+	int li = i / u->reps, r = i % u->reps;
+	sb_sweep_level *l = &u->levels[li];
+	unsigned long seed = sb_seed_derive(u->w->seed, (unsigned long)(u->index0 + li),
+					    (unsigned long)r);
+	int rc = sb_uncert_run_level(u->m, u->o, u->w, l->level, seed, &l->reps[r], e);
+	if (rc < 0 && u->prefix)
+		sb_error_prefix(e, "level %g", l->level);
+	return rc;
+}
+
+/* Runs n levels (each's level set, reps zeroed) with reps replications each
+ * on o->jobs threads, then aggregates each. */
+static int run_levels(sweep_units *u, int n, sb_error *e)
+{
+	for (int li = 0; li < n; li++) {
+		sb_sweep_level *l = &u->levels[li];
+		l->reps = calloc((size_t)u->reps, sizeof *l->reps);
+		if (!l->reps)
+			return sb_error_code(e, -ENOMEM, "out of memory");
+		l->n_reps = u->reps;
+	}
+	int rc = sb_workers_run(n * u->reps, u->o->jobs, run_unit, u, e);
+	for (int li = 0; rc == 0 && li < n; li++)
+		rc = level_aggregate(&u->levels[li], u->o->uncert && u->o->uncert->n > 0, e);
+	return rc;
+}
+
+/* Runs one level with reps replications into l (l->level set by caller). */
+static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		   int lvl_index, int reps, sb_sweep_level *l, sb_error *e)
+{
+	sweep_units u = { m, o, w, l, lvl_index, reps, 0 };
+	return run_levels(&u, 1, e);
 }
 
 int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo)
@@ -285,17 +382,18 @@ int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 	out->levels = calloc((size_t)w->n_levels, sizeof *out->levels);
 	if (!out->levels)
 		return sb_error_code(e, -ENOMEM, "out of memory");
+	out->n_levels = w->n_levels;
 	for (int i = 0; i < w->n_levels; i++) {
 		sb_sweep_level *l = &out->levels[i];
 		l->level = w->levels[i];
-		out->n_levels++;
 		if (w->mode == SB_MODE_RATE && l->level >= out->capacity)
 			l->overloaded = 1;
-		int rc = run_one(m, o, w, i, reps, l, e);
-		if (rc < 0) {
-			sb_error_prefix(e, "level %g", l->level);
-			return rc;
-		}
+	}
+	sweep_units u = { m, o, w, out->levels, 0, reps, 1 };
+	int rc = run_levels(&u, w->n_levels, e);
+	if (rc < 0) {
+		sb_sweep_fini(out);
+		return rc;
 	}
 	set_knee(out, w);
 	return 0;
@@ -309,6 +407,7 @@ void sb_sweep_fini(sb_sweep *s)
 		for (int r = 0; r < s->levels[i].n_reps; r++)
 			sb_sim_level_fini(&s->levels[i].reps[r]);
 		free(s->levels[i].reps);
+		free(s->levels[i].replicas);
 	}
 	free(s->levels);
 	s->levels = NULL;
@@ -320,17 +419,15 @@ static void level_fini(sb_sweep_level *l)
 	for (int r = 0; r < l->n_reps; r++)
 		sb_sim_level_fini(&l->reps[r]);
 	free(l->reps);
+	free(l->replicas);
 	memset(l, 0, sizeof *l);
 }
 
-/* One planning trial: does (model with `slots`, open loop at `rate`) meet
+/* One planning trial: does (model m, options o, open loop at `rate`) meet
  * the SLO? Same seeds for every trial (common random numbers). */
 static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
-		 int slots, double rate, double capacity, int reps, int *ok, sb_error *e)
+		 double rate, double capacity, int reps, int *ok, sb_error *e)
 {
-	sb_model mc = *m;
-	mc.fit = NULL;
-	mc.slots = slots;
 	sb_workload wc = *w;
 	wc.mode = SB_MODE_RATE;
 	sb_sweep_level l;
@@ -341,7 +438,7 @@ static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		*ok = 0;
 		return 0;
 	}
-	int rc = run_one(&mc, o, &wc, 0, reps, &l, e);
+	int rc = run_one(m, o, &wc, 0, reps, &l, e);
 	if (rc == 0)
 		*ok = sb_sweep_level_meets(&l, &w->slo);
 	level_fini(&l);
@@ -382,6 +479,65 @@ static int need_slo(const sb_workload *w, sb_error *e)
 	return 0;
 }
 
+/* What a count search varies: slots of the model, or replicas per group. */
+typedef struct count_trial {
+	const sb_model *m;
+	const sb_sim_opts *o;
+	const sb_workload *w;
+	double rate;
+	int reps;
+	int replicas;          /* 1: vary the model's slots; 0: the fleet's count */
+} count_trial;
+
+/* Does count k (slots or replicas) meet the SLO at the rate? */
+static int count_meets(const count_trial *c, int k, int *ok, sb_error *e)
+{
+	sb_model mc = *c->m;
+	mc.fit = NULL;
+	sb_sim_opts oc = *c->o;
+	if (c->replicas)
+		sb_fleet_set_count(&oc.fleet, k);
+	else
+		mc.slots = k;
+	double cap;
+	int rc = sb_sim_capacity(&mc, &oc, c->w, &cap, e);
+	if (rc == 0)
+		rc = trial(&mc, &oc, c->w, c->rate, cap, c->reps, ok, e);
+	return rc;
+}
+
+/* The fewest k in 1..max meeting the SLO (doubling, then bisection; assumes
+ * more never hurts): *out, or -1 when even max does not. */
+static int search_min(const count_trial *c, int max, int *out, sb_error *e)
+{
+	int lo = 0, hi = -1, ok = 0, rc; /* lo fails (0 = none tried), hi meets */
+	for (int k = 1; k <= max; k = k * 2 > max && k < max ? max : k * 2) {
+		if ((rc = count_meets(c, k, &ok, e)) < 0)
+			return rc;
+		if (ok) {
+			hi = k;
+			break;
+		}
+		lo = k;
+		if (k == max)
+			break;
+	}
+	*out = hi;
+	if (hi < 0)
+		return 0;
+	while (hi - lo > 1) {
+		int mid = lo + (hi - lo) / 2;
+		if ((rc = count_meets(c, mid, &ok, e)) < 0)
+			return rc;
+		if (ok)
+			hi = mid;
+		else
+			lo = mid;
+	}
+	*out = hi;
+	return 0;
+}
+
 int sb_plan_min_slots(const sb_model *m, const sb_sim_opts *o,
 		      const sb_workload *w, double rate, int reps,
 		      int max_slots, int *slots, sb_error *e)
@@ -390,49 +546,20 @@ int sb_plan_min_slots(const sb_model *m, const sb_sim_opts *o,
 		return -EINVAL;
 	if (!(rate > 0))
 		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
-	int lo = 0, hi = -1; /* lo fails (0 = none tried), hi meets */
-	for (int s = 1; s <= max_slots; s = s * 2 > max_slots && s < max_slots ? max_slots : s * 2) {
-		sb_model mc = *m;
-		mc.fit = NULL;
-		mc.slots = s;
-		double cap;
-		int rc = sb_sim_capacity(&mc, o, w, &cap, e);
-		int ok = 0;
-		if (rc == 0)
-			rc = trial(m, o, w, s, rate, cap, reps, &ok, e);
-		if (rc < 0)
-			return rc;
-		if (ok) {
-			hi = s;
-			break;
-		}
-		lo = s;
-		if (s == max_slots)
-			break;
-	}
-	if (hi < 0) {
-		*slots = -1;
-		return 0;
-	}
-	while (hi - lo > 1) {
-		int mid = lo + (hi - lo) / 2;
-		sb_model mc = *m;
-		mc.fit = NULL;
-		mc.slots = mid;
-		double cap;
-		int ok = 0;
-		int rc = sb_sim_capacity(&mc, o, w, &cap, e);
-		if (rc == 0)
-			rc = trial(m, o, w, mid, rate, cap, reps, &ok, e);
-		if (rc < 0)
-			return rc;
-		if (ok)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	*slots = hi;
-	return 0;
+	count_trial c = { m, o, w, rate, reps, 0 };
+	return search_min(&c, max_slots, slots, e);
+}
+
+int sb_plan_min_replicas(const sb_model *m, const sb_sim_opts *o,
+			 const sb_workload *w, double rate, int reps,
+			 int max_replicas, int *replicas, sb_error *e)
+{
+	if (need_slo(w, e) < 0)
+		return -EINVAL;
+	if (!(rate > 0))
+		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
+	count_trial c = { m, o, w, rate, reps, 1 };
+	return search_min(&c, max_replicas, replicas, e);
 }
 
 int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
@@ -446,7 +573,7 @@ int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
 		return rc;
 	double lo = cap / 1000, hi = cap;
 	int ok = 0;
-	rc = trial(m, o, w, m->slots, lo, cap, reps, &ok, e);
+	rc = trial(m, o, w, lo, cap, reps, &ok, e);
 	if (rc < 0)
 		return rc;
 	if (!ok) {
@@ -455,7 +582,7 @@ int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
 	}
 	while (hi - lo > 0.005 * hi) {
 		double mid = (lo + hi) / 2;
-		rc = trial(m, o, w, m->slots, mid, cap, reps, &ok, e);
+		rc = trial(m, o, w, mid, cap, reps, &ok, e);
 		if (rc < 0)
 			return rc;
 		if (ok)

@@ -27,6 +27,11 @@ typedef struct sb_sweep_level {
 	int overloaded;        /* open loop at or beyond the capacity */
 	int diverged;          /* a replication hit the queue bound */
 	long max_waiting;
+	/* fleets only (NULL, 0, NaN otherwise): each replica's figures and
+	 * the unevenness measures, means across replications */
+	sb_sim_replica *replicas; /* owned */
+	int n_replicas;
+	double share_ratio, util_cv;
 } sb_sweep_level;
 
 typedef struct sb_sweep {
@@ -41,7 +46,9 @@ typedef struct sb_sweep {
 
 /* Runs every level of w (borrowed, like m and o) with `reps` replications
  * whose seeds derive from w->seed (sb_seed_derive(seed, level index, replication)). Returns 0 or a negative
- * errno with a message. Cost: levels * reps simulations. */
+ * errno with a message (out is then empty). Cost: levels * reps
+ * simulations, spread over o->jobs threads with the same results for any
+ * number (workers.h). */
 int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		 int reps, sb_sweep *out, sb_error *e);
 void sb_sweep_fini(sb_sweep *s);
@@ -80,6 +87,13 @@ int sb_plan_share_meeting(const sb_model *m, const sb_sim_opts *o, const sb_work
 int sb_plan_min_slots(const sb_model *m, const sb_sim_opts *o,
 		      const sb_workload *w, double rate, int reps,
 		      int max_slots, int *slots, sb_error *e);
+/* (c) fleets: the fewest replicas per group (1..max_replicas; every group
+ * of o->fleet gets that count, fleet.h sb_fleet_set_count) that meet the
+ * SLO at `rate`: *replicas, or -1 when even max_replicas do not. (b) with
+ * o->fleet is the highest rate the given fleet takes. */
+int sb_plan_min_replicas(const sb_model *m, const sb_sim_opts *o,
+			 const sb_workload *w, double rate, int reps,
+			 int max_replicas, int *replicas, sb_error *e);
 int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
 		     const sb_workload *w, int reps, double *rate, sb_error *e);
 

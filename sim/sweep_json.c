@@ -29,6 +29,24 @@ static void set_created(json_t *res)
 		json_object_set_new(res, "created", json_string(buf));
 }
 
+/* target.fleet: {"replicas", "route", "groups": [{"model", "count",
+ * "slots"}]} (groups: one entry for copies of the model). */
+static json_t *fleet_json(const sb_sweep_doc *d)
+{
+	const sb_fleet *f = &d->opts->fleet;
+	json_t *groups = json_array();
+	int n = f->n_groups ? f->n_groups : 1;
+	for (int g = 0; g < n; g++) {
+		const sb_model *m = f->n_groups && f->groups[g].model ? f->groups[g].model : d->model;
+		json_array_append_new(groups, json_pack("{s:s, s:i, s:i}", "model", m->name,
+							"count", f->n_groups ? f->groups[g].count
+									     : f->replicas,
+							"slots", m->slots));
+	}
+	return json_pack("{s:i, s:s, s:o}", "replicas", sb_fleet_size(f), "route",
+			 sb_route_name(f->route), "groups", groups);
+}
+
 static json_t *target_json(const sb_sweep_doc *d)
 {
 	json_t *target = json_object();
@@ -45,6 +63,8 @@ static json_t *target_json(const sb_sweep_doc *d)
 		json_object_set_new(target, "scenario", json_string(d->scenario));
 	if (d->opts->pin_stride > 0)
 		json_object_set_new(target, "pin_stride", json_integer(d->opts->pin_stride));
+	if (sb_fleet_size(&d->opts->fleet) > 1)
+		json_object_set_new(target, "fleet", fleet_json(d));
 	return target;
 }
 
@@ -149,6 +169,32 @@ static void context_counts(json_t *lj, const sb_sweep_level *l)
 	json_object_set_new(lj, "output_cut", json_integer(cut));
 }
 
+/* A fleet level's "replicas" array and "fleet" unevenness (means across
+ * replications). */
+static void replicas_json(json_t *lj, const sb_sweep_level *l)
+{
+	json_t *arr = json_array();
+	for (int i = 0; i < l->n_replicas; i++) {
+		const sb_sim_replica *p = &l->replicas[i];
+		json_t *o = json_object();
+		json_object_set_new(o, "replica", json_integer(i));
+		json_object_set_new(o, "group", json_integer(p->group));
+		json_object_set_new(o, "slots", json_integer(p->slots));
+		json_object_set_new(o, "requests", json_integer(p->requests));
+		json_object_set_new(o, "share", sb_json_number(p->share));
+		json_object_set_new(o, "utilization", sb_json_number(p->utilization));
+		json_object_set_new(o, "req_s", sb_json_number(p->req_s));
+		json_object_set_new(o, "l_observed", sb_json_number(p->mean_inflight));
+		json_object_set_new(o, "l_law", sb_json_number(p->l_law));
+		json_array_append_new(arr, o);
+	}
+	json_object_set_new(lj, "replicas", arr);
+	json_t *f = json_object();
+	json_object_set_new(f, "share_max_min", sb_json_number(l->share_ratio));
+	json_object_set_new(f, "utilization_cv", sb_json_number(l->util_cv));
+	json_object_set_new(lj, "fleet", f);
+}
+
 /* The simulator's own fields of level i's entry lj. */
 static void level_extras(json_t *lj, const sb_sweep *sw, const sb_model *m, int i)
 {
@@ -173,6 +219,8 @@ static void level_extras(json_t *lj, const sb_sweep *sw, const sb_model *m, int 
 		json_object_set_new(lj, "ci95", ci95_json(l));
 	if (sw->uncertain)
 		json_object_set_new(lj, "pi90", pi90_json(l));
+	if (l->n_replicas > 0)
+		replicas_json(lj, l);
 }
 
 json_t *sb_sweep_to_results(const sb_sweep *sw, const sb_sweep_doc *d, json_t *plan)

@@ -142,6 +142,37 @@ static void print_level_notes(FILE *out, const sb_sweep *sw, const sb_model *m)
 	}
 }
 
+/* Fleets: per level, how uneven the replicas were, Little's law for the
+ * worst replica, and (up to 32 replicas) a line per replica. */
+static void print_replicas(FILE *out, const sb_sweep *sw)
+{
+	for (int i = 0; i < sw->n_levels; i++) {
+		const sb_sweep_level *l = &sw->levels[i];
+		if (l->n_replicas < 1)
+			continue;
+		double worst = 0;
+		for (int k = 0; k < l->n_replicas; k++) {
+			const sb_sim_replica *p = &l->replicas[k];
+			double d = p->mean_inflight > 0
+				? fabs(p->l_law - p->mean_inflight) / p->mean_inflight : 0;
+			worst = d > worst ? d : worst;
+		}
+		fprintf(out, "level %g, %d replicas: share max/min %.3f, utilization cv %.3f, "
+			     "Little's law per replica within %.2g%%\n", l->level, l->n_replicas,
+			l->share_ratio, l->util_cv, 100 * worst);
+		if (l->n_replicas > 32)
+			continue;
+		fprintf(out, "  %7s %5s %6s %8s %7s %9s %8s %8s\n", "replica", "group", "slots",
+			"share", "util", "req/s", "L=λW", "L obs");
+		for (int k = 0; k < l->n_replicas; k++) {
+			const sb_sim_replica *p = &l->replicas[k];
+			fprintf(out, "  %7d %5d %6d %8.4f %7.3f %9.3f %8.3f %8.3f\n", k, p->group,
+				p->slots, p->share, p->utilization, p->req_s, p->l_law,
+				p->mean_inflight);
+		}
+	}
+}
+
 void sb_sweep_print(FILE *out, const sb_sweep *sw, const sb_model *m, const sb_sim_opts *o,
 		    const sb_workload *w)
 {
@@ -155,6 +186,7 @@ void sb_sweep_print(FILE *out, const sb_sweep *sw, const sb_model *m, const sb_s
 	print_table(out, sw, w, has_slo, m->max_queue >= 0);
 	fprintf(out, "\n");
 	print_level_notes(out, sw, m);
+	print_replicas(out, sw);
 	if (sw->knee >= 0)
 		fprintf(out, "knee: level %g — %s\n", sw->levels[sw->knee].level, sw->knee_reason);
 	else

@@ -13,11 +13,11 @@
 #define DRAWS 20000
 
 /* Share of DRAWS picks that went to replica `which`. */
-static double share(sb_router *r, const long *inflight, size_t which)
+static double share(sb_route_picker *r, const long *inflight, size_t which)
 {
 	long hit = 0;
 	for (int k = 0; k < DRAWS; k++)
-		hit += sb_router_pick(r, inflight) == which;
+		hit += sb_route_pick(r, inflight) == which;
 	return (double)hit / DRAWS;
 }
 
@@ -32,7 +32,7 @@ static void test_names(void)
 	sb_error e = { "" };
 	CHECK(sb_route_parse("least-queued", &r, &e) == 0 && r == SB_ROUTE_LEAST_QUEUED);
 	CHECK(sb_route_parse("p2c", &r, &e) == 0 && r == SB_ROUTE_P2C);
-	CHECK(sb_route_parse("fastest", &r, &e) == -EINVAL && strstr(e.msg, "'fastest'"));
+	CHECK(sb_route_parse("fastest", &r, &e) == -EINVAL && strstr(e.msg, "\"fastest\""));
 	CHECK_STR(sb_route_name(SB_ROUTE_ROUND_ROBIN), "round-robin");
 	CHECK_STR(sb_route_name((sb_route)9), "?");
 }
@@ -40,21 +40,21 @@ static void test_names(void)
 static void test_round_robin(void)
 {
 	long in[3] = { 5, 0, 0 };
-	sb_router r = { .route = SB_ROUTE_ROUND_ROBIN, .n = 3 };
+	sb_route_picker r = { .route = SB_ROUTE_ROUND_ROBIN, .n = 3 };
 	for (int k = 0; k < 7; k++)
-		CHECK(sb_router_pick(&r, in) == (size_t)(k % 3)); /* whatever is in flight */
-	sb_router one = { .route = SB_ROUTE_P2C, .n = 1 };
-	CHECK(sb_router_pick(&one, in) == 0); /* no generator needed */
+		CHECK(sb_route_pick(&r, in) == (size_t)(k % 3)); /* whatever is in flight */
+	sb_route_picker one = { .route = SB_ROUTE_P2C, .n = 1 };
+	CHECK(sb_route_pick(&one, in) == 0); /* no generator needed */
 }
 
 static void test_least(gsl_rng *g)
 {
 	long slots[3] = { 4, 1, 2 };
 	long in[3] = { 3, 1, 2 };
-	sb_router lo = { .route = SB_ROUTE_LEAST_OUTSTANDING, .n = 3, .slots = slots, .rng = g };
-	CHECK(sb_router_pick(&lo, in) == 1);
+	sb_route_picker lo = { .route = SB_ROUTE_LEAST_OUTSTANDING, .n = 3, .slots = slots, .rng = g };
+	CHECK(sb_route_pick(&lo, in) == 1);
 	/* least-queued: waiting = in flight beyond the slots: 0, 0, 0 -> ties */
-	sb_router lq = { .route = SB_ROUTE_LEAST_QUEUED, .n = 3, .slots = slots, .rng = g };
+	sb_route_picker lq = { .route = SB_ROUTE_LEAST_QUEUED, .n = 3, .slots = slots, .rng = g };
 	for (size_t i = 0; i < 3; i++)
 		CHECK_NEAR(share(&lq, in, i), 1.0 / 3, tol(1.0 / 3));
 	long busy[3] = { 6, 2, 3 }; /* waiting 2, 1, 1: replicas 1 and 2 tie */
@@ -68,21 +68,21 @@ static void test_least(gsl_rng *g)
 static void test_random(gsl_rng *g)
 {
 	long in[4] = { 0, 9, 9, 9 };
-	sb_router rnd = { .route = SB_ROUTE_RANDOM, .n = 4, .rng = g };
+	sb_route_picker rnd = { .route = SB_ROUTE_RANDOM, .n = 4, .rng = g };
 	CHECK_NEAR(share(&rnd, in, 0), 0.25, tol(0.25)); /* blind to load */
 	/* p2c: replica 0 (fewest) wins whenever it is one of the two drawn,
 	 * chance 1 - C(3,2)/C(4,2) = 1/2; each other one 1/6 (ties at random) */
-	sb_router p2c = { .route = SB_ROUTE_P2C, .n = 4, .rng = g };
+	sb_route_picker p2c = { .route = SB_ROUTE_P2C, .n = 4, .rng = g };
 	CHECK_NEAR(share(&p2c, in, 0), 0.5, tol(0.5));
 	CHECK_NEAR(share(&p2c, in, 3), 1.0 / 6, tol(1.0 / 6));
 	/* reproducible for a seed */
 	gsl_rng *a = sb_rng_new(7), *b = sb_rng_new(7);
-	sb_router ra = { .route = SB_ROUTE_P2C, .n = 4, .rng = a };
-	sb_router rb = { .route = SB_ROUTE_P2C, .n = 4, .rng = b };
+	sb_route_picker ra = { .route = SB_ROUTE_P2C, .n = 4, .rng = a };
+	sb_route_picker rb = { .route = SB_ROUTE_P2C, .n = 4, .rng = b };
 	long eq[4] = { 1, 1, 1, 1 };
 	int same = 1;
 	for (int k = 0; k < 1000; k++)
-		same &= sb_router_pick(&ra, eq) == sb_router_pick(&rb, eq);
+		same &= sb_route_pick(&ra, eq) == sb_route_pick(&rb, eq);
 	CHECK(same);
 	gsl_rng_free(a);
 	gsl_rng_free(b);
