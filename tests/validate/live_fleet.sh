@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# live_fleet.sh — a fleet of two real llama-servers without a proxy,
+# predicted from one replica's calibration (suite live).
+#
+#   live_fleet.sh SERVEBENCH SBSIM LLAMA_SH
+#
+# 1. Start two llama-servers, 1 slot and 1 thread each (target/llama.sh;
+#    stopped on exit).
+# 2. Calibrate ONE of them alone: `servebench calibrate --url A --slots 1`
+#    (its own plan).
+# 3. Predict the fleet before measuring it: `sbsim --replicas 2 --route R`
+#    at open-loop rates of 35% and 70% of the fleet's predicted capacity,
+#    for R = round-robin and least-outstanding.
+# 4. Measure the same: `servebench run --url A --url B --route R` at those
+#    rates (128 prompt / 32 output tokens), twice per route with the same
+#    seed, so the same arrivals and lengths, and --no-cache-prompt, so the
+#    server prefills every prompt afresh both times (the repeat: how far two
+#    runs of the same requests differ by the servers' own noise).
+# 5. Replay each measured run through the model server by server (`servebench
+#    validate --measured`: each replica's requests at their measured send
+#    times on a server of the model's) and assert, per quantity (TTFT, E2E)
+#    and class (mean/p50, p90/p99), the bound validate-live uses:
+#        median |replay error| <= 2 x median |repeat difference| + floor
+#    with floors of 5% (mean/p50) and 10% (p90/p99): the repeat has the
+#    same arrivals and routes (round-robin) as the run, so what differs is
+#    what a replay cannot know, and an exact model's error would be of the
+#    size of one run's noise (the difference of two runs has 1.4x its sd).
+#    Also asserted: round-robin's records alternate 0, 1, 0, 1 in send order
+#    and every request of a level went to one of the two servers.
+# 6. Report (not asserted) the forward prediction of step 3 against the
+#    measurement: that comparison also carries the luck of 24 arrivals.
+# The two servers share the machine's two cores with the client: while both
+# are busy each runs slower than the calibration (one server alone) saw, so
+# the replay's errors include that (printed beside them).
+# Exit 0 pass, 1 fail. About 4-5 minutes on a 2-core machine.
+set -euo pipefail
+
+usage="usage: live_fleet.sh SERVEBENCH SBSIM LLAMA_SH"
+SB=${1:?$usage}
+SIM=${2:?$usage}
+LLAMA=${3:?$usage}
+SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
+SIM=$(cd "$(dirname "$SIM")" && pwd)/$(basename "$SIM")
+LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
+PY=${SERVEBENCH_PYTHON:-python3}
+N=${SERVEBENCH_FLEET_N:-24}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sb-live-fleet.XXXXXX")
+pidfiles=()
+cleanup() {
+  for p in "${pidfiles[@]}"; do "$LLAMA" stop "$p" >/dev/null 2>&1 || true; done
+  if [[ -n "${SERVEBENCH_LIVE_KEEP:-}" ]]; then
+    mkdir -p "$SERVEBENCH_LIVE_KEEP" && cp "$work"/*.json "$SERVEBENCH_LIVE_KEEP"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+urls=()
+for k in a b; do
+  export SERVEBENCH_RUN_DIR="$work/srv-$k"
+  if ! start_out=$("$LLAMA" start --np 1 2>"$work/start-$k.log"); then
+    echo "live_fleet: llama-server $k did not start:"; tail -20 "$work/start-$k.log"
+    exit 1
+  fi
+  eval "$start_out"   # URL PID PIDFILE LOG ...
+  pidfiles+=("$PIDFILE")
+  urls+=("$URL")
+  echo "llama-server $k at $URL (pid $PID)"
+done
+cd "$work"
+
+echo "== calibrate --url (replica a alone, 1 slot)"
+"$SB" calibrate --url "${urls[0]}" --model live --slots 1 -o model.json \
+  | grep -E '^(server time|slots|  decode_ms)' || true
+
+lens=(--input-len 128 --output-len 32)
+"$SIM" --model-file model.json --no-uncertainty --replicas 2 --rate 1 "${lens[@]}" \
+  --requests 50 --seed 7 --json cap.json >/dev/null
+rates=$("$PY" -c 'import json,sys; c=json.load(open(sys.argv[1]))["simulation"]["capacity_req_s"]; print("%.2f,%.2f" % (0.35*c, 0.7*c))' cap.json)
+echo "fleet capacity predicted: $("$PY" -c 'import json; print("%.2f" % json.load(open("cap.json"))["simulation"]["capacity_req_s"])') req/s; rates $rates"
+
+routes=(round-robin least-outstanding)
+seed=31
+for r in "${routes[@]}"; do
+  seed=$((seed + 1))
+  echo "== $r: predict, then measure twice"
+  "$SIM" --model-file model.json --no-uncertainty --replicas 2 --route "$r" --rate "$rates" \
+    "${lens[@]}" --requests 2000 --warmup 0 --seed 5 --json "pred-$r.json" >/dev/null
+  for k in 1 2; do
+    rc=0
+    "$SB" run --url "${urls[0]}" --url "${urls[1]}" --route "$r" --model live --quiet \
+      --mode rate --levels "$rates" "${lens[@]}" --num-requests "$N" --warmup 1 \
+      --no-cache-prompt --seed "$seed" --out "run-$r-$k.json" || rc=$?
+    if [[ $rc -ne 0 && $rc -ne 1 ]]; then
+      echo "live_fleet: servebench run ($r) failed with status $rc"; exit 1
+    fi
+    rc=0
+    "$SB" validate --model-file model.json --measured "run-$r-$k.json" --seed 3 \
+      --json "cmp-$r-$k.json" --quiet >"cmp-$r-$k.txt" 2>&1 || rc=$?
+    if [[ $rc -ge 2 ]]; then
+      echo "live_fleet: validate --measured ($r) failed with status $rc"; cat "cmp-$r-$k.txt"; exit 1
+    fi
+  done
+done
+
+"$PY" - "${routes[@]}" <<'PY'
+import json, sys
+routes = sys.argv[1:]
+quant = ["ttft", "e2e"]
+classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
+floor = {"central": 5.0, "tail": 10.0}
+
+def median(xs):
+    xs = sorted(x for x in xs if x == x)
+    n = len(xs)
+    if n == 0:
+        return float("nan")
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+def diff(a, b, q, stats):
+    out = []
+    for la, lb in zip(a["levels"], b["levels"]):
+        for s in stats:
+            x, y = la[q + "_ms"].get(s), lb[q + "_ms"].get(s)
+            if x and y:
+                out.append(abs(y - x) / x * 100)
+    return out
+
+fail = []
+for r in routes:
+    runs = [json.load(open(f"run-{r}-{k}.json")) for k in (1, 2)]
+    cmps = [json.load(open(f"cmp-{r}-{k}.json")) for k in (1, 2)]
+    pred = json.load(open(f"pred-{r}.json"))
+    for k, run in enumerate(runs, 1):
+        reps = run["target"].get("replicas") or []
+        if len(reps) != 2:
+            fail.append(f"{r} run {k}: target.replicas has {len(reps)} servers, want 2")
+        for lv in run["levels"]:
+            recs = sorted((x for x in lv.get("requests", []) if not x.get("warmup")),
+                          key=lambda x: x["t_sent_s"])
+            seq = [x.get("replica") for x in recs]
+            if not recs or any(i not in (0, 1) for i in seq):
+                fail.append(f"{r} run {k} rate {lv['level']:.2f}: records' replicas {seq}")
+            if r == "round-robin" and any(a == b for a, b in zip(seq, seq[1:])):
+                fail.append(f"round-robin run {k} rate {lv['level']:.2f}: replicas {seq} "
+                            "do not alternate")
+            shares = [p["share"] for p in lv.get("replicas", [])]
+            print(f"{r} run {k} rate {lv['level']:.2f}: shares "
+                  + ", ".join("%.2f" % x for x in shares))
+    print(f"== {r}: replay error (median |error| over levels) against the repeat")
+    for q in quant:
+        for cls, stats in classes.items():
+            rep = median(diff(runs[0], runs[1], q, stats))
+            limit = 2 * (rep if rep == rep else 0) + floor[cls]
+            for k, c in enumerate(cmps, 1):
+                e = c["summary"].get(f"{q}_{cls}_mdape_pct")
+                ok = e is not None and e <= limit
+                print(f"  {q.upper():4s} {cls:7s} run {k}: {e if e is not None else float('nan'):5.1f}% "
+                      f"(repeat {rep:.1f}%, limit {limit:.1f}%) {'ok' if ok else 'FAIL'}")
+                if not ok:
+                    fail.append(f"{r} run {k} {q} {cls}: replay error {e} > limit {limit:.1f}%")
+    print(f"== {r}: forward prediction (sbsim --replicas 2 --route {r}) against both runs (reported)")
+    for pl, l1, l2 in zip(pred["levels"], runs[0]["levels"], runs[1]["levels"]):
+        for q in quant:
+            for s in ("p50", "p90"):
+                p = pl[q + "_ms"][s]
+                m = [l[q + "_ms"].get(s) for l in (l1, l2)]
+                print(f"  rate {pl['level']:.2f} {q.upper()} {s}: predicted {p:.0f} ms, measured "
+                      + ", ".join("%.0f" % x for x in m if x)
+                      + "  (" + ", ".join("%+.0f%%" % ((p - x) / x * 100) for x in m if x) + ")")
+if fail:
+    print("live_fleet: FAIL\n  " + "\n  ".join(fail))
+    sys.exit(1)
+print("live_fleet: PASS")
+PY
