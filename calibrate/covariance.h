@@ -14,7 +14,9 @@
  *             reports it)
  *   overhead  with server timings: overhead_ms and overhead_per_prompt_token
  *             (when its line was kept)
- *   decode    decode_ms[B] for the batch sizes fitted from TPOT levels, or
+ *   decode    decode_ms[B] for the batch sizes fitted from TPOT levels (with
+ *             per-request records: (X^T W X)^-1 from each level's variance of
+ *             its mean, decode.c, so an exact table has one too), or
  *             the pinned passes' decode_ms[B] with decode_kv[B] (each B its
  *             own line)
  * Assumed: the blocks are independent. decode1 and prefill read the same

@@ -19,6 +19,8 @@ void cal_decode_fini(cal_decode *r)
  * terms are removed; w its weight. */
 typedef struct drow {
 	double y, bbar, w;
+	double var; /* variance of y (a level's mean), NaN: unknown (w relative) */
+	double t;   /* a request's first-token time (s), for the level's blocks */
 } drow;
 
 /* A prefill that ended at time t (s) and added `extra` s to that step. */
@@ -87,6 +89,48 @@ static double warm_cut(const cal_data *k, const cal_level *L)
 	return r;
 }
 
+static int cmp_row_t(const void *a, const void *b)
+{
+	double x = ((const drow *)a)->t, y = ((const drow *)b)->t;
+	return (x > y) - (x < y);
+}
+
+/* The variance of the mean of a level's m request rows r (reordered), from
+ * the level's own scatter: each row less the part its own effective batch
+ * explains (the within-level line; that part averages out of the level's
+ * mean exactly, so it is no noise of it), then the means of LMV_BLOCKS
+ * consecutive blocks in time order (requests decoding together share steps
+ * and prefills: their noise is correlated, a block's mean holds it), whose
+ * variance / blocks is the mean's. NaN with fewer than 2 rows. */
+#define LMV_BLOCKS 10
+static double level_mean_var(drow *r, size_t m)
+{
+	if (m < 2)
+		return NAN;
+	double yb = 0, bb = 0, sbb = 0, sby = 0;
+	for (size_t i = 0; i < m; i++) {
+		yb += r[i].y / (double)m;
+		bb += r[i].bbar / (double)m;
+	}
+	for (size_t i = 0; i < m; i++) {
+		sbb += (r[i].bbar - bb) * (r[i].bbar - bb);
+		sby += (r[i].bbar - bb) * (r[i].y - yb);
+	}
+	double beta = sbb > 0 ? sby / sbb : 0;
+	qsort(r, m, sizeof(*r), cmp_row_t);
+	size_t K = m >= 2 * LMV_BLOCKS ? LMV_BLOCKS : m;
+	double ss = 0;
+	for (size_t j = 0; j < K; j++) {
+		size_t a = j * m / K, b = (j + 1) * m / K;
+		double s = 0;
+		for (size_t i = a; i < b; i++)
+			s += r[i].y - beta * (r[i].bbar - bb);
+		double d = s / (double)(b - a) - yb;
+		ss += d * d;
+	}
+	return ss / (double)(K - 1) / (double)K;
+}
+
 /* Level L's rows from its records into rows + *nrow (effective batch up to
  * B), and its point P's corrections. Returns the rows added or -ENOMEM. */
 static long record_rows(const cal_data *k, const cal_engine *g, const cal_level *L, int B,
@@ -129,7 +173,7 @@ static long record_rows(const cal_data *k, const cal_engine *g, const cal_level 
 		double corr_i = add / (R->N - 1.0);
 		double kv_i = g->kv_ms_per_token * bbar * (R->P + R->N / 2.0);
 		double d = R->tpot - kv_i - corr_i;
-		rows[(*nrow)++] = (drow){ d, bbar, 1.0 };
+		rows[(*nrow)++] = (drow){ d, bbar, 1.0, NAN, R->t_first };
 		sy += d;
 		sb += bbar;
 		si += corr_i;
@@ -141,11 +185,12 @@ static long record_rows(const cal_data *k, const cal_engine *g, const cal_level 
 		return 0;
 	P->step_ms = sy / (double)m;
 	P->effective_batch = sb / (double)m;
-	/* every request of the level sits at the level's mean effective batch:
-	 * a single request's estimate is noisy, and noise in a regressor would
-	 * bias the fit (errors in variables) */
-	for (size_t q = row0; q < *nrow; q++)
-		rows[q].bbar = P->effective_batch;
+	P->step_var = level_mean_var(rows + row0, (size_t)m);
+	/* the level becomes one row at its mean effective batch: a single
+	 * request's estimate is noisy, and noise in a regressor would bias the
+	 * fit (errors in variables) */
+	rows[row0] = (drow){ P->step_ms, P->effective_batch, (double)m, P->step_var, 0 };
+	*nrow = row0 + 1;
 	P->minus_interference_ms = si / (double)m;
 	P->minus_kv_ms = sk / (double)m;
 	P->how = CAL_INTERF_RECORDS;
@@ -179,8 +224,9 @@ static drow summary_row(const cal_engine *g, const cal_level *L, int B, int S,
 				   (L->N - 1.0);
 	P->minus_kv_ms = g->kv_ms_per_token * (double)B * (L->P + L->N / 2.0);
 	P->step_ms = L->tpot - P->minus_kv_ms - P->minus_interference_ms;
+	P->step_var = NAN; /* a p50 alone: no scatter to take it from */
 	P->effective_batch = B;
-	return (drow){ P->step_ms, (double)B, MEDIAN_WEIGHT(L->n_ok) };
+	return (drow){ P->step_ms, (double)B, MEDIAN_WEIGHT(L->n_ok), NAN, 0 };
 }
 
 /* Batch B among the unknowns U[0..*nu); a new one is added while there is
@@ -250,14 +296,20 @@ static int decode_rows(const cal_data *k, const cal_engine *g, const cal_slots *
 
 /* decode_ms(B) is linear between table points (as the simulator reads it),
  * so a row at effective batch bbar is a fixed mix of two table entries:
- * least squares for the unknown entries into out->f. */
+ * least squares for the unknown entries into out->f. When every row (a
+ * level) carries its mean's variance from its records, the weights are
+ * 1/variance and the covariance is (X'WX)^-1 from those variances (an
+ * exactly fitted table gets one too); else weights are relative and the
+ * covariance comes from the rows' scatter about the fit. */
 static int solve_table(const cal_engine *g, const drow *rows, size_t nrow, cal_decode *out,
 		       sb_error *e)
 {
 	const int *U = out->batches, nu = out->n_batches;
 	double *X = calloc(nrow * (size_t)nu, sizeof(double));
 	double *y = malloc(nrow * sizeof(double)), *w = malloc(nrow * sizeof(double));
-	int r = -ENOMEM;
+	int r = -ENOMEM, known = 1;
+	for (size_t q = 0; q < nrow; q++)
+		known &= rows[q].var > 0 && isfinite(rows[q].var);
 	if (X && y && w) {
 		for (size_t q = 0; q < nrow; q++) {
 			double bb = rows[q].bbar, yy = rows[q].y, lo = 1;
@@ -278,9 +330,11 @@ static int solve_table(const cal_engine *g, const drow *rows, size_t nrow, cal_d
 					yy -= (1.0 - t) * g->decode_1_ms;
 			}
 			y[q] = yy;
-			w[q] = rows[q].w;
+			w[q] = known ? 1.0 / rows[q].var : rows[q].w;
 		}
 		r = sb_linfit_run(X, y, w, nrow, (size_t)nu, &out->f, e);
+		if (r == 0 && known)
+			r = sb_linfit_known_var(&out->f, X, w, e);
 		if (r < 0)
 			sb_error_prefix(e, "decode step per batch size");
 	}

@@ -33,6 +33,8 @@ typedef struct cal_decode_point {
 	double check_residual_ms;  /* CHECK_ONLY: TPOT minus the concurrency-1 prediction */
 	double effective_batch;    /* mean effective batch of its rows */
 	double minus_kv_ms, minus_interference_ms, step_ms; /* step = TPOT - both */
+	double step_var;           /* variance of step_ms from the level's records
+				      (level_mean_var in decode.c); NaN: a summary */
 	cal_interference_how how;
 	double ttft_wave_ms, ttft_staggered_ms, fraction; /* CAL_INTERF_SUMMARY */
 } cal_decode_point;

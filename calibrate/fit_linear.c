@@ -8,6 +8,7 @@
 
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit.h>
 
 #include "core/jsonfile.h"
@@ -140,6 +141,38 @@ done:
 	if (r < 0)
 		sb_linfit_fini(out);
 	return r;
+}
+
+int sb_linfit_known_var(sb_linfit *f, const double *X, const double *w, sb_error *e)
+{
+	size_t p = f->p;
+	gsl_matrix *A = gsl_matrix_calloc(p, p);
+	if (!A)
+		return -ENOMEM;
+	for (size_t i = 0; i < f->n; i++)
+		for (size_t j = 0; j < p; j++)
+			for (size_t k = 0; k < p; k++)
+				*gsl_matrix_ptr(A, j, k) += w[i] * X[i * p + j] * X[i * p + k];
+	gsl_error_handler_t *old = gsl_set_error_handler_off();
+	int g = gsl_linalg_cholesky_decomp1(A);
+	if (g == 0)
+		g = gsl_linalg_cholesky_invert(A);
+	gsl_set_error_handler(old);
+	if (g != 0) {
+		gsl_matrix_free(A);
+		return sb_error_set(e, "the weighted design is singular: no covariance");
+	}
+	const double z = 1.959963984540054; /* two-sided 95%, known variances */
+	for (size_t j = 0; j < p; j++) {
+		for (size_t k = 0; k < p; k++)
+			f->cov[j][k] = gsl_matrix_get(A, j, k);
+		f->se[j] = sqrt(f->cov[j][j]);
+		f->ci_lo[j] = f->coef[j] - z * f->se[j];
+		f->ci_hi[j] = f->coef[j] + z * f->se[j];
+	}
+	f->has_ci = 1;
+	gsl_matrix_free(A);
+	return 0;
 }
 
 double sb_linfit_predict(const sb_linfit *f, const double *x, double *se)

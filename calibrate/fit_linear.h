@@ -40,6 +40,12 @@ int sb_linfit_run(const double *X, const double *y, const double *w, size_t n,
  * otherwise as sb_linfit_run with p = 2. */
 int sb_linfit_line(const double *x, const double *y, const double *w, size_t n,
 		   sb_linfit *out, sb_error *e);
+/* Recomputes f's covariance, standard errors and 95% intervals (normal
+ * quantile) for weights w that are absolute, w_i = 1/var_i with var_i known:
+ * cov = (X'WX)^-1, not scaled by the residuals (so an exact fit, n == p,
+ * gets intervals too). X, w: those f was fitted with (borrowed). Returns 0
+ * or -EINVAL (message in e) when X'WX is singular. */
+int sb_linfit_known_var(sb_linfit *f, const double *X, const double *w, sb_error *e);
 /* Releases the arrays; f may be NULL. */
 void sb_linfit_fini(sb_linfit *f);
 /* Prediction at a design row x (p values) and its standard error (NaN

@@ -97,6 +97,39 @@ static void design(const cal_engine *g, const cal_prefill *out, pf_points *p, si
 	}
 }
 
+/* Without server timings, per-request rows get weights 1 / (their level's
+ * variance of y): the client's TTFT scatters far more at long prompts (the
+ * prefill's own noise grows with its size) than at short ones (the
+ * overhead's), and one pooled variance would overstate the intercept's
+ * standard error and understate the per-token and attention terms' (the
+ * ones an extrapolation to longer prompts rests on). Unchanged when a
+ * level has fewer than 2 records or no scatter, or rows are summaries. */
+static double level_var(const cal_prefill *out, const pf_points *p, size_t i, size_t *end)
+{
+	size_t j = i;
+	double s = 0, ss = 0;
+	for (; j < p->n && out->lvi[j] == out->lvi[i]; j++)
+		s += p->y[j];
+	double m = s / (double)(j - i);
+	for (size_t q = i; q < j; q++)
+		ss += (p->y[q] - m) * (p->y[q] - m);
+	*end = j;
+	return j - i >= 2 ? ss / (double)(j - i - 1) : NAN;
+}
+
+static void level_weights(const cal_prefill *out, pf_points *p)
+{
+	size_t j;
+	for (size_t i = 0; i < p->n; i = j) /* (rows' weights as they were: all 1 or summaries) */
+		if (!(level_var(out, p, i, &j) > 0) || p->w[i] != 1.0)
+			return;
+	for (size_t i = 0; i < p->n; i = j) {
+		double v = level_var(out, p, i, &j);
+		for (size_t q = i; q < j; q++)
+			p->w[q] = 1.0 / v;
+	}
+}
+
 /* The linear fit into out->lin. With server timings it is refitted with
  * weights 1/fitted^2: server prompt times scatter in proportion to their
  * size (a 2048-token prefill varies by ms where a 16-token one varies by
@@ -104,6 +137,8 @@ static void design(const cal_engine *g, const cal_prefill *out, pf_points *p, si
 static int fit_linear_terms(const cal_engine *g, pf_points *p, cal_prefill *out, sb_error *e)
 {
 	design(g, out, p, 2);
+	if (!out->timings)
+		level_weights(out, p);
 	int r = sb_linfit_run(p->X, p->y, p->w, p->n, 2, &out->lin, e);
 	if (r < 0 || !out->timings)
 		goto out;

@@ -58,10 +58,12 @@ void sb_sweep_fini(sb_sweep *s);
  * (100 - percentile)% of its requests. True when no SLO is set. */
 int sb_sweep_level_meets(const sb_sweep_level *l, const sb_slo *slo);
 
-/* The 90% interval of x[0..n) (a level's replications, NaN ignored): the
- * 5th and 95th percentile of the finite values, linearly interpolated
- * between order statistics (gsl_stats_quantile_from_sorted_data); NaN with
- * fewer than 2 finite values. x is sorted in place. */
+/* The 90% interval of x[0..n) (a level's replications, NaN ignored) for
+ * one more run: the 5th and 95th percentile of the k finite values at the
+ * prediction positions p (k + 1) (1-based, clamped to 1..k), linearly
+ * interpolated between order statistics, so that a new value exchangeable
+ * with them falls inside 90% of the time (19 values: their minimum and
+ * maximum); NaN with fewer than 2 finite values. x is sorted in place. */
 void sb_sweep_pi90(double *x, int n, double *lo, double *hi);
 
 /* The share (0..1) of l's replications that meet slo on their own: the

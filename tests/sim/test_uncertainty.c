@@ -181,8 +181,15 @@ static void test_pi90(void)
 	x[21] = NAN;
 	double lo, hi;
 	sb_sweep_pi90(x, 22, &lo, &hi);
-	CHECK_NEAR(lo, 2.0, 1e-12); /* 5% of the way through 21 values: the 2nd */
-	CHECK_NEAR(hi, 20.0, 1e-12);
+	/* prediction positions 0.05 x 22 = 1.1 and 0.95 x 22 = 20.9 */
+	CHECK_NEAR(lo, 1.1, 1e-12);
+	CHECK_NEAR(hi, 20.9, 1e-12);
+	double y[19];
+	for (int i = 0; i < 19; i++)
+		y[i] = i * i;
+	sb_sweep_pi90(y, 19, &lo, &hi); /* 19 values: a 20th is outside 2 in 20 */
+	CHECK_NEAR(lo, 0.0, 1e-12);
+	CHECK_NEAR(hi, 324.0, 1e-12);
 	double one[1] = { 3 };
 	sb_sweep_pi90(one, 1, &lo, &hi);
 	CHECK(isnan(lo) && isnan(hi));
