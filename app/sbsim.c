@@ -81,8 +81,8 @@ static const sb_cli_opt opts[] = {
 		   "with parameter draws 40)"),
 	SB_CLI_OPT("uncertainty", SB_CLI_FLAG, &F->uncertainty, 0, 0, NULL,
 		   "each replication draws the model's coefficients from\n"
-		   "its fit.covariance; figures get 90% intervals (5th-95th\n"
-		   "percentile of the replications). The default when the\n"
+		   "its fit.covariance; figures get 90% intervals (where a\n"
+		   "new run falls, from the replications). The default when the\n"
 		   "model has a fit.covariance (calibrate writes one)"),
 	SB_CLI_OPT("no-uncertainty", SB_CLI_FLAG, &F->no_uncertainty, 0, 0, NULL,
 		   "the point prediction: the model's coefficients as they are"),

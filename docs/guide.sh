@@ -316,6 +316,24 @@ replay np8-c8 "$DATA/model-np8.json"
 for n in np4-c4 knee rate; do replay "$n"; done
 cat "$DATA/replay-knee.txt" "$DATA/replay-rate.txt"
 
+# ---- Experiment 3's 8-slot row predicted from the 1- and 4-slot data alone -----
+# The model is calibrated again without np8-c8.json, so decode_ms(8) comes from
+# the line fitted through decode_ms(1) and decode_ms(4) (an extrapolation, which
+# sbsim marks), and sbsim draws the calibration's uncertain coefficients per
+# replication: the 90% interval covers what calibration did not pin down and
+# the luck of a 32-request run.
+say "predicting Experiment 3's 8-slot run from the 1- and 4-slot runs alone"
+CAL14=()
+for p in "${E1_LENS[@]}"; do CAL14+=("$DATA/prompt-$p.json"); done
+CAL14+=("$DATA/np1.json" "$DATA/np4-c4.json")
+"$SB" calibrate "${CAL14[@]}" --slots 8 --name "llama-server 100M random, CPU (from -np 1 and 4)" \
+    -o "$DATA/model-np1-np4.json" >"$DATA/calibrate-np1-np4.txt" 2>&1 \
+    || { cat "$DATA/calibrate-np1-np4.txt" >&2; die "servebench calibrate (without the 8-slot run)"; }
+"$SIM" --model-file "$DATA/model-np1-np4.json" --slots 8 --concurrency 8 --input-len "$E3_IN" \
+    --output-len "$E3_OUT" --requests "$E3_N_NP8" --warmup 0 --replications 40 --seed 17 \
+    --json "$DATA/pred-np8-from-np1-np4.json" >"$DATA/pred-np8-from-np1-np4.txt" \
+    || die "sbsim (8 slots from the 1- and 4-slot model)"
+
 # ---- plots -----------------------------------------------------------------------------
 say "plots into $IMG"
 # Experiments 1-2: servebench plot puts load on the x axis, so TTFT and TPOT
@@ -494,6 +512,20 @@ def inside($t): if $t.inside == null then "–" elif $t.inside then "yes" else "
     done
 } >"$TDIR/exp3.md" || die "table for Experiment 3 (jq)"
 {
+    echo "| -np 8, c = 8 | measured | predicted from -np 1 and 4 | 90% interval | inside? |"
+    echo "|---|---|---|---|---|"
+    jq -r -n --slurpfile m "$DATA/np8-c8.json" --slurpfile p "$DATA/pred-np8-from-np1-np4.json" "$JQ_DEFS"'
+        ($m[0].levels[0]) as $L | ($p[0].levels[0]) as $P
+        | [["out tok/s", $L.output_tok_s, $P.output_tok_s, "output_tok_s"],
+           ["TPOT p50 ms", $L.tpot_ms.p50, $P.tpot_ms.p50, "tpot_ms.p50"],
+           ["TTFT p50 ms", $L.ttft_ms.p50, $P.ttft_ms.p50, "ttft_ms.p50"],
+           ["E2E p50 ms", $L.e2e_ms.p50, $P.e2e_ms.p50, "e2e_ms.p50"]][]
+        | . as [$name, $meas, $pred, $key] | ($P.pi90[$key] // [null, null]) as [$lo, $hi]
+        | "| \($name) | \($meas | num) | \($pred | num) (\(err($meas; $pred) | pct)) | \($lo | num)..\($hi | num) | \(if $lo == null then "–" elif $meas >= $lo and $meas <= $hi then "yes" else "**no**" end) |"'
+    jq -r '"decode_ms(8) from the line through decode_ms(1) = \(.step_ms.decode_ms["1"] * 100 | round / 100) and decode_ms(4) = \(.step_ms.decode_ms["4"] * 100 | round / 100) ms: \((.step_ms.decode_ms["4"] + (.step_ms.decode_ms["4"] - .step_ms.decode_ms["1"]) / 3 * 4) * 100 | round / 100) ms."' \
+        "$DATA/model-np1-np4.json"
+} >"$TDIR/exp3-np8.md" || die "table for Experiment 3 at 8 slots (jq)"
+{
     echo "| c | TTFT p50 ms | forecast | error | TTFT p99 ms | forecast | error | 95% range of p99 for ${E4_N} requests | inside? | TPOT p50 ms | forecast | error | out tok/s | forecast | error |"
     echo "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"
     jq -r -n --slurpfile m "$DATA/knee.json" --slurpfile p "$DATA/pred-knee.json" --slurpfile v "$DATA/replay-knee.json" "$JQ_DEFS"'
@@ -566,7 +598,7 @@ replay_table "rate req/s" rates "$DATA/replay-rate.json" >"$TDIR/exp6-replay.md"
         jq -r '"Measured \(.date) on \(.cpus) CPUs with llama.cpp \(.llama_cpp_commit) and servebench \(.servebench_commit); 1-minute load average \([.runs[].load1_before] | min)..\([.runs[].load1_after] | max) around the runs; measuring and predicting took \(.measure_and_predict_seconds) s."' "$DATA/env.json"
     fi
 } >"$TDIR/env.md" || die "environment note (jq)"
-for t in exp1 exp2 exp3 cal exp4 exp4-replay exp5 exp6 exp6-replay exp7 exp7-cold env; do
+for t in exp1 exp2 exp3 exp3-np8 cal exp4 exp4-replay exp5 exp6 exp6-replay exp7 exp7-cold env; do
     printf '### %s\n\n' "$t"; cat "$TDIR/$t.md"; printf '\n'
 done >"$DATA/tables.md"
 cat "$DATA/tables.md"

@@ -404,8 +404,8 @@ static void print_load(FILE *out, const sb_setup *s)
 	fprintf(out, " (+%ld warm-up), seed %lu", w->warmup, w->seed);
 	if (s->reps > 1 && s->uncert.n > 0)
 		fprintf(out, ", %d replications, each with its own draw of the model's %d "
-			     "uncertain coefficients ([lo,hi] = 90%% interval: 5th-95th "
-			     "percentile of the replications)", s->reps, s->uncert.n);
+			     "uncertain coefficients ([lo,hi] = 90%% interval for a new run: the "
+			     "replications' 5%% and 95%% quantiles at positions p(k+1))", s->reps, s->uncert.n);
 	else if (s->reps > 1)
 		fprintf(out, ", %d replications (± = 95%% CI)", s->reps);
 	fprintf(out, "\n");

@@ -89,8 +89,8 @@ static json_t *uncertainty_json(const sb_sweep *sw, const sb_uncert *u)
 	for (int i = 0; i < u->n; i++)
 		json_array_append_new(names, json_string(u->names[i]));
 	return json_pack("{s:i,s:o,s:s}", "draws", sw->replications, "params", names,
-			 "interval", "pi90: 5th-95th percentile of the replications, each "
-				     "with its own parameter draw");
+			 "interval", "pi90: the replications' 5% and 95% prediction quantiles "
+				     "(positions p(k+1)), each replication with its own parameter draw");
 }
 
 static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t *plan)
