@@ -56,7 +56,12 @@ static const sb_cli_opt opts[] = {
 		    "decode pass of B = 2..S sequences with requests pinned to slots 0..B-1 (id_slot)\n"
 		    "at 32- and 384-token prompts, and a pair pinned to slots 0 and 2 (one KV cache\n"
 		    "per slot, or one for all?); a pass that comes out cheaper than a smaller one by\n"
-		    "more than a tenth is measured again before the fit believes it."),
+		    "more than a tenth is measured again before the fit believes it; and groups of\n"
+		    "G = 1..S prompts of 256 tokens (at most 2048/S) / 1 out pinned to slots 0..G-1,\n"
+		    "3 waves each, within 20 s of server time: the cost of prompts prefilled together\n"
+		    "(prefill_per_prompt). A prompt length or group size whose prefill comes out\n"
+		    "cheaper than a smaller one's is measured again too (fit.checks says what was\n"
+		    "kept)."),
 	SB_CLI_OPT("url", SB_CLI_STRING, &cmd.plan.url, 0, 0, "URL",
 		   "the server (as for `servebench run`)"),
 	SB_CLI_OPT("model", SB_CLI_STRING, &cmd.plan.model, 0, 0, "NAME",

@@ -34,6 +34,9 @@ typedef struct cal_level {
 	double ttft_p99;    /* ms: the summary's TTFT p99 (NaN: none) */
 	double wait;        /* ms: mean queue wait (NaN: unknown) */
 	int wait_has_overhead; /* measured waits are TTFT - server prompt_ms */
+	int shape_dropped;  /* its prefill broke the expected shape and a
+			       re-measurement overruled it (checks.h): left
+			       out of the prefill fit */
 } cal_level;
 
 /* One successful request. Times t_* in s relative to the level start,
