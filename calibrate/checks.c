@@ -76,13 +76,13 @@ static void judge(const cal_obs *o, const size_t *lo, int j, const size_stat *st
 	}
 	double a = isfinite(s->again) ? s->again : s->first;
 	double b = isfinite(p->again) ? p->again : p->first;
-	c->kept = a < b;
+	c->kept = a < CAL_CHECKS_FALL * b;
 	if (c->kept) {
-		snprintf(c->why, sizeof(c->why), "the re-measurement fell too (%.4g < %.4g): kept",
+		snprintf(c->why, sizeof(c->why), "the re-measurement fell too (%.4g below %.4g by more than a tenth): kept",
 			 a, b);
 		return;
 	}
-	snprintf(c->why, sizeof(c->why), "the re-measurement did not fall (%.4g >= %.4g): the "
+	snprintf(c->why, sizeof(c->why), "the re-measurement did not fall by a tenth (%.4g against %.4g): the "
 					 "first measurements left out, the re-measurements used",
 		 a, b);
 	if (isfinite(s->again))
@@ -120,7 +120,7 @@ int cal_checks_series(const cal_obs *obs, size_t n, double xtol, const char *wha
 	}
 	lo[ns] = n;
 	for (int j = 1; j < ns && out->n < CAL_CHECKS_MAX; j++) {
-		if (!(st[j].first < st[j - 1].first))
+		if (!(st[j].first < CAL_CHECKS_FALL * st[j - 1].first))
 			continue;
 		cal_check *c = &out->c[out->n++];
 		memset(c, 0, sizeof(*c));

@@ -20,8 +20,13 @@
 #include "calibrate/data.h"
 
 #define CAL_CHECKS_MAX 64
+/* A size's cost "falls" when it is below the smaller size's by more than a
+ * tenth (as the plan's decode recheck): a flat cost (a server whose prefill
+ * hardly grows) does not trip the check on noise alone. */
+#define CAL_CHECKS_FALL 0.9
 
-/* One check that found a broken shape. */
+/* One check that found a broken shape (a re-measurement confirms it when it
+ * falls too). */
 typedef struct cal_check {
 	char what[96];          /* "prefill of 1024-token prompt vs 256" */
 	const char *expected;   /* the shape expected, a sentence (static) */
@@ -48,7 +53,7 @@ typedef struct cal_obs {
 
 /* Checks the series obs[0..n) (x values closer than a factor 1 + xtol are
  * the same size): for each pair of neighbouring sizes whose first
- * measurements fall (y(x) < y(x_prev)), appends a check to out (its what:
+ * measurements fall (y(x) < CAL_CHECKS_FALL y(x_prev)), appends a check to out (its what:
  * "WHAT x vs x_prev"; expected: a static sentence)
  * and, when a re-measurement does not confirm the fall, sets drop[owner]
  * for the first measurements of both sizes (drop: one flag per owner, the

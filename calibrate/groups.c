@@ -270,7 +270,10 @@ int cal_groups_fit(const cal_data *d, cal_engine *g, cal_groups *out, cal_checks
 		return 0;
 	if ((r = fit_steps(out, e)) < 0 || !out->fitted)
 		return r;
+	/* kept only when its interval lies above 0: groups that cost what
+	 * their prompts cost alone leave the model as it was */
 	out->clamped = out->per_prompt < 0;
-	g->prefill_per_prompt_ms = out->clamped ? 0 : out->per_prompt;
+	out->not_significant = !out->clamped && !(out->lo > 0);
+	g->prefill_per_prompt_ms = out->clamped || out->not_significant ? 0 : out->per_prompt;
 	return 0;
 }

@@ -20,7 +20,8 @@
  * by the groups of one, so that drift between the parts stays out of the
  * per-prompt term). Fitted as ms = alpha * model + beta * (k - passes),
  * weights 1/model^2 (the step time scatters in proportion to its size);
- * prefill_per_prompt = beta / alpha, its interval by the delta method.
+ * prefill_per_prompt = beta / alpha, its interval by the delta method; the
+ * model takes it only when that interval lies above 0.
  * The step time is the server's prompt_ms (median over the step's
  * requests) when reported, else the client's TTFT less the fitted
  * overhead.
@@ -53,6 +54,7 @@ typedef struct cal_groups {
 	double speed, speed_se; /* alpha */
 	double per_prompt, se, lo, hi; /* prefill_per_prompt as fitted (ms) */
 	int clamped;        /* came out negative: the model takes 0 */
+	int not_significant; /* its 95% interval reaches 0: the model takes 0 */
 	long n_multi;       /* steps of two or more prompts used */
 	double ratio_model; /* median ms/model over the steps of 2+ prompts,
 			       without the per-prompt term (1: additive) */

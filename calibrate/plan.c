@@ -1,6 +1,8 @@
 /* plan.c — the measurement plan of `servebench calibrate --url` (plan.h). */
 #include "calibrate/plan.h"
 
+#include "calibrate/checks.h" /* CAL_CHECKS_FALL only (a macro) */
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -98,7 +100,7 @@ static double part_prefill_median(const json_t *doc)
 }
 
 /* Marks again[i] and again[i - 1] wherever the median of part first + i
- * (sizes ascending) falls below the one before it; returns how many
+ * (sizes ascending) falls below the one before it by more than a tenth; returns how many
  * marked. */
 static int shape_breaks(const sb_plan *p, size_t first, int n, int *again)
 {
@@ -106,7 +108,7 @@ static int shape_breaks(const sb_plan *p, size_t first, int n, int *again)
 	double prev = NAN;
 	for (int i = 0; i < n; i++) {
 		double m = part_prefill_median(p->docs[first + (size_t)i]);
-		if (i > 0 && m < prev) {
+		if (i > 0 && m < CAL_CHECKS_FALL * prev) {
 			marked += !again[i] + !again[i - 1];
 			again[i] = again[i - 1] = 1;
 		}
@@ -373,7 +375,7 @@ static int measure_groups(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_err
 			continue;
 		double m = part_prefill_median(p->docs[G->first_part[g] - 1]);
 		double m0 = part_prefill_median(p->docs[G->first_part[g - 1] - 1]);
-		if (m < m0) {
+		if (m < CAL_CHECKS_FALL * m0) {
 			again[g] = again[g - 1] = 1;
 			G->rechecked[G->n_rechecked++] = g;
 		}

@@ -489,12 +489,14 @@ static void render_groups(pv *p)
 				"prefilled together (calibrate --url measures them)");
 		return;
 	}
-	coef(p, "prefill_per_prompt", r->clamped ? 0 : r->per_prompt, r->lo, r->hi, "ms",
-	     "steps of prompts prefilled together against the single-prompt prefill");
+	coef(p, "prefill_per_prompt", r->clamped || r->not_significant ? 0 : r->per_prompt, r->lo,
+	     r->hi, "ms", "steps of prompts prefilled together against the single-prompt prefill");
 	say(p->notes, "prompts prefilled together: %ld steps of 2 or more took %.3g times the "
 		      "single-prompt model (median); prefill_per_prompt = %.3g ms [%.3g, %.3g]%s",
 	    r->n_multi, r->ratio_model, r->per_prompt, r->lo, r->hi,
-	    r->clamped ? ", below 0: the model takes 0" : "");
+	    r->clamped	       ? ", below 0: the model takes 0"
+	    : r->not_significant ? ", its interval reaches 0: the model takes 0"
+				 : "");
 }
 
 /* One entry of fit.checks (new reference). */
