@@ -244,6 +244,24 @@ static void print_together(FILE *f, const sb_plan *p)
 	}
 }
 
+/* One line on the prefill groups: sizes, server time against the budget,
+ * sizes measured again. */
+static void print_groups(FILE *f, const sb_plan *p)
+{
+	const sb_plan_groups *G = &p->groups;
+	if (G->measured <= 0)
+		return;
+	fprintf(f, "prefill groups: %d sizes up to %d prompts of %ld tokens together, %.1f s of "
+		   "the %.0f s budget%s",
+		G->n_sizes, G->sizes, G->prompt_tokens, G->server_s, SB_PLAN_GROUPS_BUDGET_S,
+		G->budget_hit == 1   ? " - stopped at the budget"
+		: G->budget_hit == 2 ? " - stopped at the plan's part limit"
+				     : "");
+	for (int i = 0; i < G->n_rechecked; i++)
+		fprintf(f, "%s%d", i ? ", " : "; measured again: groups of ", G->rechecked[i]);
+	fputc('\n', f);
+}
+
 /* Prints e's message; returns the exit status of err. */
 static int fail(const sb_error *e, int err)
 {
@@ -297,8 +315,10 @@ static void print_fitted(const sb_model *m, const sb_plan *p)
 {
 	FILE *f = strcmp(cmd.out, "-") ? stdout : stderr;
 	print_report(f, m);
-	if (p)
+	if (p) {
 		print_together(f, p);
+		print_groups(f, p);
+	}
 	fprintf(f, "wrote %s\n", cmd.out);
 	if (p)
 		fprintf(f, "server time: %.1f s of measurement%s%s\n",

@@ -323,17 +323,23 @@ static int measure_pinned(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_err
 
 /* One part per group size G = 1..S (where only[G], when given): waves of G
  * fresh prompts pinned to slots 0..G-1, one output token; stops adding
- * sizes once the groups have used SB_PLAN_GROUPS_BUDGET_S. */
+ * sizes once the groups have used SB_PLAN_GROUPS_BUDGET_S (the re-measurements
+ * half as much again) or the plan has SB_PLAN_MAX_PARTS parts. */
 static int group_parts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, long P, const int *only,
 		       const char *what, sb_error *e)
 {
 	sb_plan_groups *G = &p->groups;
-	for (int g = 1; g <= p->slots && g < SB_PLAN_MAX_BATCH; g++) {
+	int S = p->slots < SB_PLAN_MAX_BATCH ? p->slots : SB_PLAN_MAX_BATCH - 1;
+	/* sizes 1 (the speed reference) and S first, then 2..S-1: a budget
+	 * that runs out on a slow server leaves the middle sizes out */
+	for (int i = 1; i <= S; i++) {
+		int g = i == 1 ? 1 : i == 2 ? S : i - 1;
 		if (only && !only[g])
 			continue;
 		/* the re-measurements may use half a budget more */
-		if (G->server_s >= (only ? 1.5 : 1.0) * SB_PLAN_GROUPS_BUDGET_S) {
-			G->budget_hit = 1;
+		if (G->server_s >= (only ? 1.5 : 1.0) * SB_PLAN_GROUPS_BUDGET_S ||
+		    p->n >= SB_PLAN_MAX_PARTS) {
+			G->budget_hit = p->n >= SB_PLAN_MAX_PARTS ? 2 : 1;
 			return 0;
 		}
 		char name[64];
@@ -347,6 +353,7 @@ static int group_parts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, long P, c
 			return r;
 		G->first_part[g] = G->first_part[g] ? G->first_part[g] : p->n;
 		G->sizes = g > G->sizes ? g : G->sizes;
+		G->n_sizes += !only;
 	}
 	return 0;
 }
@@ -422,13 +429,14 @@ static json_t *groups_to_json(const sb_plan_groups *G)
 	json_t *re = json_array();
 	for (int i = 0; i < G->n_rechecked; i++)
 		json_array_append_new(re, json_integer(G->rechecked[i]));
-	return json_pack("{s:s,s:I,s:i,s:i,s:f,s:f,s:b,s:o}", "measured",
+	return json_pack("{s:s,s:I,s:i,s:i,s:i,s:f,s:f,s:b,s:o}", "measured",
 			 G->measured > 0   ? "measured"
 			 : G->measured < 0 ? "not supported by this server (llama.cpp only)"
 					   : "not measured",
 			 "prompt_tokens", (json_int_t)G->prompt_tokens, "largest_group", G->sizes,
+			 "sizes_measured", G->n_sizes,
 			 "waves", SB_PLAN_GROUP_WAVES, "server_s", G->server_s, "budget_s",
-			 SB_PLAN_GROUPS_BUDGET_S, "stopped_at_budget", G->budget_hit,
+			 SB_PLAN_GROUPS_BUDGET_S, "stopped_at_budget", G->budget_hit != 0,
 			 "rechecked_sizes", re);
 }
 

@@ -27,7 +27,7 @@
  *     part per group size G = 1..S, SB_PLAN_GROUP_WAVES waves of G fresh
  *     prompts of min(256, 2048/S) tokens pinned to slots 0..G-1, one
  *     output token (one more wave of single prompts: the speed reference),
- *     within SB_PLAN_GROUPS_BUDGET_S of server time; a size whose median
+ *     sizes 1 and S first, within SB_PLAN_GROUPS_BUDGET_S of server time; a size whose median
  *     prompt_ms falls below the smaller size's is measured again with it.
  * Shape rechecks of the prefill: a prompt length of part 1 whose median
  * prompt_ms (TTFT without server timings) falls below the shorter length's
@@ -86,9 +86,11 @@ typedef struct sb_plan_groups {
 	int measured;       /* 1 measured, -1 the server cannot pin, 0 not tried */
 	long prompt_tokens;
 	int sizes;          /* largest group size measured */
+	int n_sizes;        /* sizes measured (1 and S first, then 2..S-1) */
 	size_t first_part[SB_PLAN_MAX_BATCH]; /* part index + 1 of each size's first */
 	double server_s;
-	int budget_hit;     /* stopped adding sizes at SB_PLAN_GROUPS_BUDGET_S */
+	int budget_hit;     /* stopped adding sizes: 1 at SB_PLAN_GROUPS_BUDGET_S,
+			       2 at SB_PLAN_MAX_PARTS */
 	int rechecked[SB_PLAN_MAX_BATCH]; /* sizes measured again (shape check) */
 	int n_rechecked;
 } sb_plan_groups;

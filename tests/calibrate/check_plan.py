@@ -34,14 +34,16 @@ if groups["measured"] == "measured":
     # sizes are added while under the budget, so the last may overrun it by
     # one part; re-measurements may use half a budget more
     assert groups["server_s"] <= 2.5 * groups["budget_s"], groups
-    assert groups["stopped_at_budget"] or groups["largest_group"] == model["server"]["slots"], groups
+    assert groups["largest_group"] == model["server"]["slots"], groups  # S comes second
+    assert groups["stopped_at_budget"] or groups["sizes_measured"] == model["server"]["slots"], groups
     fg = model["fit"]["groups"]
     assert fg["steps"] >= groups["largest_group"], fg
 for c in model["fit"]["checks"]:
     assert set(c) == {"what", "measured", "expected_shape", "remeasured", "kept", "why"}, c
     assert c["kept"] or c["remeasured"], c  # dropped only after a re-measurement
-print("groups: %s, %s s of %s, sizes 1..%s, rechecked %s; checks: %d" % (
-    groups["measured"], groups["server_s"], groups["budget_s"], groups["largest_group"],
+print("groups: %s, %s s of %s, %s sizes up to %s, rechecked %s; checks: %d" % (
+    groups["measured"], groups["server_s"], groups["budget_s"], groups["sizes_measured"],
+    groups["largest_group"],
     groups["rechecked_sizes"], len(model["fit"]["checks"])))
 print("plan: " + "; ".join("%s %d/%d trials from %d/%d groups in %.1f s%s" % (
     p["chance"], p["trials"], p["trials_wanted"], p["groups_together"], p["groups_sent"],
