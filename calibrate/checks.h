@@ -11,7 +11,8 @@
  * at size x, `unit` the measurement it belongs to (a results file or a
  * level, in the order measured). The first measurement of x is the one with
  * the smallest unit; later units at the same x are its re-measurements.
- * Layer 3 of calibrate/ (after engine.h). */
+ * Runs after collect.c (the prompt sweep, before any fit) and inside
+ * groups.c; it includes only data.h. */
 #ifndef SB_CAL_CHECKS_H
 #define SB_CAL_CHECKS_H
 

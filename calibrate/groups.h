@@ -28,7 +28,8 @@
  *
  * Shape check (checks.h): the median step of G prompts below that of G - 1
  * in their first measurement is believed only when the plan's second
- * measurement confirms it. Layer 5 of calibrate/ (after prefill.h). */
+ * measurement confirms it. A step of calibrate/ after prefill.h (it reads the
+ * prefill and overhead terms), before slotcount.h. */
 #ifndef SB_CAL_GROUPS_H
 #define SB_CAL_GROUPS_H
 
