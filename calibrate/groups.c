@@ -257,6 +257,39 @@ out:
 	return r;
 }
 
+/* Median of the n values in v (sorted in place); NaN when n is 0. */
+static double median_n(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof(double), cal_cmp_dbl);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* out->sweep_drift: the steps of one prompt against the concurrency-1
+ * requests of about the same length (within 10%) with server timings. */
+static void sweep_drift(const cal_data *d, cal_groups *out)
+{
+	out->sweep_drift = NAN;
+	size_t cap = out->n + d->n_rq, na = 0, nb = 0;
+	double *a = malloc((cap ? cap : 1) * sizeof(double)), *b = a ? a + out->n : NULL;
+	double P = NAN;
+	for (size_t i = 0; a && i < out->n; i++)
+		if (out->st[i].k == 1 && !out->st[i].dropped) {
+			a[na++] = out->st[i].ms;
+			P = out->st[i].tokens;
+		}
+	for (size_t q = 0; a && isfinite(P) && q < d->n_rq; q++) {
+		const cal_request *R = &d->rqs[q];
+		if (d->lvs[R->lv].c == 1 && !d->lvs[R->lv].shape_dropped &&
+		    isfinite(R->prompt_ms) && fabs(R->P - P) <= 0.1 * P)
+			b[nb++] = R->prompt_ms;
+	}
+	if (na && nb)
+		out->sweep_drift = median_n(a, na) / median_n(b, nb);
+	free(a);
+}
+
 int cal_groups_fit(const cal_data *d, cal_engine *g, cal_groups *out, cal_checks *chk,
 		   sb_error *e)
 {
@@ -268,6 +301,7 @@ int cal_groups_fit(const cal_data *d, cal_engine *g, cal_groups *out, cal_checks
 		return sb_error_code(e, r, "out of memory");
 	if (out->n == 0)
 		return 0;
+	sweep_drift(d, out);
 	if ((r = fit_steps(out, e)) < 0 || !out->fitted)
 		return r;
 	/* kept only when its interval lies above 0: groups that cost what

@@ -59,6 +59,11 @@ typedef struct cal_groups {
 	long n_multi;       /* steps of two or more prompts used */
 	double ratio_model; /* median ms/model over the steps of 2+ prompts,
 			       without the per-prompt term (1: additive) */
+	double sweep_drift; /* median step of one prompt / the median prompt_ms
+			       of the sweep's level at that length (NaN: no
+			       such level): the server's drift alone; speed /
+			       sweep_drift is what the single-prompt line
+			       misses at that length */
 } cal_groups;
 
 /* Fits *out (zeroed by the caller) from d's pinned one-token inputs with

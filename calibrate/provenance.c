@@ -472,17 +472,23 @@ static void render_groups(pv *p)
 		dropped += r->st[i].dropped;
 	}
 	json_t *gj = json_pack(
-		"{s:I,s:I,s:I,s:b,s:o,s:o,s:o,s:s}", "steps", (json_int_t)r->n, "steps_dropped",
+		"{s:I,s:I,s:I,s:b,s:o,s:o,s:o,s:o,s:s}", "steps", (json_int_t)r->n, "steps_dropped",
 		(json_int_t)dropped, "steps_of_2_or_more", (json_int_t)r->n_multi, "server_timings",
 		r->timings, "speed", sb_json_number(r->fitted ? r->speed : NAN),
 		"ratio_to_single_prompt_model",
-		sb_json_number(r->n_multi >= 2 ? r->ratio_model : NAN), "prefill_per_prompt_fitted",
+		sb_json_number(r->n_multi >= 2 ? r->ratio_model : NAN), "single_vs_sweep",
+		sb_json_number(r->sweep_drift), "prefill_per_prompt_fitted",
 		sb_json_number(r->fitted ? r->per_prompt : NAN), "how",
 		"groups of prompts sent together to the idle server, pinned to slots 0..G-1, one "
 		"output token; requests grouped by engine step (first tokens together); step ms = "
 		"speed * (single-prompt model + prefill_per_prompt * (prompts - passes)), "
 		"weights 1/model^2");
 	json_object_set_new(p->fit, "groups", gj);
+	if (r->fitted && isfinite(r->sweep_drift))
+		say(p->notes, "prefill groups: single prompts ran at %.3g times the sweep's at that "
+			      "length (drift) and %.3g times the single-prompt model (drift and the "
+			      "line's miss at that length)",
+		    r->sweep_drift, r->speed);
 	if (!r->fitted) {
 		coef(p, "prefill_per_prompt", 0, NAN, NAN, "ms", "too few steps of 2 or more prompts");
 		say(p->missing, "prefill_per_prompt: fewer than two steps of 2 or more prompts "

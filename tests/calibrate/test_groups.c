@@ -11,7 +11,8 @@
  *
  * Cases:
  *  1. clean: prefill_per_prompt's 95% interval holds the truth, is
- *     narrower than +-50% of it, and no shape check fires;
+ *     narrower than +-50% of it, no shape check fires, and the groups'
+ *     single prompts against the sweep's show the drift (1.1);
  *  2. shape-breaking noise: the first measurement of the 1024-token prompts
  *     took a fifth of their time (cheaper than the 256-token ones by a fifth) and
  *     that of the groups of three 0.55 (cheaper than the pairs); each pair
@@ -225,6 +226,13 @@ int main(void)
 		within(&m, "prefill_per_prompt", PER_PROMPT, 0.5);
 		CHECK(json_array_size(json_object_get(m.fit, "checks")) == 0);
 		CHECK(m.prefill_per_prompt_ms > 0);
+		/* the drift against the sweep's 256-token requests: medians of 4
+		 * and 8 values at cv 0.05, a ratio with se about 0.04; within
+		 * three of them */
+		double drift = json_number_value(
+			json_object_get(json_object_get(m.fit, "groups"), "single_vs_sweep"));
+		fprintf(stderr, "  single_vs_sweep      truth %-6g fitted %.4g\n", SPEED_GROUPS, drift);
+		CHECK(fabs(drift - SPEED_GROUPS) < 0.12);
 	} else
 		CHECK(0);
 	sb_model_fini(&m);
