@@ -63,7 +63,12 @@ static const sb_cli_opt opts[] = {
 		    "decode pass of B = 2..S sequences with requests pinned to slots 0..B-1 (id_slot)\n"
 		    "at 32- and 384-token prompts, and a pair pinned to slots 0 and 2 (one KV cache\n"
 		    "per slot, or one for all?); a pass that comes out cheaper than a smaller one by\n"
-		    "more than a tenth is measured again before the fit believes it."),
+		    "more than a tenth is measured again before the fit believes it; and groups of\n"
+		    "G = 1..S prompts of 256 tokens (at most 2048/S) / 1 out pinned to slots 0..G-1,\n"
+		    "3 waves each, within 20 s of server time: the cost of prompts prefilled together\n"
+		    "(prefill_per_prompt). A prompt length or group size whose prefill comes out\n"
+		    "cheaper than a smaller one's is measured again too (fit.checks says what was\n"
+		    "kept)."),
 	SB_CLI_OPT("url", SB_CLI_STRING, &cmd.plan.url, 0, 0, "URL",
 		   "the server (as for `servebench run`)"),
 	SB_CLI_OPT("model", SB_CLI_STRING, &cmd.plan.model, 0, 0, "NAME",
@@ -246,6 +251,24 @@ static void print_together(FILE *f, const sb_plan *p)
 	}
 }
 
+/* One line on the prefill groups: sizes, server time against the budget,
+ * sizes measured again. */
+static void print_groups(FILE *f, const sb_plan *p)
+{
+	const sb_plan_groups *G = &p->groups;
+	if (G->measured <= 0)
+		return;
+	fprintf(f, "prefill groups: %d sizes up to %d prompts of %ld tokens together, %.1f s of "
+		   "the %.0f s budget%s",
+		G->n_sizes, G->sizes, G->prompt_tokens, G->server_s, SB_PLAN_GROUPS_BUDGET_S,
+		G->budget_hit == 1   ? " - stopped at the budget"
+		: G->budget_hit == 2 ? " - stopped at the plan's part limit"
+				     : "");
+	for (int i = 0; i < G->n_rechecked; i++)
+		fprintf(f, "%s%d", i ? ", " : "; measured again: groups of ", G->rechecked[i]);
+	fputc('\n', f);
+}
+
 /* Prints e's message; returns the exit status of err. */
 static int fail(const sb_error *e, int err)
 {
@@ -308,8 +331,10 @@ static void print_fitted(const sb_model *m, const sb_plan *p)
 			   "%.0f B/token (0: unknown)\n", m->ctx_per_slot,
 			m->context_overflow == SB_CTX_TRUNCATE ? "truncated" : "rejected",
 			m->kv_bytes_per_token);
-	if (p)
+	if (p) {
 		print_together(f, p);
+		print_groups(f, p);
+	}
 	fprintf(f, "wrote %s\n", cmd.out);
 	if (p)
 		fprintf(f, "server time: %.1f s of measurement%s%s\n",

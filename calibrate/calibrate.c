@@ -1,7 +1,7 @@
 /* calibrate.c — the engine model from results files (see calibrate.h): runs
- * the steps in their order (data → decode1 → prefill → slotcount → decode
- * → noise → admit → split), has provenance.c render the fit object and
- * builds the model from the coefficients. */
+ * the steps in their order (data → checks → decode1 → prefill → groups →
+ * slotcount → decode → pinned → noise → admit → split), has provenance.c
+ * render the fit object and builds the model from the coefficients. */
 #include "calibrate/calibrate.h"
 
 #include <errno.h>
@@ -25,7 +25,9 @@ typedef struct cal_run {
 	cal_data data;
 	cal_engine engine;
 	cal_decode1 decode1;
+	cal_checks checks;
 	cal_prefill prefill;
+	cal_groups groups;
 	cal_slots slots;
 	cal_decode decode;
 	cal_pinned pinned;
@@ -40,6 +42,7 @@ static void run_fini(cal_run *k)
 	cal_data_fini(&k->data);
 	cal_decode1_fini(&k->decode1);
 	cal_prefill_fini(&k->prefill);
+	cal_groups_fini(&k->groups);
 	cal_slots_fini(&k->slots);
 	cal_decode_fini(&k->decode);
 	cal_pinned_fini(&k->pinned);
@@ -56,8 +59,11 @@ static int run_steps(cal_run *k, const sb_calib_input *in, size_t n, const sb_ca
 	if (r < 0)
 		return r;
 	k->engine.batch_tokens = k->data.batch_tokens;
+	if (cal_checks_prompts(&k->data, &k->checks) < 0)
+		return sb_error_code(e, -ENOMEM, "out of memory");
 	if ((r = cal_decode1_fit(&k->data, &k->engine, &k->decode1, e)) < 0 ||
 	    (r = cal_prefill_fit(&k->data, &k->engine, &k->prefill, e)) < 0 ||
+	    (r = cal_groups_fit(&k->data, &k->engine, &k->groups, &k->checks, e)) < 0 ||
 	    (r = cal_slots_resolve(&k->data, &k->engine, o, &k->slots, e)) < 0 ||
 	    (r = cal_decode_fit(&k->data, &k->engine, &k->slots, &k->decode, e)) < 0 ||
 	    (r = cal_pinned_fit(&k->data, &k->engine, &k->pinned, e)) < 0 ||
@@ -137,6 +143,7 @@ static void build_model(const cal_run *k, const sb_calib_input *in, const sb_cal
 	out->per_prefill_token_ms = g->prefill_ms_per_token;
 	out->per_prefill_attn_ms = g->prefill_attn_ms;
 	out->prefill_base_ms = g->prefill_base_ms;
+	out->prefill_per_prompt_ms = g->prefill_per_prompt_ms;
 	out->admit_delay_ms = k->admit.value_ms;
 	out->split_prob = k->split.cls[0].value;
 	out->split_prob_crowded = k->split.cls[1].value;
@@ -174,7 +181,8 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 	if (r == 0) {
 		cal_results res = { &k.data,   &k.engine, &k.decode1, &k.prefill,
 				    &k.slots,  &k.decode, &k.pinned,  &k.noise,
-				    &k.admit,  &k.split,  &k.release };
+				    &k.admit,  &k.split,  &k.release, &k.groups,
+				    &k.checks };
 		json_t *fit = cal_provenance_render(&res);
 		if (!fit)
 			r = sb_error_code(e, -ENOMEM, "out of memory");

@@ -17,6 +17,12 @@
  *                               prefill_base, split by taking prefill_base =
  *                               decode_ms(1) (one forward pass reads the
  *                               weights once, prompt or not).
+ *  prefill_per_prompt           pinned one-token groups of 1..S prompts sent
+ *                               together (groups.h): each prompt beyond the
+ *                               first of a prefill pass; kept when its
+ *                               interval lies above 0. Shape-breaking prefill
+ *                               estimates are believed only when re-measured
+ *                               (checks.h, fit.checks).
  *  slots                        --slots, else the files' declared target.slots,
  *                               else inferred per file (slots.h).
  *  ctx_per_slot,                the options', else the first file's target

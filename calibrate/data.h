@@ -35,6 +35,9 @@ typedef struct cal_level {
 	double out_tok_s;   /* the summary's output tokens/s (NaN: none) */
 	double wait;        /* ms: mean queue wait (NaN: unknown) */
 	int wait_has_overhead; /* measured waits are TTFT - server prompt_ms */
+	int shape_dropped;  /* its prefill broke the expected shape and a
+			       re-measurement overruled it (checks.h): left
+			       out of the prefill fit */
 } cal_level;
 
 /* One successful request. Times t_* in s relative to the level start,

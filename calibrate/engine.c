@@ -32,5 +32,6 @@ double cal_engine_ttft_wave(const cal_engine *g, double c, double P)
 	double tok = c * P;
 	return cal_engine_overhead_ms(g, P) +
 	       g->prefill_base_ms * (double)cal_engine_prefill_steps(g, tok) +
-	       g->prefill_ms_per_token * tok + g->prefill_attn_ms * c * P * (P - 1.0) / 2.0;
+	       g->prefill_ms_per_token * tok + g->prefill_attn_ms * c * P * (P - 1.0) / 2.0 +
+	       g->prefill_per_prompt_ms * (c > 1 ? c - 1 : 0);
 }

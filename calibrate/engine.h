@@ -23,6 +23,9 @@ typedef struct cal_engine {
 	double overhead_ms;         /* client-side time outside the engine */
 	double overhead_se;         /* its standard error (NaN: none) */
 	double overhead_ms_per_token; /* its growth with the prompt sent (0: none) */
+	/* groups.c: each prompt beyond the first in a prefill pass (0: none
+	 * measured) */
+	double prefill_per_prompt_ms;
 } cal_engine;
 
 /* Prefill steps (batches of batch_tokens) for P prompt tokens, at least 1. */

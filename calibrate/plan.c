@@ -1,6 +1,8 @@
 /* plan.c — the measurement plan of `servebench calibrate --url` (plan.h). */
 #include "calibrate/plan.h"
 
+#include "calibrate/checks.h" /* CAL_CHECKS_FALL only (a macro) */
+
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -64,6 +66,57 @@ static int run_part(const sb_plan_opts *o, sb_bench *b, sb_plan *p, const char *
 	return 0;
 }
 
+/* Median over doc's successful requests of the server's prompt_ms (TTFT
+ * when the server does not report it); NaN when there is none. */
+static double part_prefill_median(const json_t *doc)
+{
+	sb_results r;
+	if (sb_results_from_json((json_t *)doc, &r, "part", NULL) < 0)
+		return NAN;
+	size_t cap = 0, n = 0;
+	for (size_t l = 0; l < r.n_levels; l++)
+		cap += r.levels[l].n_reqs;
+	double *v = malloc((cap ? cap : 1) * sizeof(double));
+	for (size_t l = 0; v && l < r.n_levels; l++)
+		for (size_t i = 0; i < r.levels[l].n_reqs; i++) {
+			const sb_reqrec *q = &r.levels[l].reqs[i];
+			double pm = r.levels[l].timing[i].prompt_ms;
+			if (!q->err_class && isfinite(q->ttft_ms))
+				v[n++] = isfinite(pm) ? pm : q->ttft_ms;
+		}
+	double m = NAN;
+	if (n) {
+		for (size_t i = 1; i < n; i++) /* insertion sort: tens of values */
+			for (size_t j = i; j > 0 && v[j] < v[j - 1]; j--) {
+				double t = v[j];
+				v[j] = v[j - 1];
+				v[j - 1] = t;
+			}
+		m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+	}
+	free(v);
+	sb_results_fini(&r);
+	return m;
+}
+
+/* Marks again[i] and again[i - 1] wherever the median of part first + i
+ * (sizes ascending) falls below the one before it by more than a tenth; returns how many
+ * marked. */
+static int shape_breaks(const sb_plan *p, size_t first, int n, int *again)
+{
+	int marked = 0;
+	double prev = NAN;
+	for (int i = 0; i < n; i++) {
+		double m = part_prefill_median(p->docs[first + (size_t)i]);
+		if (i > 0 && m < CAL_CHECKS_FALL * prev) {
+			marked += !again[i] + !again[i - 1];
+			again[i] = again[i - 1] = 1;
+		}
+		prev = m;
+	}
+	return marked;
+}
+
 /* The prompt-length sweep at concurrency 1; learns the slot count from the
  * server's report when o->slots is 0. */
 static int measure_prompts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_error *e)
@@ -71,12 +124,14 @@ static int measure_prompts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_er
 	/* fewer of the long prompts: they cost the most server time and their
 	 * prefill times scatter least (relative) */
 	static const long lens[4] = { 16, 256, 1024, 2048 }, reps[4] = { 8, 8, 6, 4 };
-	long prev = 0;
+	long prev = 0, Ps[4];
+	int n = 0;
+	size_t first = p->n;
 	for (int i = 0; i < 4; i++) {
 		long P = lens[i] <= o->max_prompt ? lens[i] : o->max_prompt;
 		if (P <= prev)
 			break;
-		prev = P;
+		prev = Ps[n++] = P;
 		char name[64];
 		snprintf(name, sizeof(name), "prompt-%ld.json", P);
 		double one = 1;
@@ -88,6 +143,22 @@ static int measure_prompts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_er
 		if (p->slots <= 0)
 			return sb_error_code(e, -EINVAL, "%s does not report its slot count: pass --slots S",
 					     o->url);
+	}
+	/* a longer prompt prefilled faster than a shorter one: both measured
+	 * again before the fit believes it (checks.h) */
+	int again[4] = { 0 };
+	if (shape_breaks(p, first, n, again) == 0)
+		return 0;
+	for (int i = 0; i < n; i++) {
+		if (!again[i])
+			continue;
+		p->prompt_rechecked[p->n_prompt_rechecked++] = Ps[i];
+		char name[64];
+		snprintf(name, sizeof(name), "prompt-%ld-again.json", Ps[i]);
+		double one = 1;
+		int r = run_part(o, b, p, name, &one, 1, Ps[i], 32, reps[i], 1, 0, e);
+		if (r < 0)
+			return r;
 	}
 	return 0;
 }
@@ -250,6 +321,75 @@ static int measure_pinned(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_err
 	return r;
 }
 
+/* One part per group size G = 1..S (where only[G], when given): waves of G
+ * fresh prompts pinned to slots 0..G-1, one output token; stops adding
+ * sizes once the groups have used SB_PLAN_GROUPS_BUDGET_S (the re-measurements
+ * half as much again) or the plan has SB_PLAN_MAX_PARTS parts. */
+static int group_parts(const sb_plan_opts *o, sb_bench *b, sb_plan *p, long P, const int *only,
+		       const char *what, sb_error *e)
+{
+	sb_plan_groups *G = &p->groups;
+	int S = p->slots < SB_PLAN_MAX_BATCH ? p->slots : SB_PLAN_MAX_BATCH - 1;
+	/* sizes 1 (the speed reference) and S first, then 2..S-1: a budget
+	 * that runs out on a slow server leaves the middle sizes out */
+	for (int i = 1; i <= S; i++) {
+		int g = i == 1 ? 1 : i == 2 ? S : i - 1;
+		if (only && !only[g])
+			continue;
+		/* the re-measurements may use half a budget more */
+		if (G->server_s >= (only ? 1.5 : 1.0) * SB_PLAN_GROUPS_BUDGET_S ||
+		    p->n >= SB_PLAN_MAX_PARTS) {
+			G->budget_hit = p->n >= SB_PLAN_MAX_PARTS ? 2 : 1;
+			return 0;
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "prefill-groups-%d%s.json", g, what);
+		double lv = g;
+		long waves = g == 1 ? SB_PLAN_GROUP_WAVES + 1 : SB_PLAN_GROUP_WAVES;
+		double before = p->server_s;
+		int r = run_part(o, b, p, name, &lv, 1, P, 1, waves * g, 0, 1, e);
+		G->server_s += p->server_s - before;
+		if (r < 0)
+			return r;
+		G->first_part[g] = G->first_part[g] ? G->first_part[g] : p->n;
+		G->sizes = g > G->sizes ? g : G->sizes;
+		G->n_sizes += !only;
+	}
+	return 0;
+}
+
+/* Prompts prefilled together (groups.h): groups of 1..S prompts of at
+ * most 256 tokens (and at most batch_tokens / S, so that a group fits one
+ * step), pinned to consecutive slots; a size whose median step comes out
+ * below the smaller size's is measured again with it. llama.cpp only. */
+static int measure_groups(const sb_plan_opts *o, sb_bench *b, sb_plan *p, sb_error *e)
+{
+	sb_plan_groups *G = &p->groups;
+	long P = 2048 / p->slots < 256 ? 2048 / p->slots : 256;
+	P = P < o->max_prompt ? P : o->max_prompt;
+	G->prompt_tokens = P;
+	int r = group_parts(o, b, p, P, NULL, "", e);
+	if (r == -ENOTSUP) {
+		G->measured = -1;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	G->measured = 1;
+	int again[SB_PLAN_MAX_BATCH] = { 0 };
+	for (int g = 2; g <= G->sizes; g++) {
+		if (!G->first_part[g] || !G->first_part[g - 1])
+			continue;
+		double m = part_prefill_median(p->docs[G->first_part[g] - 1]);
+		double m0 = part_prefill_median(p->docs[G->first_part[g - 1] - 1]);
+		if (m < CAL_CHECKS_FALL * m0) {
+			again[g] = again[g - 1] = 1;
+			G->rechecked[G->n_rechecked++] = g;
+		}
+	}
+	return G->n_rechecked ? group_parts(o, b, p, P, again, "-again", e) : 0;
+}
+
 int sb_plan_measure(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 {
 	memset(p, 0, sizeof(*p));
@@ -277,8 +417,27 @@ int sb_plan_measure(const sb_plan_opts *o, sb_plan *p, sb_error *e)
 		r = measure_together(o, b, p, e);
 	if (r == 0 && p->slots >= 2)
 		r = measure_pinned(o, b, p, e);
+	if (r == 0 && p->slots >= 2)
+		r = measure_groups(o, b, p, e);
 	sb_bench_free(b);
 	return r;
+}
+
+/* fit.plan.groups: what the groups of prompts sent together took. */
+static json_t *groups_to_json(const sb_plan_groups *G)
+{
+	json_t *re = json_array();
+	for (int i = 0; i < G->n_rechecked; i++)
+		json_array_append_new(re, json_integer(G->rechecked[i]));
+	return json_pack("{s:s,s:I,s:i,s:i,s:i,s:f,s:f,s:b,s:o}", "measured",
+			 G->measured > 0   ? "measured"
+			 : G->measured < 0 ? "not supported by this server (llama.cpp only)"
+					   : "not measured",
+			 "prompt_tokens", (json_int_t)G->prompt_tokens, "largest_group", G->sizes,
+			 "sizes_measured", G->n_sizes,
+			 "waves", SB_PLAN_GROUP_WAVES, "server_s", G->server_s, "budget_s",
+			 SB_PLAN_GROUPS_BUDGET_S, "stopped_at_budget", G->budget_hit != 0,
+			 "rechecked_sizes", re);
 }
 
 json_t *sb_plan_to_json(const sb_plan *p)
@@ -302,12 +461,16 @@ json_t *sb_plan_to_json(const sb_plan *p)
 	json_t *re = json_array();
 	for (int i = 0; i < p->n_rechecked; i++)
 		json_array_append_new(re, json_integer(p->rechecked[i]));
-	return json_pack("{s:f,s:o,s:s,s:o}", "server_time_s", p->server_s, "together", a,
+	json_t *rp = json_array();
+	for (int i = 0; i < p->n_prompt_rechecked; i++)
+		json_array_append_new(rp, json_integer(p->prompt_rechecked[i]));
+	return json_pack("{s:f,s:o,s:s,s:o,s:o,s:o}", "server_time_s", p->server_s, "together", a,
 			 "pinned_decode",
 			 p->pinned > 0	 ? "measured"
 			 : p->pinned < 0 ? "not supported by this server (llama.cpp only)"
 					 : "not measured",
-			 "rechecked_batches", re);
+			 "rechecked_batches", re, "rechecked_prompts", rp, "groups",
+			 groups_to_json(&p->groups));
 }
 
 void sb_plan_fini(sb_plan *p)

@@ -22,7 +22,16 @@
  *     tokens), a request on slot 0 and then pairs
  *     pinned to slots 0 and 2 (S >= 3); a batch whose median TPOT is below
  *     the smaller batch's by more than a tenth is measured again (both
- *     contexts) before the fit believes it. About 15-40 s at 4 slots.
+ *     contexts) before the fit believes it. About 15-40 s at 4 slots;
+ *  5. prompts prefilled together (llama.cpp only; calibrate/groups.h): a
+ *     part per group size G = 1..S, SB_PLAN_GROUP_WAVES waves of G fresh
+ *     prompts of min(256, 2048/S) tokens pinned to slots 0..G-1, one
+ *     output token (one more wave of single prompts: the speed reference),
+ *     sizes 1 and S first, within SB_PLAN_GROUPS_BUDGET_S of server time; a size whose median
+ *     prompt_ms falls below the smaller size's is measured again with it.
+ * Shape rechecks of the prefill: a prompt length of part 1 whose median
+ * prompt_ms (TTFT without server timings) falls below the shorter length's
+ * is measured again with it (checks.h decides what the fit believes).
  */
 #ifndef SB_CALIBRATE_PLAN_H
 #define SB_CALIBRATE_PLAN_H
@@ -41,6 +50,12 @@
 #define SB_PLAN_TOGETHER_BUDGET_S 40.0
 /* At most this many results documents (parts) in a plan. */
 #define SB_PLAN_MAX_PARTS 48
+/* Waves of each group size in the prefill-groups parts (about 9 s of
+ * server time at 4 slots and 256-token prompts on the local target). */
+#define SB_PLAN_GROUP_WAVES 3
+/* Server time the prefill-groups parts may take (their re-measurements
+ * half as much again). */
+#define SB_PLAN_GROUPS_BUDGET_S 20.0
 /* Batch sizes the pinned decode parts look at, at most. */
 #define SB_PLAN_MAX_BATCH 64
 
@@ -66,6 +81,20 @@ typedef struct sb_plan_together {
 			   budget, 2 at SB_PLAN_MAX_PARTS */
 } sb_plan_together;
 
+/* What the prefill-groups parts measured. */
+typedef struct sb_plan_groups {
+	int measured;       /* 1 measured, -1 the server cannot pin, 0 not tried */
+	long prompt_tokens;
+	int sizes;          /* largest group size measured */
+	int n_sizes;        /* sizes measured (1 and S first, then 2..S-1) */
+	size_t first_part[SB_PLAN_MAX_BATCH]; /* part index + 1 of each size's first */
+	double server_s;
+	int budget_hit;     /* stopped adding sizes: 1 at SB_PLAN_GROUPS_BUDGET_S,
+			       2 at SB_PLAN_MAX_PARTS */
+	int rechecked[SB_PLAN_MAX_BATCH]; /* sizes measured again (shape check) */
+	int n_rechecked;
+} sb_plan_groups;
+
 typedef struct sb_plan {
 	json_t *docs[SB_PLAN_MAX_PARTS]; /* owned results documents */
 	char names[SB_PLAN_MAX_PARTS][64];
@@ -77,6 +106,9 @@ typedef struct sb_plan {
 					    -1 the server cannot pin, 0 not tried */
 	int rechecked[SB_PLAN_MAX_BATCH]; /* batches measured again (shape check) */
 	int n_rechecked;
+	long prompt_rechecked[4];        /* prompt lengths measured again (shape check) */
+	int n_prompt_rechecked;
+	sb_plan_groups groups;           /* prompts prefilled together */
 } sb_plan;
 
 /* Measures the plan against o->url. On 0, *p holds the parts (release with

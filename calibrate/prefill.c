@@ -35,7 +35,7 @@ static void prefill_points(const cal_data *d, const cal_engine *g, pf_points *p,
 {
 	for (size_t l = 0; l < d->n_lv; l++) {
 		const cal_level *L = &d->lvs[l];
-		if (L->c != 1)
+		if (L->c != 1 || L->shape_dropped)
 			continue;
 		if (!L->use_reqs) {
 			out->P[p->n] = L->P;

@@ -460,6 +460,97 @@ static void render_pinned(pv *p)
 	json_object_set_new(p->fit, "pinned", pj);
 }
 
+/* fit.groups: prompts prefilled together, and prefill_per_prompt. */
+static void render_groups(pv *p)
+{
+	const cal_groups *r = p->r->groups;
+	if (r->n == 0)
+		return;
+	long used = 0, dropped = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		used += !r->st[i].dropped;
+		dropped += r->st[i].dropped;
+	}
+	json_t *gj = json_pack(
+		"{s:I,s:I,s:I,s:b,s:o,s:o,s:o,s:o,s:s}", "steps", (json_int_t)r->n, "steps_dropped",
+		(json_int_t)dropped, "steps_of_2_or_more", (json_int_t)r->n_multi, "server_timings",
+		r->timings, "speed", sb_json_number(r->fitted ? r->speed : NAN),
+		"ratio_to_single_prompt_model",
+		sb_json_number(r->n_multi >= 2 ? r->ratio_model : NAN), "single_vs_sweep",
+		sb_json_number(r->sweep_drift), "prefill_per_prompt_fitted",
+		sb_json_number(r->fitted ? r->per_prompt : NAN), "how",
+		"groups of prompts sent together to the idle server, pinned to slots 0..G-1, one "
+		"output token; requests grouped by engine step (first tokens together); step ms = "
+		"speed * (single-prompt model + prefill_per_prompt * (prompts - passes)), "
+		"weights 1/model^2");
+	json_object_set_new(p->fit, "groups", gj);
+	if (r->fitted && isfinite(r->sweep_drift))
+		say(p->notes, "prefill groups: single prompts ran at %.3g times the sweep's at that "
+			      "length (drift) and %.3g times the single-prompt model (drift and the "
+			      "line's miss at that length)",
+		    r->sweep_drift, r->speed);
+	if (!r->fitted) {
+		coef(p, "prefill_per_prompt", 0, NAN, NAN, "ms", "too few steps of 2 or more prompts");
+		say(p->missing, "prefill_per_prompt: fewer than two steps of 2 or more prompts "
+				"prefilled together (calibrate --url measures them)");
+		return;
+	}
+	coef(p, "prefill_per_prompt", r->clamped || r->not_significant ? 0 : r->per_prompt, r->lo,
+	     r->hi, "ms", "steps of prompts prefilled together against the single-prompt prefill");
+	say(p->notes, "prompts prefilled together: %ld steps of 2 or more took %.3g times the "
+		      "single-prompt model (median); prefill_per_prompt = %.3g ms [%.3g, %.3g]%s",
+	    r->n_multi, r->ratio_model, r->per_prompt, r->lo, r->hi,
+	    r->clamped	       ? ", below 0: the model takes 0"
+	    : r->not_significant ? ", its interval reaches 0: the model takes 0"
+				 : "");
+}
+
+/* One entry of fit.checks (new reference). */
+static json_t *check_entry(const char *what, const char *expected, json_t *measured,
+			   int remeasured, int kept, const char *why)
+{
+	return json_pack("{s:s,s:o,s:s,s:b,s:b,s:s}", "what", what, "measured", measured,
+			 "expected_shape", expected, "remeasured", remeasured, "kept", kept, "why",
+			 why);
+}
+
+/* fit.checks: every estimate that broke the expected shape (prompt sweep,
+ * groups, pinned decode passes), whether it was measured again and kept. */
+static void render_checks(pv *p)
+{
+	json_t *a = json_array();
+	const cal_checks *c = p->r->checks;
+	for (int i = 0; i < c->n; i++) {
+		const cal_check *k = &c->c[i];
+		json_t *m = json_pack("{s:f,s:o,s:f,s:o,s:o,s:o}", "at", k->x, "ms",
+				      sb_json_number(k->measured), "previous_at", k->x_prev,
+				      "previous_ms", sb_json_number(k->measured_prev), "again_ms",
+				      sb_json_number(k->again), "again_previous_ms",
+				      sb_json_number(k->again_prev));
+		json_array_append_new(a, check_entry(k->what, k->expected, m, k->remeasured,
+						     k->kept, k->why));
+		if (!k->kept || k->remeasured)
+			say(p->notes, "shape check: %s: %s", k->what, k->why);
+	}
+	const cal_pinned *r = p->r->pinned;
+	for (int i = 0; i < r->n_tab; i++) {
+		const cal_pin_entry *t = &r->tab[i];
+		if (!t->below)
+			continue;
+		char what[64];
+		snprintf(what, sizeof(what), "decode pass of %d vs %d", t->batch,
+			 i ? r->tab[i - 1].batch : 1);
+		json_t *m = json_pack("{s:i,s:o,s:o}", "at", t->batch, "ms", sb_json_number(t->ms),
+				      "se_ms", sb_json_number(t->ms_se));
+		json_array_append_new(
+			a, check_entry(what, "a larger decode pass takes longer", m, t->remeasured, 1,
+				       t->remeasured ? "measured twice (the plan's recheck) and "
+						       "both measurements used: kept"
+						     : "not re-measured: used as measured"));
+	}
+	json_object_set_new(p->fit, "checks", a);
+}
+
 static const char *pcv_from_text(cal_pcv_from f)
 {
 	switch (f) {
@@ -724,7 +815,9 @@ json_t *cal_provenance_render(const cal_results *r)
 	render_prefill(&p);
 	render_slots(&p);
 	render_decode(&p);
+	render_groups(&p);
 	render_pinned(&p);
+	render_checks(&p);
 	render_noise(&p);
 	render_admit(&p);
 	render_split(&p);

@@ -11,6 +11,7 @@
 #include "calibrate/admit.h"
 #include "calibrate/decode.h"
 #include "calibrate/decode1.h"
+#include "calibrate/groups.h"
 #include "calibrate/noise.h"
 #include "calibrate/pinned.h"
 #include "calibrate/prefill.h"
@@ -31,6 +32,8 @@ typedef struct cal_results {
 	const cal_admit *admit;
 	const cal_split *split;
 	const cal_release *release;
+	const cal_groups *groups;   /* prompts prefilled together */
+	const cal_checks *checks;   /* shape checks of the prompt sweep and groups */
 } cal_results;
 
 /* The "fit" object for r: a new reference, or NULL when out of memory. */

@@ -207,7 +207,8 @@ static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
 	static const char *const step_keys[] = { "decode_ms", "decode_kv", "base",
 						 "per_seq",	     "per_kv_token",
 						 "per_prefill_token", "per_prefill_attn",
-						 "prefill_base",     NULL };
+						 "prefill_base",     "prefill_per_prompt",
+						 NULL };
 	const json_t *step = json_object_get(j, "step_ms");
 	if (!json_is_object(step))
 		return sb_error_set(e, "model: missing \"step_ms\" object (the step-time coefficients)");
@@ -218,7 +219,9 @@ static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
 	if (sb_json_get_double(step, "per_kv_token", 0, 1e6, &m->per_kv_token_ms, w, e) < 0 ||
 	    sb_json_get_double(step, "per_prefill_token", 0, 1e6, &m->per_prefill_token_ms, w, e) < 0 ||
 	    sb_json_get_double(step, "per_prefill_attn", 0, 1e6, &m->per_prefill_attn_ms, w, e) < 0 ||
-	    sb_json_get_double(step, "prefill_base", 0, 1e7, &m->prefill_base_ms, w, e) < 0)
+	    sb_json_get_double(step, "prefill_base", 0, 1e7, &m->prefill_base_ms, w, e) < 0 ||
+	    sb_json_get_double(step, "prefill_per_prompt", 0, 1e7, &m->prefill_per_prompt_ms, w,
+			       e) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -369,6 +372,10 @@ json_t *sb_model_to_json(const sb_model *m)
 			json_object_set_new(kv, k, json_real(m->decode_kv[i].ms));
 		}
 		json_object_set_new(json_object_get(j, "step_ms"), "decode_kv", kv);
+	}
+	if (j && m->prefill_per_prompt_ms > 0) {
+		json_object_set_new(json_object_get(j, "step_ms"), "prefill_per_prompt",
+				    json_real(m->prefill_per_prompt_ms));
 	}
 	if (j && m->kv_cache != SB_KV_UNIFIED)
 		json_object_set_new(json_object_get(j, "server"), "kv_cache",
@@ -521,6 +528,7 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 	const double c[] = { m->overhead_ms,	      m->overhead_sd_ms,     m->overhead_per_token_ms,
 			     m->per_kv_token_ms,
 			     m->per_prefill_token_ms, m->per_prefill_attn_ms, m->prefill_base_ms,
+			     m->prefill_per_prompt_ms,
 			     m->admit_delay_ms,	      m->noise_cv,	     m->noise_prefill_cv };
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		if (!isfinite(c[i]) || c[i] < 0)

@@ -15,6 +15,8 @@
  *           + per_prefill_token_ms * (prompt tokens in this step)
  *           + per_prefill_attn_ms  * (sum over those tokens of their position
  *                                     in their own prompt, 0-based)
+ *           + prefill_per_prompt_ms * (prompts in this step beyond the first
+ *                                      of each prefill pass)
  *
  * times a noise factor of mean 1 (noise_kind; cv noise_cv for a step that
  * only decodes, noise_prefill_cv for a step with prompt work). decode_ms(B) comes
@@ -81,7 +83,8 @@
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
  *                 "decode_kv": { "1": 0.005, "4": 0.01 },   (optional)
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
- *                 "per_prefill_attn": 0.0, "prefill_base": 0.0 },
+ *                 "per_prefill_attn": 0.0, "prefill_base": 0.0,
+ *                 "prefill_per_prompt": 0.0 },       (optional, default 0)
  *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0,
  *                   "split_prob_crowded": 0.0,
  *                   "release_ms": { "4": 35, "8": 304 } },  (optional; or a number)
@@ -147,6 +150,8 @@ typedef struct sb_model {
 	double per_prefill_token_ms;
 	double per_prefill_attn_ms;
 	double prefill_base_ms;
+	double prefill_per_prompt_ms; /* each prompt beyond the first in a prefill
+					 pass (prompts prefilled together) */
 	double admit_delay_ms;
 	sb_decode_point release[SB_MODEL_MAX_DECODE]; /* release_ms per slot count
 							 (batch = slots); ascending */

@@ -386,6 +386,7 @@ static void start_run(sim *s, server *v, double T)
 	int B = 0, Bc = 0;
 	double sum_ctx = 0, attn = 0, next_ready = INFINITY;
 	long minrem = LONG_MAX, P = 0;
+	int prompts = 0;
 	for (int i = 0; i < v->S; i++) {
 		slot *sl = &v->slots[i];
 		if (sl->state == SL_JOIN && sl->ready <= T) {
@@ -416,6 +417,7 @@ static void start_run(sim *s, server *v, double T)
 			c = budget;
 		sl->chunk = c;
 		P += c;
+		prompts += c > 0;
 		attn += (double)c * (double)r->pos + (double)c * (double)(c - 1) / 2;
 	}
 	if (B == 0 && P == 0) {
@@ -434,7 +436,10 @@ static void start_run(sim *s, server *v, double T)
 		double base = v->per_slot ? dec_a + prompt_passes * m->prefill_base_ms
 			      : B > 0	  ? dec_a
 					  : m->prefill_base_ms;
-		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn;
+		/* prompts beyond the first of each prefill pass (unified: one) */
+		int passes = v->per_slot ? prompt_passes : 1;
+		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn +
+		    m->prefill_per_prompt_ms * (double)(prompts - passes);
 		k = 1;
 		f = noise_factor(s, v, v->prefill_cv);
 		v->run_prefill = 1;

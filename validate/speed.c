@@ -106,6 +106,7 @@ void sb_speed_scale_model(sb_model *m, double fp, double fd)
 	m->prefill_base_ms *= fp;
 	m->per_prefill_token_ms *= fp;
 	m->per_prefill_attn_ms *= fp;
+	m->prefill_per_prompt_ms *= fp;
 	for (int i = 0; i < m->n_decode; i++)
 		m->decode[i].ms *= fd;
 	m->per_kv_token_ms *= fd;

@@ -1,7 +1,10 @@
 """check_plan.py MODEL.json REPORT — what `calibrate --url` guarantees about
 the groups it sends together (calibrate/plan.h): each split chance got the
 trials the plan wants, or the plan stopped at its stated budget of server
-time and the report says so; and the fit counted (nearly) all of them."""
+time and the report says so; and the fit counted (nearly) all of them. The
+prefill groups (1..S prompts pinned to slots 0..G-1) stayed within their
+budget, every size was measured unless the budget stopped them, the fit
+found their steps, and every shape check says what became of it."""
 import json
 import sys
 
@@ -26,6 +29,22 @@ for p in plan:
     fit = model["fit"][key]
     assert fit["trials"] >= 0.75 * p["trials"], (key, fit, p)
     assert 0 <= fit["ci95_low"] <= fit["value"] <= fit["ci95_high"] <= 1, (key, fit)
+groups = model["fit"]["plan"]["groups"]
+if groups["measured"] == "measured":
+    # sizes are added while under the budget, so the last may overrun it by
+    # one part; re-measurements may use half a budget more
+    assert groups["server_s"] <= 2.5 * groups["budget_s"], groups
+    assert groups["largest_group"] == model["server"]["slots"], groups  # S comes second
+    assert groups["stopped_at_budget"] or groups["sizes_measured"] == model["server"]["slots"], groups
+    fg = model["fit"]["groups"]
+    assert fg["steps"] >= groups["largest_group"], fg
+for c in model["fit"]["checks"]:
+    assert set(c) == {"what", "measured", "expected_shape", "remeasured", "kept", "why"}, c
+    assert c["kept"] or c["remeasured"], c  # dropped only after a re-measurement
+print("groups: %s, %s s of %s, %s sizes up to %s, rechecked %s; checks: %d" % (
+    groups["measured"], groups["server_s"], groups["budget_s"], groups["sizes_measured"],
+    groups["largest_group"],
+    groups["rechecked_sizes"], len(model["fit"]["checks"])))
 print("plan: " + "; ".join("%s %d/%d trials from %d/%d groups in %.1f s%s" % (
     p["chance"], p["trials"], p["trials_wanted"], p["groups_together"], p["groups_sent"],
     p["server_s"], " (stopped short: %s)" % p["stopped_short"] if p["stopped_short"] else "") for p in plan))

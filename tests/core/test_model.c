@@ -112,6 +112,17 @@ int main(void)
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
 		   "\"scheduler\":{\"split_prob_crowded\":-0.1}}", &m, &e) < 0 &&
 	      strstr(e.msg, "split_prob_crowded"));
+	/* step_ms.prefill_per_prompt round-trips, is optional and not negative */
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1,"
+		   "\"prefill_per_prompt\":3.5}}", &m, &e) == 0);
+	sj = sb_model_to_json(&m);
+	CHECK(sj && sb_model_from_json(sj, &m3, &e) == 0);
+	CHECK_NEAR(m3.prefill_per_prompt_ms, 3.5, 1e-15);
+	json_decref(sj);
+	sb_model_fini(&m3);
+	sb_model_fini(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1,"
+		   "\"prefill_per_prompt\":-1}}", &m, &e) < 0 && strstr(e.msg, "prefill_per_prompt"));
 	CHECK(sb_model_load("/nonexistent/m.json", &m, &e) < 0 && strstr(e.msg, "/nonexistent"));
 	sb_model_fini(NULL);
 	CHECK_DONE();

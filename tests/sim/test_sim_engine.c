@@ -456,9 +456,39 @@ static void test_per_slot(void)
 	sb_model_fini(&m);
 }
 
+/* prefill_per_prompt: each prompt beyond the first of a prefill pass;
+ * per-slot, a pass is a run of consecutive slots (0,1,3: two passes, one
+ * extra prompt), unified one pass for the step. Three prompts of 256
+ * tokens, one output token, no noise: TTFT = overhead 15 + passes *
+ * prefill_base 5 + 0.1 * 768 + 7 * (3 - passes). */
+static void test_prefill_per_prompt(void)
+{
+	sb_model m;
+	test_model(&m, 4);
+	m.prefill_per_prompt_ms = 7;
+	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
+	sb_replay_req run[3] = { { 0.0, 256, 1, 0 }, { 0.0, 256, 1, 1 }, { 0.0, 256, 1, 2 } };
+	sb_replay_req gap[3] = { { 0.0, 256, 1, 0 }, { 0.0, 256, 1, 1 }, { 0.0, 256, 1, 3 } };
+	sb_replay_pred p[3];
+	sb_error e = { "" };
+	for (int kv = 0; kv < 2; kv++) {
+		m.kv_cache = kv ? SB_KV_PER_SLOT : SB_KV_UNIFIED;
+		CHECK(sb_sim_replay(&m, &ro, run, 3, p, NULL, &e) == 0, "replay: %s", e.msg);
+		double want = 15 + 5 + 76.8 + 14;
+		CHECK(NEAR(p[2].ttft_ms, want, 1e-6), "%s slots 0,1,2: TTFT %.9g want %.9g",
+		      sb_kv_cache_name(m.kv_cache), p[2].ttft_ms, want);
+		CHECK(sb_sim_replay(&m, &ro, gap, 3, p, NULL, &e) == 0, "replay: %s", e.msg);
+		want = kv ? 15 + 10 + 76.8 + 7 : 15 + 5 + 76.8 + 14;
+		CHECK(NEAR(p[2].ttft_ms, want, 1e-6), "%s slots 0,1,3: TTFT %.9g want %.9g",
+		      sb_kv_cache_name(m.kv_cache), p[2].ttft_ms, want);
+	}
+	sb_model_fini(&m);
+}
+
 int main(void)
 {
 	test_per_slot();
+	test_prefill_per_prompt();
 	test_prefill_decode();
 	test_batching_gain();
 	test_knee();
