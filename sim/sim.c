@@ -554,6 +554,7 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 				o->output_tokens = rec.output_tokens;
 				o->rejected = rejected;
 				o->slot = r->slot;
+				o->replica = r->srv;
 			}
 		}
 	}
@@ -567,6 +568,7 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 		p->tpot_ms = (!rejected && r->out_len >= 2)
 				     ? (p->e2e_ms - p->ttft_ms) / (double)(r->out_len - 1) : NAN;
 		p->rejected = rejected;
+		p->replica = r->srv;
 	}
 	if (r->client >= 0 && !s->stop) {
 		double think = 0;
@@ -939,7 +941,9 @@ static void on_gen(sim *s, double t, long arg)
 		if (sb_router_note(s->router, r->srv, +1, +1) < 0)
 			s->oom = 1;
 	}
-	r->want_slot = idx >= 0 && s->rq[idx].slot < s->srv[r->srv].S ? s->rq[idx].slot : -1;
+	/* a recorded slot names a slot of the one measured server */
+	r->want_slot = idx >= 0 && !s->router && s->rq[idx].slot < s->srv[r->srv].S
+			       ? s->rq[idx].slot : -1;
 	if (counted)
 		gen_count(s, t, r->srv);
 	if (s->src == SRC_REPLAY_CLOSED && (size_t)s->generated >= s->rn)
@@ -1374,8 +1378,10 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 	}
 	if (ro->mode == SB_MODE_CONCURRENCY && ro->concurrency < 1)
 		return sb_error_set(e, "replay: concurrency %d must be at least 1", ro->concurrency);
+	if (ro->fleet && sb_fleet_validate(ro->fleet, e) < 0)
+		return -EINVAL;
 	sim s;
-	int rc = sim_init(&s, m, NULL, 0, NULL, ro->no_noise, ro->seed, NULL, e);
+	int rc = sim_init(&s, m, ro->fleet, 0, NULL, ro->no_noise, ro->seed, NULL, e);
 	if (rc < 0)
 		goto out;
 	s.rq = reqs;
@@ -1387,6 +1393,7 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 		pred[i].t_sent_s = pred[i].t_done_s = NAN;
 		pred[i].ttft_ms = pred[i].e2e_ms = pred[i].tpot_ms = pred[i].wait_ms = NAN;
 		pred[i].rejected = 0;
+		pred[i].replica = 0;
 	}
 	double level;
 	if (ro->mode == SB_MODE_RATE) {
@@ -1418,8 +1425,10 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 	if (lv) {
 		sb_sim_level tmp;
 		memset(&tmp, 0, sizeof tmp);
-		sim_finish(&s, level, ro->mode, &tmp); /* one server: no allocation */
+		if (sim_finish(&s, level, ro->mode, &tmp) < 0) /* fleets allocate */
+			rc = sb_error_code(e, -ENOMEM, "out of memory");
 		*lv = tmp.sum;
+		sb_sim_level_fini(&tmp);
 	}
 out:
 	sim_free(&s);

@@ -118,6 +118,7 @@ typedef struct sb_sim_rec {
 	long prompt_tokens, output_tokens;
 	int rejected;          /* 0, or why: SB_SIM_REJECT_* */
 	int slot;              /* the slot that served it (-1: none) */
+	int replica;           /* the replica it was routed to (0: one server) */
 } sb_sim_rec;
 
 /* One replica of a fleet over a level's window (counted requests only). */
@@ -196,6 +197,7 @@ typedef struct sb_replay_pred {
 	double t_done_s;
 	double ttft_ms, e2e_ms, tpot_ms, wait_ms; /* tpot NaN if < 2 tokens */
 	int rejected;
+	int replica;           /* the replica the router gave it (0: one server) */
 } sb_replay_pred;
 
 typedef struct sb_replay_opts {
@@ -205,13 +207,22 @@ typedef struct sb_replay_opts {
 	double think_s;        /* closed loop: pause between a client's requests */
 	unsigned long seed;    /* for noise and overhead spread */
 	int no_noise;          /* deterministic: no noise, overhead = its mean */
+	const sb_fleet *fleet; /* borrowed; NULL (or one replica): one server of
+				  model m. Else the requests go through the
+				  simulated router to the fleet's replicas
+				  (fleet.h; m for groups without a model) when
+				  sent, and the requests' recorded slots are
+				  ignored (they name a slot of some server) */
 } sb_replay_opts;
 
-/* Simulates reqs[0..n) (borrowed) on model m and writes one prediction per
- * request into pred[0..n) (caller-allocated, same order as reqs). If lv is
- * not NULL, also fills a level summary over all n requests (level =
- * concurrency, or n / span of send times for open loop). Returns 0,
- * -ENOMEM or -EINVAL. */
+/* Simulates reqs[0..n) (borrowed) on model m (or ro->fleet) and writes one
+ * prediction per request into pred[0..n) (caller-allocated, same order as
+ * reqs). If lv is not NULL, also fills a level summary over all n requests
+ * (level = concurrency, or n / span of send times for open loop). Returns
+ * 0, -ENOMEM or -EINVAL (also a fleet sb_fleet_validate refuses). With a
+ * fleet, noise and overhead jitter come from one server stream shared by
+ * the replicas, so only a no_noise replay equals its replicas replayed
+ * apart. */
 int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 		  const sb_replay_req *reqs, size_t n, sb_replay_pred *pred,
 		  sb_level *lv, sb_error *e);

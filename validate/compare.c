@@ -20,6 +20,9 @@
 /* A fleet's replica g of a replay replication with seed s is simulated
  * with seed sb_seed_derive(s, FLEET_STREAM, g). */
 #define FLEET_STREAM 0x40000000UL
+/* The routed replay of level li, replication r: sb_seed_derive(seed, li |
+ * ROUTED_STREAM, r). */
+#define ROUTED_STREAM 0x20000000UL
 
 /* ---- the metrics compared ------------------------------------------ */
 
@@ -170,9 +173,12 @@ static long dist_len(const sb_dist *d)
 	return v < 1 ? 1 : v;
 }
 
+/* A record: its index, send time and id (ties of send time go by id, the
+ * issue order: records are written as requests finish). */
 typedef struct idx_time {
 	size_t i;
 	double t;
+	long id;
 } idx_time;
 
 static int cmp_idx_time(const void *a, const void *b)
@@ -180,6 +186,8 @@ static int cmp_idx_time(const void *a, const void *b)
 	const idx_time *x = a, *y = b;
 	if (x->t != y->t)
 		return (x->t > y->t) - (x->t < y->t);
+	if (x->id != y->id)
+		return (x->id > y->id) - (x->id < y->id);
 	return (x->i > y->i) - (x->i < y->i);
 }
 
@@ -373,7 +381,7 @@ static void replay_order(replay *rp, sb_mode mode)
 		double t = mode == SB_MODE_RATE ? q->t_scheduled_s : q->t_sent_s;
 		if (!isfinite(t))
 			t = isfinite(q->t_sent_s) ? q->t_sent_s : (double)i;
-		rp->ord[rp->k++] = (idx_time){ i, t };
+		rp->ord[rp->k++] = (idx_time){ i, t, q->id };
 	}
 	qsort(rp->ord, rp->k, sizeof(*rp->ord), cmp_idx_time);
 }
@@ -712,6 +720,147 @@ out:
 	return ret;
 }
 
+/* ---- the routed comparison of a fleet --------------------------------- */
+
+/* The simulated fleet of fleet file meas: target.replicas[i] a server of
+ * model m with its own slots when known (consecutive replicas of one slot
+ * count form a group, *models[g] its model: new, f->n_groups of them, for
+ * routed_models_free), behind target.route. Returns 1 with *f set, 0 when
+ * the file names no route, -EINVAL (a bad route, too many groups) or
+ * -ENOMEM. */
+static int routed_fleet(const sb_model *m, const sb_results *meas, sb_fleet *f,
+			sb_model **models, sb_error *e)
+{
+	const sb_target_info *t = &meas->target;
+	const json_t *jr = json_object_get(json_object_get(meas->root, "target"), "route");
+	sb_fleet_init(f);
+	*models = NULL;
+	if (!jr)
+		return 0;
+	if (!json_is_string(jr))
+		return sb_error_set(e, "target.route: expected a string (%s)", SB_ROUTE_CHOICES);
+	if (sb_route_parse(json_string_value(jr), &f->route, e) < 0) {
+		sb_error_prefix(e, "target.route");
+		return -EINVAL;
+	}
+	if (!(*models = calloc(SB_FLEET_MAX_GROUPS, sizeof(**models))))
+		return -ENOMEM;
+	for (size_t i = 0; i < t->n_replicas; i++) {
+		int slots = t->replica_slots[i] > 0 ? (int)t->replica_slots[i] : m->slots;
+		if (f->n_groups > 0 && (*models)[f->n_groups - 1].slots == slots) {
+			f->groups[f->n_groups - 1].count++;
+			continue;
+		}
+		if (f->n_groups == SB_FLEET_MAX_GROUPS)
+			return sb_error_set(e, "target.replicas: more than %d runs of replicas with "
+					       "equal slot counts (replica %zu has %d)",
+					    SB_FLEET_MAX_GROUPS, i, slots);
+		sb_model *g = &(*models)[f->n_groups];
+		sb_model_copy(g, m);
+		g->slots = slots;
+		f->groups[f->n_groups++] = (sb_fleet_group){ g, 1 };
+	}
+	return sb_fleet_validate(f, e) < 0 ? -EINVAL : 1;
+}
+
+static void routed_models_free(sb_model *models, const sb_fleet *f)
+{
+	for (int g = 0; models && g < f->n_groups; g++)
+		sb_model_fini(&models[g]);
+	free(models);
+}
+
+/* Level li of meas replayed through fleet f (the measured arrivals, open
+ * loop at their send times; closed loop the level's clients sending them in
+ * their measured order) into rl: base's measured figures, the replications'
+ * mean and sd, the errors. */
+static int routed_level(const sb_model *m, const sb_results *meas, const sb_compare_opts *o,
+			size_t li, const sb_fleet *f, const sb_cmp_level *base, sb_cmp_level *rl,
+			sb_error *e)
+{
+	replay rp;
+	int ret = replay_alloc(&rp, &meas->levels[li]);
+	if (ret < 0)
+		goto out;
+	replay_order(&rp, base->mode);
+	for (size_t j = 0; j < rp.k; j++)
+		replay_request(&rp, meas, li, base->mode, j);
+	sb_replay_opts ro = { .mode = base->mode, .concurrency = (int)lround(base->level),
+			      .think_s = o->think_s, .no_noise = o->no_noise, .fleet = f };
+	if (ro.concurrency < 1)
+		ro.concurrency = 1;
+	welford wm[SB_MET_N];
+	memset(wm, 0, sizeof(wm));
+	int reps = o->no_noise ? 1 : (o->replications > 0 ? o->replications : 1);
+	for (int r = 0; r < reps && ret == 0; r++) {
+		ro.seed = sb_seed_derive(o->seed, li | ROUTED_STREAM, (unsigned long)r);
+		ret = sb_sim_replay(m, &ro, rp.rq, rp.k, rp.pd, NULL, e);
+		if (ret < 0) {
+			sb_error_prefix(e, "routed replay of level %g", base->level);
+			break;
+		}
+		sb_level ps;
+		if ((ret = summarize(rp.recs, replay_predicted(&rp), base->level, base->mode, &ps)) < 0)
+			break;
+		for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
+			welford_add(&wm[sb_compare_metrics[i]], sb_metric_get(&ps, sb_compare_metrics[i]));
+	}
+	for (size_t i = 0; ret == 0 && i < SB_COMPARE_N_METRICS; i++) {
+		sb_metric k = sb_compare_metrics[i];
+		rl->pred[k] = welford_mean(&wm[k]);
+		rl->pred_sd[k] = welford_sd(&wm[k]);
+		rl->err_pct[k] = sb_compare_err_pct(rl->meas[k], rl->pred[k]);
+	}
+out:
+	replay_free(&rp);
+	return ret;
+}
+
+/* out->routed for a fleet file whose target names its route (compare.h);
+ * left NULL otherwise. */
+static int routed_compare(const sb_model *m, const sb_results *meas, const sb_compare_opts *o,
+			  sb_comparison *out, sb_error *e)
+{
+	sb_fleet f;
+	sb_model *models = NULL;
+	sb_fleet_init(&f);
+	int ret = meas->target.n_replicas > 1 ? routed_fleet(m, meas, &f, &models, e) : 0;
+	sb_comparison *rc = ret > 0 ? calloc(1, sizeof(*rc)) : NULL;
+	if (ret > 0 && (!rc || !(rc->levels = calloc(out->n_levels, sizeof(*rc->levels)))))
+		ret = -ENOMEM;
+	if (ret <= 0)
+		goto out;
+	out->routed = rc;
+	rc->n_levels = out->n_levels;
+	rc->seed = out->seed;
+	rc->replications = out->replications;
+	rc->model_slots = out->model_slots;
+	rc->measured_slots = out->measured_slots;
+	out->routed_route = (int)f.route;
+	out->routed_replicas = sb_fleet_size(&f);
+	for (size_t li = 0; li < out->n_levels && ret >= 0; li++) {
+		const sb_cmp_level *b = &out->levels[li];
+		sb_cmp_level *rl = &rc->levels[li];
+		*rl = *b;
+		rl->reqs = NULL;
+		rl->n_reqs = 0;
+		rl->replicas = NULL;
+		rl->n_replicas = 0;
+		rl->open_loop_replay = 0;
+		rl->has_forecast = 0;
+		rl->req_ttft_mdape = rl->req_e2e_mdape = NAN;
+		for (int k = 0; k < SB_MET_N; k++)
+			rl->pred[k] = rl->pred_sd[k] = rl->err_pct[k] = NAN;
+		if (b->replayed)
+			ret = routed_level(m, meas, o, li, &f, b, rl, e);
+	}
+	if (ret >= 0)
+		sb_compare_summarize(rc, o->knee_min_ratio);
+out:
+	routed_models_free(models, &f);
+	return ret < 0 ? ret : 0;
+}
+
 /* ---- summaries ---------------------------------------------------------- */
 
 /* Levels of one mode sorted by level: indices into c->levels. */
@@ -973,6 +1122,8 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 			goto fail;
 	}
 	sb_compare_summarize(out, o.knee_min_ratio);
+	if ((r = routed_compare(m, meas, &o, out, e)) < 0)
+		goto fail;
 	return 0;
 fail:
 	sb_comparison_fini(out);
@@ -989,6 +1140,10 @@ void sb_comparison_fini(sb_comparison *c)
 	}
 	free(c->levels);
 	json_decref(c->simulated);
+	if (c->routed) {
+		sb_comparison_fini(c->routed);
+		free(c->routed);
+	}
 	memset(c, 0, sizeof(*c));
 }
 
@@ -1137,6 +1292,19 @@ json_t *sb_comparison_to_json(const sb_comparison *c)
 		json_array_append_new(levels, level_to_json(&c->levels[i]));
 	json_object_set_new(root, "levels", levels);
 	json_object_set_new(root, "summary", summary_to_json(c));
+	if (c->routed) {
+		json_t *rt = json_pack("{s:s,s:i}", "route",
+				       sb_route_name((sb_route)c->routed_route), "replicas",
+				       c->routed_replicas);
+		json_t *rls = json_array();
+		for (size_t i = 0; rls && i < c->routed->n_levels; i++)
+			json_array_append_new(rls, level_to_json(&c->routed->levels[i]));
+		if (rt) {
+			json_object_set_new(rt, "levels", rls);
+			json_object_set_new(rt, "summary", summary_to_json(c->routed));
+		}
+		json_object_set_new(root, "routed", rt);
+	}
 	return root;
 }
 

@@ -25,6 +25,16 @@
  * each replica a server of the model's slots; the predictions are merged
  * for the fleet-wide figures and kept apart for per-replica ones.
  *
+ * A fleet whose file also names its route (target.route) gets a second,
+ * "routed" comparison that checks the router model too: the measured
+ * arrivals (send times and lengths, not which replica took them) go
+ * through a simulated fleet (sb_replay_opts.fleet) of target.replicas'
+ * count, each replica the model with its own target.replicas[i].slots when
+ * known, behind sb_route_parse(target.route): open loop at the measured
+ * send times, closed loop the level's concurrency of clients sending the
+ * requests in their measured order; replications and errors as above,
+ * fleet-wide, with the same summaries.
+ *
  * Prompt length replayed: the server's own "prompt_n" (tokens it actually
  * prefilled, prompt-cache hits excluded) when the record has one, as the
  * calibration counts it; else prompt_tokens; else the workload's mean.
@@ -58,6 +68,7 @@
 #include "core/metric.h"
 #include "core/model.h"
 #include "core/results.h"
+#include "core/route.h"
 
 /* The metrics compared per level, in table order (core/metric.h): TTFT,
  * TPOT and E2E mean, p50, p90, p99, then output tok/s and req/s. The
@@ -151,6 +162,13 @@ typedef struct sb_comparison {
 	sb_metric cap_metric;  /* SB_MET_REQ_S, or SB_MET_OUT_TOK_S */
 	int model_slots;
 	json_t *simulated;     /* owned: the predicted results document */
+	/* the routed comparison of a fleet whose file names its route (see
+	 * above): its own levels (the fleet-wide measured figures, the routed
+	 * replay's mean, sd and errors; no requests, replicas or forecast) and
+	 * summaries; owned; NULL for other files */
+	struct sb_comparison *routed;
+	int routed_route;      /* sb_route of target.route */
+	int routed_replicas;
 } sb_comparison;
 
 /* Predicts every level of meas (borrowed) with model m (borrowed) as

@@ -213,6 +213,31 @@ static void report_notes(FILE *f, const sb_comparison *c)
 	}
 }
 
+/* A fleet's routed comparison (compare.h): each replayed level's table,
+ * then its summary; a fleet file without a route says why there is none. */
+static void report_routed(FILE *f, const sb_comparison *c)
+{
+	const sb_comparison *r = c->routed;
+	if (!r) {
+		if (c->n_levels && c->levels[0].n_replicas)
+			fprintf(f, "\nno routed comparison: the file's target names no route\n");
+		return;
+	}
+	fprintf(f, "\n==== routed: the measured arrivals through the SIMULATED router (%s, %d "
+		   "replicas), fleet-wide\n",
+		sb_route_name((sb_route)c->routed_route), c->routed_replicas);
+	for (size_t i = 0; i < r->n_levels; i++) {
+		const sb_cmp_level *l = &r->levels[i];
+		char lab[64];
+		if (!l->replayed)
+			continue;
+		fprintf(f, "\n== routed, %s: %ld requests\n", level_label(l, lab, sizeof(lab)),
+			l->n_counted);
+		report_table(f, l);
+	}
+	report_summary(f, r);
+}
+
 int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 {
 	fprintf(f, "measured/predicted and error = (predicted - measured) / measured\n");
@@ -223,6 +248,7 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 		report_level(f, &c->levels[i], verbose);
 	report_summary(f, c);
 	report_notes(f, c);
+	report_routed(f, c);
 	return ferror(f) ? -EIO : 0;
 }
 
