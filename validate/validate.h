@@ -25,6 +25,7 @@
 #include "core/workload.h"
 #include "measure/run.h"
 #include "validate/compare.h"
+#include "validate/plan_check.h"
 #include "validate/repeat.h"
 #include "validate/speed.h"
 
@@ -41,7 +42,9 @@ typedef struct sb_validate_config {
 	/* Lengths, requests and warm-up per level, and the seed of prompts,
 	 * arrivals and simulator noise; its levels are ignored. */
 	sb_workload workload;
-	long slots;              /* slots for the default levels; 0: the model's */
+	long slots;              /* the server's slots when it reports none
+				    (--measured: when the file has none);
+				    0: the model's */
 	int n_conc;              /* closed-loop levels; -1: 1..2S; 0: none */
 	double conc[SB_WORKLOAD_MAX_LEVELS];
 	int n_rates;             /* open-loop rates; -1: the default; 0: none */
@@ -49,6 +52,9 @@ typedef struct sb_validate_config {
 	long probe_requests;     /* requests per speed probe; 0: no probes */
 	int replications;        /* replays per level */
 	int forecast;            /* also the fresh-traffic forecast intervals */
+	int plan;                /* check the model's capacity plan instead of
+				    the levels (plan_check.h): the SLO is
+				    workload.slo; n_conc and n_rates must be -1 */
 	FILE *out;               /* what is measured (the default rates); may be NULL */
 	FILE *log;               /* notes (a failed probe, failed requests); may be NULL */
 	const char *log_prefix;  /* before every note ("servebench validate: "); may be NULL */
@@ -69,7 +75,10 @@ typedef enum sb_validate_stage {
 
 typedef struct sb_validate_result {
 	sb_validate_stage stage;
-	sb_model model;          /* the loaded model */
+	sb_model model;          /* the loaded model, its slots the server's */
+	int calibrated_slots;    /* the model file's own slot count */
+	int server_slots;        /* the server's (probed, or the measured file's
+				    target.slots, else config.slots); 0: unknown */
 	int model_loaded;
 	json_t *doc;             /* owned: the measured document (speed_probes
 				    included); NULL with config.measured */
@@ -82,6 +91,8 @@ typedef struct sb_validate_result {
 	sb_comparison cmp2;
 	sb_repeatability rep;
 	int has_rep;
+	sb_plan_check plan;      /* with config.plan */
+	int has_plan;            /* plan made (and, at SB_VALIDATE_DONE, judged) */
 	sb_speed speed;          /* the probes and the speed-adjusted prediction */
 	json_t *drift;           /* owned: sb_speed_drift; NULL: not known */
 	int cut_rc;              /* the status of the level that cut the
