@@ -209,7 +209,7 @@ static void usage(FILE *f)
 		"that rate and 15%% above it. At each the measured SLO percentile gets its\n"
 		"distribution-free 95%% order-statistic interval: the SLO held when the upper\n"
 		"bound is at most the SLO, broke when the lower bound is above it, else\n"
-		"undecided (a p99 needs 367 requests for a finite upper bound; a lower\n"
+		"undecided (a p99 needs 368 requests for a finite upper bound; a lower\n"
 		"percentile fewer). The plan is confirmed when the planned rate did not break\n"
 		"and the higher one broke, wrong when the planned rate broke or the higher one\n"
 		"held, and inconclusive otherwise (JSON: \"plan_check\").\n"

@@ -13,7 +13,7 @@
  * probability P(l <= B <= u - 1) >= 1 - alpha for any continuous
  * distribution (the exact coverage is reported). When no rank is far
  * enough out the bound is open: lo = -INFINITY (l < 1), hi = +INFINITY
- * (u > n) — e.g. the p99 of fewer than 367 values has no finite upper
+ * (u > n) — e.g. the p99 of fewer than 368 values has no finite upper
  * bound at 95%.
  */
 #ifndef SB_QUANTILE_CI_H

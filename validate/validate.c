@@ -345,6 +345,8 @@ static int make_plan(const sb_validate_config *c, sb_validate_result *res, sb_er
  * plan's rates, then every level. */
 static int measure_fresh(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
 {
+	if (c->n_conc == 0 && c->n_rates == 0 && !c->plan) /* before asking the server */
+		return sb_error_set(e, "no levels to measure (--concurrency none --rates none)");
 	measuring ms = { .c = c, .res = res };
 	int r = open_bench(&ms, e);
 	if (r < 0)

@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# live_slots.sh — a model validated on a server of another slot count, and a
+# capacity plan checked live (suite live; real llama-server via target/).
+#
+#   live_slots.sh SERVEBENCH LLAMA_SH slots|plan
+#
+# slots (validate-live-slots): `calibrate --url` at 3 slots (its own plan,
+#   llama-completion, about 2-3 minutes), then for a server of 2 slots and
+#   one of 4 (restarted each time): `validate --model-file` with that
+#   model — validate simulates the server's slots and says the model was
+#   calibrated at 3 (at 4, decode passes beyond 3 are extrapolated) —
+#   closed loop c = 1..S+1 and open loop at the default 30/50/70/90% of the
+#   predicted capacity, 8 requests per level, 128 prompt / 32 output
+#   tokens; then a repeat of the closed-loop levels with `servebench run`.
+#   Asserted per server, quantity (TTFT, TPOT, E2E) and class (mean/p50,
+#   p90/p99), as validate-live does (live_validate.sh, step 5):
+#       median |prediction error| <= 2 x median |repeat difference| + goal
+#   (goals 5% and 10%; the repeat difference is taken over the closed-loop
+#   levels, where two runs offer the same load). Printed, not asserted: how
+#   many measured figures fell in the forecast intervals (validate's
+#   fresh-traffic intervals from sbsim replications).
+# plan (validate-plan-live): `calibrate --url` at 2 slots, then the SLO:
+#   TTFT p50 <= the model's TTFT p50 at 80% of its capacity (sbsim,
+#   --requests N), so the plan lands near 0.8 x capacity, on the steep part
+#   of the curve (with the stub a 15% step doubled the median); then
+#   `validate --plan` at N = 100 requests per level (about a minute of
+#   measuring) must confirm the plan (exit 0): the planned rate not broken,
+#   15% above it broken, by the median's order-statistic interval.
+# Exit 0 pass, 1 fail.
+set -euo pipefail
+
+usage="usage: live_slots.sh SERVEBENCH LLAMA_SH slots|plan"
+SB=${1:?$usage}
+LLAMA=${2:?$usage}
+MODE=${3:?$usage}
+SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
+SBSIM=$(dirname "$SB")/sbsim
+LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
+PY=${SERVEBENCH_PYTHON:-python3}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sb-live-slots.XXXXXX")
+pidfile=""
+stop_server() {
+  if [[ -n "$pidfile" ]]; then
+    "$LLAMA" stop "$pidfile" >/dev/null 2>&1 || true
+    pidfile=""
+  fi
+}
+cleanup() {
+  stop_server
+  if [[ -n "${SERVEBENCH_LIVE_KEEP:-}" ]]; then
+    mkdir -p "$SERVEBENCH_LIVE_KEEP" && cp "$work"/*.json "$work"/*.txt "$SERVEBENCH_LIVE_KEEP"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+export SERVEBENCH_RUN_DIR="$work/srv"
+cd "$work"
+
+# start_server N: llama-server with N slots, 1 thread; URL set
+start_server() {
+  local out
+  if ! out=$("$LLAMA" start --np "$1" ${SERVEBENCH_LIVE_PORT:+--port "$SERVEBENCH_LIVE_PORT"} 2>"start.log"); then
+    echo "live_slots: llama-server did not start:"; tail -20 start.log
+    exit 1
+  fi
+  eval "$out"   # URL PID PIDFILE LOG ...
+  pidfile=$PIDFILE
+  echo "llama-server with $1 slots at $URL (pid $PID)"
+}
+
+# calibrate S OUT: calibrate --url at S slots into OUT
+calibrate() {
+  start_server "$1"
+  echo "== calibrate --url ($1 slots)"
+  "$SB" calibrate --url "$URL" --model live --api llama-completion --slots "$1" -o "$2" \
+    | grep -E '^(server time|slots|  decode_ms)' || true
+  stop_server
+}
+
+api=(--api llama-completion)
+std=(--input-len 128 --output-len 32 --num-requests 8 --warmup 1)
+
+# validate_at S: validate model3.json on a server of S slots, then the
+# repeat; files v-S.json (comparison), r-S.json (repeat), out-S.txt
+validate_at() {
+  local S=$1 levels rc=0
+  levels=$(seq -s, 1 $((S + 1)))
+  start_server "$S"
+  echo "== validate the 3-slot model on $S slots"
+  "$SB" validate --model-file model3.json --url "$URL" --model live "${api[@]}" \
+    --concurrency "$levels" "${std[@]}" --seed $((30 + S)) --quiet --json "v-$S.json" \
+    | tee "out-$S.txt" || rc=$?
+  if [[ $rc -ge 2 ]]; then echo "live_slots: validate failed with status $rc"; exit 1; fi
+  echo "== repeat of the closed-loop levels"
+  rc=0
+  "$SB" run --url "$URL" --model live "${api[@]}" --concurrency "$levels" "${std[@]}" \
+    --seed $((40 + S)) --quiet --out "r-$S.json" || rc=$?
+  if [[ $rc -ge 2 ]]; then echo "live_slots: run failed with status $rc"; exit 1; fi
+  stop_server
+}
+
+if [[ $MODE == slots ]]; then
+  calibrate 3 model3.json
+  validate_at 2
+  validate_at 4
+  "$PY" - <<'PY'
+import json, re
+quant = ["ttft", "tpot", "e2e"]
+classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
+floor = {"central": 5.0, "tail": 10.0}
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n == 0:
+        return float("nan")
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+fail = []
+for S in (2, 4):
+    cmp = json.load(open("v-%d.json" % S))
+    rep = {round(l["level"], 4): l for l in json.load(open("r-%d.json" % S))["levels"]}
+    text = open("out-%d.txt" % S).read()
+    want = "model calibrated at 3 slots, server has %d: simulated with %d slots" % (S, S)
+    if want not in text:
+        fail.append("%d slots: the report does not say '%s'" % (S, want))
+    sl = cmp["slots"]
+    print("%d slots: %s" % (S, sl))
+    if sl["server"] != S or sl["simulated"] != S or sl["calibrated"] != 3:
+        fail.append("%d slots: slots %r" % (S, sl))
+    s = cmp["summary"]
+    if s.get("forecast_cells"):
+        print("  measured figures inside the forecast intervals: %d of %d"
+              % (s["forecast_inside"], s["forecast_cells"]))
+    for q in quant:
+        for cls, stats in classes.items():
+            err = s["%s_%s_mdape_pct" % (q, cls)]
+            rr = []
+            for l in cmp["levels"]:
+                o = rep.get(round(l["level"], 4)) if l["mode"] == "concurrency" else None
+                for st in stats if o else []:
+                    a = l["metrics"]["%s_%s" % (q, st)]["measured"]
+                    b = o[q + "_ms"].get(st)
+                    if a and b:
+                        rr.append(abs(b - a) / a * 100)
+            r = median(rr)
+            limit = 2 * (r if r == r else 0.0) + floor[cls]
+            ok = err is not None and err <= limit
+            print("  %-4s %-7s error %6.1f%%  repeat %6.1f%%  limit %6.1f%%  %s"
+                  % (q.upper(), cls, err if err is not None else float("nan"), r, limit,
+                     "ok" if ok else "FAIL"))
+            if not ok:
+                fail.append("%d slots: %s %s error %.1f%% > %.1f%%" % (S, q, cls, err or float("nan"), limit))
+if fail:
+    print("live_slots: FAIL\n  " + "\n  ".join(fail))
+    raise SystemExit(1)
+print("live_slots: PASS")
+PY
+elif [[ $MODE == plan ]]; then
+  N=100
+  calibrate 2 model2.json
+  # the SLO: the model's TTFT p50 at 80% of its capacity, N requests per level
+  "$SBSIM" --model-file model2.json --rate 1 --input-len 128 --output-len 32 --requests $N \
+    >cap.txt
+  cap=$(sed -n 's/^capacity μ ≈ \([0-9.]*\) req\/s.*/\1/p' cap.txt)
+  rate=$("$PY" -c "print(round(0.8 * $cap, 3))")
+  "$SBSIM" --model-file model2.json --rate "$rate" --input-len 128 --output-len 32 \
+    --requests $N --replications 20 --json slo.json >/dev/null
+  slo=$("$PY" -c "import json; print(round(json.load(open('slo.json'))['levels'][0]['ttft_ms']['p50'], 1))")
+  echo "capacity $cap req/s; SLO: TTFT p50 <= $slo ms (the model's at $rate req/s)"
+  start_server 2
+  rc=0
+  "$SB" validate --plan --slo-ttft-ms "$slo" --slo-percentile 50 --model-file model2.json \
+    --url "$URL" --model live "${api[@]}" --input-len 128 --output-len 32 --num-requests $N \
+    --warmup 1 --seed 51 --quiet --json plan.json || rc=$?
+  stop_server
+  if [[ $rc -ne 0 ]]; then
+    echo "live_slots: FAIL: validate --plan exit $rc (0: plan confirmed)"
+    exit 1
+  fi
+  echo "live_slots: PASS"
+else
+  echo "$usage"; exit 2
+fi
