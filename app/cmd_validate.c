@@ -4,8 +4,9 @@
  * and check the accuracy goals. The work is validate/validate.h's; this file
  * reads the flags, prints and picks the exit status.
  *
- * Exit status: 0 the goals are met; 1 they are not (the missed ones are
- * named) or an output could not be written; 2 bad usage or input; 3 the
+ * Exit status: 0 the goals are met (--plan: the plan confirmed); 1 they
+ * are not (the missed ones are named; --plan: the plan wrong or
+ * inconclusive) or an output could not be written; 2 bad usage or input; 3 the
  * server could not be reached; 130/143 interrupted. Failed requests are
  * reported and left out of the comparison.
  */

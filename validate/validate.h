@@ -10,6 +10,12 @@
  * (measure/bench.h): the server probed once, connections kept. A level that fails or an interrupt cuts the
  * measurement short; the levels measured before it are still compared.
  *
+ * The prediction simulates the server's slot count (as the server reports
+ * it, or the measured file's target, else config.slots) whatever the
+ * model's: res->calibrated_slots keeps the model's own, and the report and
+ * the JSON ("slots") say so when they differ. With config.plan the levels
+ * are a capacity plan's two rates instead (plan_check.h).
+ *
  * `servebench validate` (app/cmd_validate.c) fills a config from its flags,
  * calls sb_validate_run, and prints with sb_validate_report.
  */
@@ -119,7 +125,8 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 			int quiet, int verbose);
 
 /* New JSON document: the comparison (sb_comparison_to_json) with
- * "model_file", "goals", "goals_met", "server_drift", "server_speed" and,
+ * "model_file", "goals", "goals_met", "slots", "plan_check" (with a plan),
+ * "server_drift", "server_speed" and,
  * with a second model, "repeatability" (sb_repeatability_to_json with its
  * "model_file").
  * NULL on allocation failure. */
