@@ -5,7 +5,8 @@
 #   live_slots.sh SERVEBENCH LLAMA_SH slots|plan
 #
 # slots (validate-live-slots): `calibrate --url` at 3 slots (its own plan,
-#   llama-completion, about 2-3 minutes), then for a server of 2 slots and
+#   llama-completion, prompts up to 512 tokens: the validation's are 128,
+#   and a 1024-token prompt alone took 227 s of a busy machine), then for a server of 2 slots and
 #   one of 4 (restarted each time): `validate --model-file` with that
 #   model — validate simulates the server's slots and says the model was
 #   calibrated at 3 (at 4, decode passes beyond 3 are extrapolated) —
@@ -58,10 +59,15 @@ trap 'exit 1' INT TERM
 export SERVEBENCH_RUN_DIR="$work/srv"
 cd "$work"
 
-# start_server N: llama-server with N slots, 1 thread; URL set
+# start_server N: llama-server with N slots, 1 thread; URL set. With
+# SERVEBENCH_LIVE_PORT=P the servers take ports P, P+1, ... (a port just
+# given up can still be held by the stopping server).
+starts=0
 start_server() {
-  local out
-  if ! out=$("$LLAMA" start --np "$1" ${SERVEBENCH_LIVE_PORT:+--port "$SERVEBENCH_LIVE_PORT"} 2>"start.log"); then
+  local out port=()
+  [[ -n "${SERVEBENCH_LIVE_PORT:-}" ]] && port=(--port $((SERVEBENCH_LIVE_PORT + starts)))
+  starts=$((starts + 1))
+  if ! out=$("$LLAMA" start --np "$1" "${port[@]}" 2>"start.log"); then
     echo "live_slots: llama-server did not start:"; tail -20 start.log
     exit 1
   fi
@@ -70,11 +76,19 @@ start_server() {
   echo "llama-server with $1 slots at $URL (pid $PID)"
 }
 
-# calibrate S OUT: calibrate --url at S slots into OUT
+# calibrate S OUT: calibrate --url at S slots into OUT; with
+# SERVEBENCH_LIVE_MODEL_S (debugging aid) that model file instead
 calibrate() {
+  local given="SERVEBENCH_LIVE_MODEL_$1"
+  if [[ -n "${!given:-}" ]]; then
+    cp "${!given}" "$2"
+    echo "== the $1-slot model ${!given} (no calibration)"
+    return
+  fi
   start_server "$1"
   echo "== calibrate --url ($1 slots)"
   "$SB" calibrate --url "$URL" --model live --api llama-completion --slots "$1" -o "$2" \
+    --max-prompt 512 \
     | grep -E '^(server time|slots|  decode_ms)' || true
   stop_server
 }
