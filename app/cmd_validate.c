@@ -4,8 +4,9 @@
  * and check the accuracy goals. The work is validate/validate.h's; this file
  * reads the flags, prints and picks the exit status.
  *
- * Exit status: 0 the goals are met; 1 they are not (the missed ones are
- * named) or an output could not be written; 2 bad usage or input; 3 the
+ * Exit status: 0 the goals are met (--plan: the plan confirmed); 1 they
+ * are not (the missed ones are named; --plan: the plan wrong or
+ * inconclusive) or an output could not be written; 2 bad usage or input; 3 the
  * server could not be reached; 130/143 interrupted. Failed requests are
  * reported and left out of the comparison.
  */
@@ -118,7 +119,7 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("measured", SB_CLI_STRING, &C->measured, 0, 0, "FILE",
 		   "compare an existing results file instead of measuring"),
 	SB_CLI_OPT("slots", SB_CLI_LONG, &C->slots, 1, 4096, "S",
-		   "the server's slot count for the default levels\n(default: the model's)"),
+		   "the server's slot count when it reports none\n(default: the model's)"),
 	FN("concurrency", NULL, "LIST", parse_conc,
 	   "closed-loop levels (default 1..2S); 'none' for none"),
 	FN("rates", NULL, "LIST", parse_rates,
@@ -148,6 +149,16 @@ static const sb_cli_opt opts[] = {
 		   "goal for p90/p99 median |error| (default 10)"),
 	SB_CLI_OPT("no-knee", SB_CLI_FLAG, &cmd.no_knee, 0, 0, NULL,
 		   "do not require the knee to match"),
+	SB_CLI_OPT("plan", SB_CLI_FLAG, &C->plan, 0, 0, NULL,
+		   "check the model's capacity plan live: measure open loop at\n"
+		   "the highest rate meeting the SLO (as sbsim --plan) and at\n"
+		   "15% above it (needs --slo-ttft-ms and/or --slo-tpot-ms)"),
+	SB_CLI_OPT("slo-ttft-ms", SB_CLI_DOUBLE, &W->slo.ttft_ms, 1e-9, 1e12, "X",
+		   "TTFT SLO (--plan)"),
+	SB_CLI_OPT("slo-tpot-ms", SB_CLI_DOUBLE, &W->slo.tpot_ms, 1e-9, 1e12, "X",
+		   "TPOT SLO (--plan)"),
+	SB_CLI_OPT("slo-percentile", SB_CLI_DOUBLE, &W->slo.percentile, 1, 99.99, "P",
+		   "the SLOs' percentile (default 99)"),
 	SB_CLI_OPT("json", SB_CLI_STRING, &cmd.json_out, 0, 0, "FILE",
 		   "write the comparison (JSON)"),
 	SB_CLI_OPT("out-measured", SB_CLI_STRING, &cmd.meas_out, 0, 0, "FILE",
@@ -188,12 +199,27 @@ static void usage(FILE *f)
 		"\"repeatability\"). validate measures no repeat itself: the measurement's own\n"
 		"repeat difference is that of `servebench run` of the same levels against\n"
 		"--out-measured. The goals use the first model only.\n"
+		"\n"
+		"The prediction simulates the server's slot count (as it reports it, else\n"
+		"--slots); a model calibrated at another count says so, and decode passes\n"
+		"beyond its largest calibrated batch are extrapolated.\n"
+		"\n"
+		"With --plan, the model plans the highest open-loop rate meeting the SLO on the\n"
+		"server's slots (the same search as sbsim --plan, with this command's lengths,\n"
+		"--num-requests per level, seed and replications), and the server is measured at\n"
+		"that rate and 15%% above it. At each the measured SLO percentile gets its\n"
+		"distribution-free 95%% order-statistic interval: the SLO held when the upper\n"
+		"bound is at most the SLO, broke when the lower bound is above it, else\n"
+		"undecided (a p99 needs 368 requests for a finite upper bound; a lower\n"
+		"percentile fewer). The plan is confirmed when the planned rate did not break\n"
+		"and the higher one broke, wrong when the planned rate broke or the higher one\n"
+		"held, and inconclusive otherwise (JSON: \"plan_check\").\n"
 		"\n");
 	sb_cli_usage(f, opts, N_OPTS, 24);
 	fprintf(f,
 		"\n"
-		"Exit status: 0 goals met, 1 goals missed, 2 bad usage,\n"
-		"3 server unreachable.\n");
+		"Exit status: 0 goals met (--plan: plan confirmed), 1 goals missed (--plan:\n"
+		"plan wrong or inconclusive), 2 bad usage, 3 server unreachable.\n");
 }
 
 static void progress_cb(void *ud, const sb_run_progress *p)
@@ -224,6 +250,15 @@ static int configure(const sb_cli_args *a, sb_error *e)
 		return sb_error_set(e, "--model-file is required (see servebench validate --help)");
 	if (!c->measured && (!c->run.url || !c->run.model))
 		return sb_error_set(e, "give --url URL --model NAME to measure, or --measured FILE");
+	int slo = c->workload.slo.ttft_ms > 0 || c->workload.slo.tpot_ms > 0;
+	if (c->plan && !slo)
+		return sb_error_set(e, "--plan needs an SLO: --slo-ttft-ms and/or --slo-tpot-ms");
+	if (!c->plan && (slo || sb_cli_given(opts, N_OPTS, a, "slo-percentile")))
+		return sb_error_set(e, "--slo-ttft-ms, --slo-tpot-ms and --slo-percentile are for "
+				       "--plan");
+	if (c->plan && (c->n_conc >= 0 || c->n_rates >= 0))
+		return sb_error_set(e, "--plan measures the planned rate and 15%% above it; it "
+				       "takes no --concurrency or --rates");
 	if (c->measured && (c->run.url || c->n_conc >= 0 || c->n_rates >= 0))
 		return sb_error_set(e, "--measured compares an existing file; it takes no --url, "
 				       "--concurrency or --rates");
@@ -278,6 +313,9 @@ static int finish(const sb_validate_result *res, int status)
 	json_decref(j);
 	if (write_json(cmd.sim_out, res->cmp.simulated) && !status)
 		status = SB_EXIT_FAILED;
+	if (res->has_plan) /* the plan's outcome is the verdict, not the goals */
+		return status ? status
+			      : res->plan.outcome == SB_PLAN_CONFIRMED ? SB_EXIT_OK : SB_EXIT_FAILED;
 	if (!sb_compare_report_goals(stdout, &res->cmp, &cmd.goals) && !status)
 		status = SB_EXIT_FAILED;
 	return status;

@@ -40,7 +40,7 @@ void sb_levelacc_fini(sb_levelacc *a)
 	sb_hist_fini(&a->lag);
 }
 
-static double req_tpot(const sb_reqrec *r)
+double sb_reqrec_tpot_ms(const sb_reqrec *r)
 {
 	if (r->output_tokens < 2 || isnan(r->ttft_ms) || isnan(r->e2e_ms))
 		return NAN;
@@ -56,7 +56,7 @@ int sb_slo_met(const sb_slo *slo, const sb_reqrec *r)
 	if (slo->ttft_ms > 0 && !(r->ttft_ms <= slo->ttft_ms))
 		return 0;
 	if (slo->tpot_ms > 0) {
-		double t = req_tpot(r);
+		double t = sb_reqrec_tpot_ms(r);
 		if (!isnan(t) && !(t <= slo->tpot_ms))
 			return 0;
 	}
@@ -98,7 +98,7 @@ void sb_levelacc_add(sb_levelacc *a, const sb_reqrec *r)
 	}
 	a->ok++;
 	sb_hist_add(&a->ttft, r->ttft_ms);
-	sb_hist_add(&a->tpot, req_tpot(r));
+	sb_hist_add(&a->tpot, sb_reqrec_tpot_ms(r));
 	sb_hist_add(&a->e2e, r->e2e_ms);
 	sb_hist_add(&a->wait, r->wait_ms);
 	sb_hist_add(&a->lag, (r->t_sent_s - r->t_scheduled_s) * 1e3);

@@ -114,6 +114,9 @@ void sb_levelacc_add(sb_levelacc *a, const sb_reqrec *r);
 /* Records that the in-flight count changed by delta (+1 arrival, -1
  * completion) at time t_s (non-decreasing across calls). */
 void sb_levelacc_inflight(sb_levelacc *a, double t_s, int delta);
+/* r's time per output token after the first: (e2e - ttft) / (output - 1);
+ * NaN with fewer than 2 output tokens or no TTFT. */
+double sb_reqrec_tpot_ms(const sb_reqrec *r);
 /* Whether r meets the SLOs in slo (true when none set). */
 int sb_slo_met(const sb_slo *slo, const sb_reqrec *r);
 /* Fills out. duration_s <= 0 means "from 0 to the last completion". */

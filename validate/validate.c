@@ -74,14 +74,12 @@ static int default_rates(const sb_validate_config *c, const sb_model *m, sb_work
 	return 0;
 }
 
-/* The closed-loop (wc) and open-loop (wo) parts to measure. */
-static int plan_levels(const sb_validate_config *c, const sb_model *m, sb_workload *wc,
-		       sb_workload *wo, sb_error *e)
+/* The closed-loop (wc) and open-loop (wo) parts to measure; with a plan
+ * (p, else NULL) its two rates only. m's slots are the server's. */
+static int plan_levels(const sb_validate_config *c, const sb_model *m, const sb_plan_check *p,
+		       sb_workload *wc, sb_workload *wo, sb_error *e)
 {
-	int S = c->slots > 0 ? (int)c->slots : m->slots;
-	if (c->slots > 0 && c->slots != m->slots)
-		note(c, "note: --slots %ld differs from the model's %d slots; the prediction uses "
-			"the model's\n", c->slots, m->slots);
+	int S = m->slots;
 	*wc = *wo = c->workload;
 	wc->mode = SB_MODE_CONCURRENCY;
 	wo->mode = SB_MODE_RATE;
@@ -89,6 +87,13 @@ static int plan_levels(const sb_validate_config *c, const sb_model *m, sb_worklo
 	 * it would resend the same prompts, which llama.cpp then finds in its
 	 * prompt cache (a different workload) */
 	wo->seed = sub_seed(c->workload.seed, 1);
+	if (p) {
+		wc->n_levels = 0;
+		wo->levels[0] = p->at[0].rate;
+		wo->levels[1] = p->at[1].rate;
+		wo->n_levels = 2;
+		return sb_workload_validate(wo, e) < 0 ? -EINVAL : 0;
+	}
 	if (c->n_conc >= 0) {
 		memcpy(wc->levels, c->conc, sizeof(wc->levels));
 		wc->n_levels = c->n_conc;
@@ -224,16 +229,16 @@ static int open_bench(measuring *ms, sb_error *e)
 	return sb_bench_new(&bc, &ms->b, e);
 }
 
-/* Measures every level of wc then wo, with the probes, into res->doc. */
-static int measure_all(const sb_validate_config *c, const sb_workload *wc, const sb_workload *wo,
-		       sb_validate_result *res, sb_error *e)
+/* Measures every level of wc then wo, with the probes, into res->doc,
+ * through ms's open handle (freed here). */
+static int measure_all(measuring *msp, const sb_workload *wc, const sb_workload *wo, sb_error *e)
 {
 	const sb_workload *parts[2] = { wc->n_levels ? wc : NULL, wo->n_levels ? wo : NULL };
-	measuring ms = { .c = c, .res = res, .t_start = sb_driver_now() };
-	int go = open_bench(&ms, e);
-	if (go < 0)
-		return go;
-	go = 1;
+	measuring ms = *msp;
+	const sb_validate_config *c = ms.c;
+	sb_validate_result *res = ms.res;
+	ms.t_start = sb_driver_now();
+	int go = 1;
 	for (int k = 0; k < 2 && go; k++) {
 		for (int l = 0; parts[k] && l < parts[k]->n_levels && go > 0; l++)
 			go = measure_level(&ms, k, parts[k], l, parts[0] != NULL, e);
@@ -301,28 +306,84 @@ static int compare_second(const sb_validate_config *c, sb_validate_result *res,
 	return 0;
 }
 
-/* The measured results: c->measured, or a fresh measurement. */
-static int get_measured(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+/* The slot count the prediction simulates: the server's (reported, else
+ * --slots), the model's own when neither is known; res->model's slots are
+ * set to it and the change noted. */
+static void use_server_slots(const sb_validate_config *c, sb_validate_result *res, long reported)
 {
-	if (c->measured) {
-		int r = sb_results_load(c->measured, &res->meas, e);
-		if (r < 0)
-			return r;
-		sb_error pe = { { 0 } };
-		if (sb_speed_from_results(&res->speed, res->meas.root, &pe) < 0)
-			note(c, "note: %s: %s; no speed figures\n", c->measured, pe.msg);
+	res->calibrated_slots = res->model.slots;
+	long S = reported > 0 ? reported : c->slots;
+	if (reported > 0 && c->slots > 0 && c->slots != reported)
+		note(c, "note: the server reports %ld slots; --slots %ld is ignored\n", reported,
+		     c->slots);
+	if (S <= 0 || S > 4096)
+		return;
+	res->server_slots = (int)S;
+	res->model.slots = (int)S;
+	if (res->model2_loaded)
+		res->model2.slots = (int)S; /* the same server for both */
+}
+
+/* Plans the rates to check (config.plan) with the server's slots. */
+static int make_plan(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+{
+	if (!c->plan)
 		return 0;
+	int r = sb_plan_check_plan(&res->plan, &res->model, &c->workload, c->replications, e);
+	if (r < 0) {
+		sb_error_prefix(e, "--plan");
+		return r;
 	}
-	sb_workload wc, wo;
-	int r = plan_levels(c, &res->model, &wc, &wo, e);
+	res->has_plan = 1;
+	if (c->out && !c->measured)
+		fprintf(c->out, "plan: %.3f req/s with %d slots; measuring it and %.3f req/s\n",
+			res->plan.max_rate, res->plan.slots, res->plan.at[1].rate);
+	return 0;
+}
+
+/* A fresh measurement: the server probed (its slots), the levels or the
+ * plan's rates, then every level. */
+static int measure_fresh(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+{
+	if (c->n_conc == 0 && c->n_rates == 0 && !c->plan) /* before asking the server */
+		return sb_error_set(e, "no levels to measure (--concurrency none --rates none)");
+	measuring ms = { .c = c, .res = res };
+	int r = open_bench(&ms, e);
 	if (r < 0)
 		return r;
+	use_server_slots(c, res, sb_bench_slots(ms.b));
+	sb_workload wc, wo;
+	r = make_plan(c, res, e);
+	if (r == 0)
+		r = plan_levels(c, &res->model, res->has_plan ? &res->plan : NULL, &wc, &wo, e);
+	if (r < 0) {
+		sb_bench_free(ms.b);
+		return r;
+	}
 	res->stage = SB_VALIDATE_MEASURE;
-	r = measure_all(c, &wc, &wo, res, e);
+	r = measure_all(&ms, &wc, &wo, e);
 	if (r < 0)
 		return r;
 	res->stage = SB_VALIDATE_RESULTS;
 	return sb_results_from_json(res->doc, &res->meas, "measurement", e);
+}
+
+/* The measured results: c->measured, or a fresh measurement. */
+static int get_measured(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+{
+	if (!c->measured)
+		return measure_fresh(c, res, e);
+	int r = sb_results_load(c->measured, &res->meas, e);
+	if (r < 0)
+		return r;
+	use_server_slots(c, res, res->meas.target.slots);
+	r = make_plan(c, res, e);
+	if (r < 0)
+		return r;
+	sb_error pe = { { 0 } };
+	if (sb_speed_from_results(&res->speed, res->meas.root, &pe) < 0)
+		note(c, "note: %s: %s; no speed figures\n", c->measured, pe.msg);
+	return 0;
 }
 
 int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
@@ -344,6 +405,8 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	r = sb_compare_run(&res->model, &res->meas, &o, &res->cmp, e);
 	if (r == 0 && c->second_model_file)
 		r = compare_second(c, res, &o, e);
+	if (r == 0 && res->has_plan)
+		r = sb_plan_check_judge(&res->plan, &res->meas, e);
 	if (r < 0)
 		return r;
 	sb_error se = { { 0 } };
@@ -392,10 +455,34 @@ static void report_drift(FILE *f, const json_t *d)
 			: "");
 }
 
+/* The largest decode batch the model was calibrated at when the server's
+ * slots go beyond it (passes of more sequences are extrapolated), else 0. */
+static int extrapolated_beyond(const sb_validate_result *res)
+{
+	const sb_model *m = &res->model;
+	int top = m->n_decode > 0 ? m->decode[m->n_decode - 1].batch : 0;
+	return top > 0 && m->slots > top ? top : 0;
+}
+
+/* Says so when the server's slot count is not the model's. */
+static void report_slots(FILE *f, const sb_validate_result *res)
+{
+	if (res->server_slots <= 0 || res->server_slots == res->calibrated_slots)
+		return;
+	int top = extrapolated_beyond(res);
+	fprintf(f, "model calibrated at %d slots, server has %d: simulated with %d slots",
+		res->calibrated_slots, res->server_slots, res->server_slots);
+	if (top)
+		fprintf(f, "; decode passes beyond %d extrapolated\n", top);
+	else
+		fprintf(f, "; every decode pass within the calibrated batch sizes\n");
+}
+
 void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_result *res,
 			int quiet, int verbose)
 {
 	const sb_comparison *cmp = &res->cmp;
+	report_slots(f, res);
 	if (!quiet) {
 		fprintf(f, "model %s (%d slots) against %s\n", res->model.name, res->model.slots,
 			c->measured ? c->measured : c->run.url);
@@ -417,6 +504,8 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 	}
 	if (res->drift)
 		report_drift(f, res->drift);
+	if (res->has_plan)
+		sb_plan_check_report(f, &res->plan);
 }
 
 json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_result *res,
@@ -432,6 +521,15 @@ json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_resul
 	json_object_set_new(j, "goals_met", json_boolean(sb_compare_check(&res->cmp, g, NULL, 0)));
 	if (res->drift)
 		json_object_set(j, "server_drift", res->drift);
+	int top = extrapolated_beyond(res);
+	json_object_set_new(j, "slots", json_pack("{s:i,s:o,s:i,s:o}", "calibrated",
+						  res->calibrated_slots, "server",
+						  res->server_slots > 0 ? json_integer(res->server_slots)
+									: json_null(),
+						  "simulated", res->model.slots, "extrapolated_beyond",
+						  top ? json_integer(top) : json_null()));
+	if (res->has_plan)
+		json_object_set_new(j, "plan_check", sb_plan_check_to_json(&res->plan));
 	json_t *sj = sb_speed_to_json(&res->speed, &res->cmp);
 	if (sj)
 		json_object_set_new(j, "server_speed", sj);

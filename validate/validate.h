@@ -10,6 +10,12 @@
  * (measure/bench.h): the server probed once, connections kept. A level that fails or an interrupt cuts the
  * measurement short; the levels measured before it are still compared.
  *
+ * The prediction simulates the server's slot count (as the server reports
+ * it, or the measured file's target, else config.slots) whatever the
+ * model's: res->calibrated_slots keeps the model's own, and the report and
+ * the JSON ("slots") say so when they differ. With config.plan the levels
+ * are a capacity plan's two rates instead (plan_check.h).
+ *
  * `servebench validate` (app/cmd_validate.c) fills a config from its flags,
  * calls sb_validate_run, and prints with sb_validate_report.
  */
@@ -25,6 +31,7 @@
 #include "core/workload.h"
 #include "measure/run.h"
 #include "validate/compare.h"
+#include "validate/plan_check.h"
 #include "validate/repeat.h"
 #include "validate/speed.h"
 
@@ -41,7 +48,9 @@ typedef struct sb_validate_config {
 	/* Lengths, requests and warm-up per level, and the seed of prompts,
 	 * arrivals and simulator noise; its levels are ignored. */
 	sb_workload workload;
-	long slots;              /* slots for the default levels; 0: the model's */
+	long slots;              /* the server's slots when it reports none
+				    (--measured: when the file has none);
+				    0: the model's */
 	int n_conc;              /* closed-loop levels; -1: 1..2S; 0: none */
 	double conc[SB_WORKLOAD_MAX_LEVELS];
 	int n_rates;             /* open-loop rates; -1: the default; 0: none */
@@ -49,6 +58,9 @@ typedef struct sb_validate_config {
 	long probe_requests;     /* requests per speed probe; 0: no probes */
 	int replications;        /* replays per level */
 	int forecast;            /* also the fresh-traffic forecast intervals */
+	int plan;                /* check the model's capacity plan instead of
+				    the levels (plan_check.h): the SLO is
+				    workload.slo; n_conc and n_rates must be -1 */
 	FILE *out;               /* what is measured (the default rates); may be NULL */
 	FILE *log;               /* notes (a failed probe, failed requests); may be NULL */
 	const char *log_prefix;  /* before every note ("servebench validate: "); may be NULL */
@@ -69,7 +81,10 @@ typedef enum sb_validate_stage {
 
 typedef struct sb_validate_result {
 	sb_validate_stage stage;
-	sb_model model;          /* the loaded model */
+	sb_model model;          /* the loaded model, its slots the server's */
+	int calibrated_slots;    /* the model file's own slot count */
+	int server_slots;        /* the server's (probed, or the measured file's
+				    target.slots, else config.slots); 0: unknown */
 	int model_loaded;
 	json_t *doc;             /* owned: the measured document (speed_probes
 				    included); NULL with config.measured */
@@ -82,6 +97,8 @@ typedef struct sb_validate_result {
 	sb_comparison cmp2;
 	sb_repeatability rep;
 	int has_rep;
+	sb_plan_check plan;      /* with config.plan */
+	int has_plan;            /* plan made (and, at SB_VALIDATE_DONE, judged) */
 	sb_speed speed;          /* the probes and the speed-adjusted prediction */
 	json_t *drift;           /* owned: sb_speed_drift; NULL: not known */
 	int cut_rc;              /* the status of the level that cut the
@@ -108,7 +125,8 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 			int quiet, int verbose);
 
 /* New JSON document: the comparison (sb_comparison_to_json) with
- * "model_file", "goals", "goals_met", "server_drift", "server_speed" and,
+ * "model_file", "goals", "goals_met", "slots", "plan_check" (with a plan),
+ * "server_drift", "server_speed" and,
  * with a second model, "repeatability" (sb_repeatability_to_json with its
  * "model_file").
  * NULL on allocation failure. */

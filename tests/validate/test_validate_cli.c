@@ -133,6 +133,53 @@ static void test_second_model(const char *dir, const char *good_p, const char *b
 	unlink(out_p);
 }
 
+/* meas_p with "target": {"slots": 2 x the model's}: simulated with the
+ * server's slots, the model's own kept, extrapolated beyond the model's
+ * largest decode batch when that is below. */
+static void test_other_slots(sb_validate_config *c, const char *meas_p)
+{
+	char p2[300];
+	snprintf(p2, sizeof(p2), "%s.slots.json", meas_p);
+	sb_error e = { "" };
+	json_t *doc = sb_json_load_file(meas_p, &e);
+	sb_model m;
+	CHECK(doc && sb_model_load(c->model_file, &m, &e) == 0);
+	json_object_set_new(json_object_get(doc, "target"), "slots", json_integer(2 * m.slots));
+	CHECK(sb_json_write_file(p2, doc, &e) == 0);
+	json_decref(doc);
+	c->measured = p2;
+	sb_validate_result res;
+	CHECK(sb_validate_run(c, &res, &e) == 0);
+	CHECK(res.calibrated_slots == m.slots && res.server_slots == 2 * m.slots);
+	CHECK(res.model.slots == 2 * m.slots && res.cmp.model_slots == 2 * m.slots);
+	sb_compare_goals g;
+	sb_compare_goals_init(&g);
+	json_t *j = sb_validate_to_json(c, &res, &g);
+	json_t *s = json_object_get(j, "slots");
+	CHECK(json_integer_value(json_object_get(s, "server")) == 2 * m.slots);
+	CHECK(json_integer_value(json_object_get(s, "calibrated")) == m.slots);
+	int top = m.decode[m.n_decode - 1].batch;
+	CHECK(top < 2 * m.slots ? json_integer_value(json_object_get(s, "extrapolated_beyond")) == top
+				: json_is_null(json_object_get(s, "extrapolated_beyond")));
+	json_decref(j);
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	if (f) {
+		sb_validate_report(f, c, &res, 1, 0);
+		fclose(f);
+		char want[128];
+		snprintf(want, sizeof(want), "model calibrated at %d slots, server has %d: simulated "
+					     "with %d slots", m.slots, 2 * m.slots, 2 * m.slots);
+		CHECK(txt && strstr(txt, want) != NULL);
+		free(txt);
+	}
+	sb_validate_result_fini(&res);
+	sb_model_fini(&m);
+	unlink(p2);
+	c->measured = meas_p;
+}
+
 /* The library: a comparison of meas_p with the model in model_p. */
 static void test_library(const char *model_p, const char *meas_p)
 {
@@ -185,6 +232,10 @@ static void test_library(const char *model_p, const char *meas_p)
 	CHECK(strstr(e.msg, "/nonexistent2.json") != NULL);
 	sb_validate_result_fini(&res);
 	c.second_model_file = NULL;
+
+	/* a measured file whose server had more slots than the model's: the
+	 * prediction simulates the server's, and the JSON says so */
+	test_other_slots(&c, meas_p);
 
 	/* a model that is not there: stops at the input, says which file */
 	c.model_file = "/nonexistent.json";

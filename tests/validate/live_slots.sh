@@ -1,0 +1,258 @@
+#!/usr/bin/env bash
+# live_slots.sh — a model validated on a server of another slot count, and a
+# capacity plan checked live (suite live; real llama-server via target/).
+#
+#   live_slots.sh SERVEBENCH LLAMA_SH slots|plan
+#
+# slots (validate-live-slots): `calibrate --url` at 3 slots (its own plan,
+#   llama-completion, prompts up to 512 tokens: the validation's are 128,
+#   and a 1024-token prompt alone took 227 s of a busy machine), then for a server of 2 slots and
+#   one of 4 (restarted each time): `validate --model-file` with that
+#   model — validate simulates the server's slots and says the model was
+#   calibrated at 3 (at 4, decode passes beyond 3 are extrapolated) —
+#   closed loop c = 1..S+1 and open loop at the default 30/50/70/90% of the
+#   predicted capacity, 8 requests per level, 128 prompt / 32 output
+#   tokens; then a repeat of the closed-loop levels with `servebench run`.
+#   Asserted per server, quantity (TTFT, TPOT, E2E) and class (mean/p50,
+#   p90/p99), as validate-live does (live_validate.sh, steps 5 and 6):
+#       median |prediction error| <= 2 x max(repeat, speed) + goal
+#       speed-adjusted error      <= 2 x max(repeat, probe change) + goal
+#   with goals 5% and 10%; repeat: the median |difference| of the repeat
+#   from the validation over the closed-loop levels (two runs of the same
+#   load); speed: how far the server's one-client speed (validate's probes)
+#   is from the model's, as the error it makes in an exact model's
+#   prediction (a probe p% off: -p / (1 + p)) — the drift between
+#   calibrating and validating that no model can know, validate-live's
+#   calibration term (its calibration sweep has the validation's lengths;
+#   calibrate --url's has not); probe change: the median change between
+#   consecutive probes, the noise of the speed-adjusted scale factors. Printed, not asserted: how
+#   many measured figures fell in the forecast intervals (validate's
+#   fresh-traffic intervals from sbsim replications).
+# plan (validate-plan-live): `calibrate --url` at 2 slots, then the SLO:
+#   TTFT p50 <= the model's TTFT p50 at 80% of its capacity (sbsim,
+#   --requests N), so the plan lands near 0.8 x capacity, on the steep part
+#   of the curve (with the stub a 15% step doubled the median); N is sized
+#   for about 50 s of measuring per rate (30..100; the target's capacity at
+#   these lengths is under 1 req/s on this machine); then `validate --plan`
+#   at N requests per level must not find the plan wrong: the planned rate
+#   broken, or 15% above it held, by the median's order-statistic interval.
+#   "inconclusive" (15% above not clearly broken) passes with a note: near
+#   the knee the median of a 100-request Poisson run varies by more than a
+#   15% step moves it (the model's own 20 replications at the plan: median
+#   1070 ms, 95% half-width of their mean 671 ms, so one run's sd ~1.4 s), so on this target a clear break needs far
+#   more requests than a minute holds (docs/accuracy.md).
+# Exit 0 pass, 1 fail.
+set -euo pipefail
+
+usage="usage: live_slots.sh SERVEBENCH LLAMA_SH slots|plan"
+SB=${1:?$usage}
+LLAMA=${2:?$usage}
+MODE=${3:?$usage}
+SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
+SBSIM=$(dirname "$SB")/sbsim
+LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
+PY=${SERVEBENCH_PYTHON:-python3}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sb-live-slots.XXXXXX")
+pidfile=""
+stop_server() {
+  if [[ -n "$pidfile" ]]; then
+    "$LLAMA" stop "$pidfile" >/dev/null 2>&1 || true
+    pidfile=""
+  fi
+}
+cleanup() {
+  stop_server
+  if [[ -n "${SERVEBENCH_LIVE_KEEP:-}" ]]; then
+    mkdir -p "$SERVEBENCH_LIVE_KEEP" && cp "$work"/*.json "$work"/*.txt "$SERVEBENCH_LIVE_KEEP"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+export SERVEBENCH_RUN_DIR="$work/srv"
+cd "$work"
+
+# start_server N: llama-server with N slots, 1 thread; URL set. With
+# SERVEBENCH_LIVE_PORT=P the servers take ports P, P+1, ... (a port just
+# given up can still be held by the stopping server).
+starts=0
+start_server() {
+  local out port=()
+  [[ -n "${SERVEBENCH_LIVE_PORT:-}" ]] && port=(--port $((SERVEBENCH_LIVE_PORT + starts)))
+  starts=$((starts + 1))
+  if ! out=$("$LLAMA" start --np "$1" "${port[@]}" 2>"start.log"); then
+    echo "live_slots: llama-server did not start:"; tail -20 start.log
+    exit 1
+  fi
+  eval "$out"   # URL PID PIDFILE LOG ...
+  pidfile=$PIDFILE
+  echo "llama-server with $1 slots at $URL (pid $PID)"
+}
+
+# calibrate S OUT: calibrate --url at S slots into OUT; with
+# SERVEBENCH_LIVE_MODEL_S (debugging aid) that model file instead
+calibrate() {
+  local given="SERVEBENCH_LIVE_MODEL_$1"
+  if [[ -n "${!given:-}" ]]; then
+    cp "${!given}" "$2"
+    echo "== the $1-slot model ${!given} (no calibration)"
+    return
+  fi
+  start_server "$1"
+  echo "== calibrate --url ($1 slots)"
+  "$SB" calibrate --url "$URL" --model live --api llama-completion --slots "$1" -o "$2" \
+    --max-prompt 512 \
+    | grep -E '^(server time|slots|  decode_ms)' || true
+  stop_server
+}
+
+api=(--api llama-completion)
+std=(--input-len 128 --output-len 32 --num-requests 8 --warmup 1)
+
+# validate_at S: validate model3.json on a server of S slots, then the
+# repeat; files v-S.json (comparison), r-S.json (repeat), out-S.txt
+validate_at() {
+  local S=$1 levels rc=0
+  levels=$(seq -s, 1 $((S + 1)))
+  start_server "$S"
+  echo "== validate the 3-slot model on $S slots"
+  "$SB" validate --model-file model3.json --url "$URL" --model live "${api[@]}" \
+    --concurrency "$levels" "${std[@]}" --seed $((30 + S)) --quiet --json "v-$S.json" \
+    | tee "out-$S.txt" || rc=$?
+  if [[ $rc -ge 2 ]]; then echo "live_slots: validate failed with status $rc"; exit 1; fi
+  echo "== repeat of the closed-loop levels"
+  rc=0
+  "$SB" run --url "$URL" --model live "${api[@]}" --concurrency "$levels" "${std[@]}" \
+    --seed $((40 + S)) --quiet --out "r-$S.json" || rc=$?
+  if [[ $rc -ge 2 ]]; then echo "live_slots: run failed with status $rc"; exit 1; fi
+  stop_server
+}
+
+if [[ $MODE == slots ]]; then
+  calibrate 3 model3.json
+  validate_at 2
+  validate_at 4
+  "$PY" - <<'PY'
+import json, re
+quant = ["ttft", "tpot", "e2e"]
+classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
+floor = {"central": 5.0, "tail": 10.0}
+
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    if n == 0:
+        return float("nan")
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+def repeat_diff(cmp, rep, q, stats):
+    rr = []
+    for l in cmp["levels"]:
+        o = rep.get(round(l["level"], 4)) if l["mode"] == "concurrency" else None
+        for st in stats if o else []:
+            a = l["metrics"]["%s_%s" % (q, st)]["measured"]
+            b = o[q + "_ms"].get(st)
+            if a and b:
+                rr.append(abs(b - a) / a * 100)
+    return median(rr)
+
+# how far the server's one-client speed is from the model's, in the units
+# of a prediction error: a probe p% off the model makes an exact model's
+# prediction err by -p / (1 + p) (E2E: the larger of TTFT's and TPOT's)
+def speed_offset(sp, q):
+    if q == "e2e":
+        return max(speed_offset(sp, "ttft"), speed_offset(sp, "tpot"))
+    xs = [p[q + "_pct"] / 100 for p in sp["probes"] if p.get(q + "_pct") is not None]
+    return median([abs(x / (1 + x)) * 100 for x in xs if x > -1])
+
+def probe_change(sp, q):
+    c = sp["probe_change_pct"]
+    if q == "e2e":
+        return max(probe_change(sp, "ttft"), probe_change(sp, "tpot"))
+    return c[q] if c[q] is not None else float("nan")
+
+def bound(*terms):
+    return max([t for t in terms if t == t] + [0.0])
+
+fail = []
+for S in (2, 4):
+    cmp = json.load(open("v-%d.json" % S))
+    rep = {round(l["level"], 4): l for l in json.load(open("r-%d.json" % S))["levels"]}
+    text = open("out-%d.txt" % S).read()
+    want = "model calibrated at 3 slots, server has %d: simulated with %d slots" % (S, S)
+    if want not in text:
+        fail.append("%d slots: the report does not say '%s'" % (S, want))
+    sl = cmp["slots"]
+    print("%d slots: %s" % (S, sl))
+    if sl["server"] != S or sl["simulated"] != S or sl["calibrated"] != 3:
+        fail.append("%d slots: slots %r" % (S, sl))
+    s = cmp["summary"]
+    if s.get("forecast_cells"):
+        print("  measured figures inside the forecast intervals: %d of %d"
+              % (s["forecast_inside"], s["forecast_cells"]))
+    sp = cmp.get("server_speed")
+    if not sp:
+        fail.append("%d slots: no server_speed (probes)" % S)
+        continue
+    ad = sp["adjusted"]["summary"]
+    print("  %-4s %-7s %8s %8s %8s %8s %8s | %9s %8s %8s" % ("", "", "error", "repeat",
+          "speed", "limit", "", "adjusted", "probes", "limit"))
+    for q in quant:
+        for cls, stats in classes.items():
+            err = s["%s_%s_mdape_pct" % (q, cls)]
+            err = err if err is not None else float("nan")
+            r = repeat_diff(cmp, rep, q, stats)
+            off = speed_offset(sp, q)
+            limit = 2 * bound(r, off) + floor[cls]
+            aerr = ad[q][cls + "_pct"]
+            aerr = aerr if aerr is not None else float("nan")
+            pc = probe_change(sp, q)
+            alimit = 2 * bound(r, pc) + floor[cls]
+            ok, aok = err <= limit, aerr <= alimit
+            print("  %-4s %-7s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8s | %8.1f%% %7.1f%% %7.1f%% %s"
+                  % (q.upper(), cls, err, r, off, limit, "ok" if ok else "FAIL", aerr, pc,
+                     alimit, "ok" if aok else "FAIL"))
+            if not ok:
+                fail.append("%d slots: %s %s error %.1f%% > %.1f%%" % (S, q, cls, err, limit))
+            if not aok:
+                fail.append("%d slots: %s %s speed-adjusted error %.1f%% > %.1f%%"
+                            % (S, q, cls, aerr, alimit))
+if fail:
+    print("live_slots: FAIL\n  " + "\n  ".join(fail))
+    raise SystemExit(1)
+print("live_slots: PASS")
+PY
+elif [[ $MODE == plan ]]; then
+  calibrate 2 model2.json
+  # the SLO: the model's TTFT p50 at 80% of its capacity, N requests per
+  # level, N sized for about 50 s of measuring at that rate (30..100)
+  "$SBSIM" --model-file model2.json --rate 1 --input-len 128 --output-len 32 --requests 10 \
+    >cap.txt
+  cap=$(sed -n 's/^capacity μ ≈ \([0-9.]*\) req\/s.*/\1/p' cap.txt)
+  rate=$("$PY" -c "print(round(0.8 * $cap, 3))")
+  N=$("$PY" -c "print(max(30, min(100, round(50 * $rate))))")
+  "$SBSIM" --model-file model2.json --rate "$rate" --input-len 128 --output-len 32 \
+    --requests "$N" --replications 20 --json slo.json >/dev/null
+  slo=$("$PY" -c "import json; print(round(json.load(open('slo.json'))['levels'][0]['ttft_ms']['p50'], 1))")
+  echo "capacity $cap req/s; SLO: TTFT p50 <= $slo ms (the model's at $rate req/s, $N requests)"
+  start_server 2
+  rc=0
+  "$SB" validate --plan --slo-ttft-ms "$slo" --slo-percentile 50 --model-file model2.json \
+    --url "$URL" --model live "${api[@]}" --input-len 128 --output-len 32 --num-requests $N \
+    --warmup 1 --seed 51 --quiet --json plan.json || rc=$?
+  stop_server
+  if [[ $rc -ge 2 ]]; then
+    echo "live_slots: FAIL: validate --plan exit $rc"
+    exit 1
+  fi
+  outcome=$("$PY" -c "import json; p = json.load(open('plan.json'))['plan_check']; \
+print(p['outcome'] if all(r['measured'] for r in p['rates']) else 'unmeasured')")
+  case $outcome in
+  confirmed) echo "live_slots: PASS (plan confirmed)" ;;
+  inconclusive) echo "live_slots: PASS (plan inconclusive: not refuted; see docs/accuracy.md)" ;;
+  *) echo "live_slots: FAIL: plan $outcome"; exit 1 ;;
+  esac
+else
+  echo "$usage"; exit 2
+fi

@@ -1,0 +1,107 @@
+/* plan_check.h — a capacity plan checked live (`servebench validate --plan`).
+ *
+ * The model (its slots set to the server's) plans the highest open-loop rate
+ * that meets the SLO (sim/sweep.h's sb_plan_max_rate, the code of
+ * `sbsim --plan`, with the validation's lengths, requests per level, seed and
+ * replications); the server is then measured at that rate and at
+ * SB_PLAN_CHECK_ABOVE times it, and at each the measured SLO percentile of
+ * TTFT and/or TPOT is judged against the SLO with its order-statistic
+ * interval (quantile_ci.h, 95%):
+ *   held       the interval's upper bound <= the SLO
+ *   broke      its lower bound > the SLO
+ *   undecided  the interval holds the SLO (more requests would decide)
+ * A rate held when every SLO'd quantity held, broke when one broke.
+ * The plan:
+ *   confirmed     the planned rate did not break and the higher one broke
+ *   wrong         the planned rate broke (the model plans too high) or the
+ *                 higher one held (too low by more than the step)
+ *   inconclusive  otherwise (the higher rate undecided, or not measured)
+ * The planned rate is, by construction, where the predicted percentile
+ * reaches the SLO: an exact model's measurement there straddles the SLO
+ * as often as not, so "undecided" at the planned rate is no evidence
+ * against the plan; "broke" is.
+ * Failed requests count as +infinity (they met no SLO); warm-up requests
+ * are left out.
+ */
+#ifndef SB_PLAN_CHECK_H
+#define SB_PLAN_CHECK_H
+
+#include <jansson.h>
+#include <stdio.h>
+
+#include "core/error.h"
+#include "core/model.h"
+#include "core/results.h"
+#include "core/workload.h"
+#include "validate/quantile_ci.h"
+
+#define SB_PLAN_CHECK_ABOVE 1.15
+#define SB_PLAN_CHECK_CONF 0.95
+
+typedef enum sb_slo_verdict {
+	SB_SLO_UNDECIDED = 0,
+	SB_SLO_HELD,
+	SB_SLO_BROKE,
+} sb_slo_verdict;
+
+typedef enum sb_plan_outcome {
+	SB_PLAN_INCONCLUSIVE = 0,
+	SB_PLAN_CONFIRMED,
+	SB_PLAN_WRONG,
+} sb_plan_outcome;
+
+enum { SB_PLAN_TTFT = 0, SB_PLAN_TPOT = 1 };
+
+/* One of the two rates. Index q: SB_PLAN_TTFT / SB_PLAN_TPOT. */
+typedef struct sb_plan_point {
+	double rate;               /* req/s offered */
+	double pred[2], pred_half[2]; /* predicted SLO percentile (mean over the
+					 replications) and its 95% half-width;
+					 NaN: no SLO on q */
+	sb_quantile_ci meas[2];    /* measured; n == 0: no SLO on q or not measured */
+	sb_slo_verdict verdict_q[2];
+	sb_slo_verdict verdict;
+	int measured;
+} sb_plan_point;
+
+typedef struct sb_plan_check {
+	sb_slo slo;                /* percentile <= 0 read as 99 */
+	int slots;                 /* the slots planned for */
+	int replications;
+	double max_rate;           /* the plan, req/s */
+	sb_plan_point at[2];       /* the planned rate and SB_PLAN_CHECK_ABOVE x it */
+	sb_plan_outcome outcome;
+} sb_plan_check;
+
+/* Plans: p->max_rate for model m (its slots as they are; borrowed) and
+ * workload w (borrowed: lengths, requests, seed and the SLO, at least one
+ * of whose ttft_ms/tpot_ms is set), and the predicted percentiles at both
+ * rates. Returns 0, or -EINVAL with a message when w has no SLO or no rate
+ * meets it, or another negative errno from the simulator. Cost: the
+ * planning's tens of simulated levels of `reps` replications. */
+int sb_plan_check_plan(sb_plan_check *p, const sb_model *m, const sb_workload *w, int reps,
+		       sb_error *e);
+
+/* Judges the measured open-loop levels of meas (borrowed; its first two
+ * levels are the two rates, in order) against the SLO and sets the
+ * verdicts and the outcome. A level missing leaves its rate unmeasured.
+ * Returns 0, or -EINVAL when a level's rate is not the one planned, or
+ * -ENOMEM. */
+int sb_plan_check_judge(sb_plan_check *p, const sb_results *meas, sb_error *e);
+
+/* "held" / "broke" / "undecided"; "confirmed" / "wrong" / "inconclusive". */
+const char *sb_slo_verdict_name(sb_slo_verdict v);
+const char *sb_plan_outcome_name(sb_plan_outcome o);
+
+/* The plan, both rates (predicted and measured percentile with its
+ * interval, verdicts), the rule and the outcome. */
+void sb_plan_check_report(FILE *f, const sb_plan_check *p);
+
+/* {"slo", "slots", "replications", "max_rate_req_s", "above_factor",
+ *  "rule", "rates": [{"rate_req_s", "expected", "measured", "verdict",
+ *  "ttft"/"tpot": {"predicted_ms", "predicted_half_ms", "measured_ms",
+ *  "ci_lo_ms", "ci_hi_ms" (null: open), "ci_coverage", "n", "verdict"}}],
+ *  "outcome"}; NULL on allocation failure. */
+json_t *sb_plan_check_to_json(const sb_plan_check *p);
+
+#endif
