@@ -1,19 +1,26 @@
-/* timers.c — an indexed min-heap of per-id times (see timers.h). */
+/* timers.c — per-id times in a winner tree (see timers.h). */
 #include "timers.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
-/* A heap entry carries its key, so comparisons stay in one array. */
-typedef struct entry {
+/* A tree node: a timer's key and its id; seq UINT64_MAX (with t INFINITY)
+ * means not armed, which orders after every armed timer. */
+typedef struct node {
 	double t;
 	uint64_t seq;
 	int id;
-} entry;
+} node;
 
+/* A winner tree in an array: node p has children 2p and 2p+1; leaves is a
+ * power of two >= n, timer id's leaf is nd[leaves + id] (ids n..leaves-1
+ * are padding, never armed), and each inner node holds a copy of the
+ * earliest leaf below it, so nd[1] is the earliest of all. The keys sit in
+ * the nodes, so the loads of an update do not wait on its comparisons. */
 struct sb_timers {
-	entry *h;        /* heap of armed ids, n of them */
-	int n;
-	int *pos;        /* pos[id]: its place in h, -1 when not armed */
+	node *nd;   /* 2 * leaves entries; nd[0] unused */
+	int leaves;
 };
 
 sb_timers *sb_timers_new(int n)
@@ -21,14 +28,19 @@ sb_timers *sb_timers_new(int n)
 	sb_timers *tm = calloc(1, sizeof *tm);
 	if (!tm)
 		return NULL;
-	tm->h = malloc((size_t)n * sizeof *tm->h);
-	tm->pos = malloc((size_t)n * sizeof *tm->pos);
-	if (!tm->h || !tm->pos) {
+	int leaves = 1;
+	while (leaves < n)
+		leaves *= 2;
+	tm->leaves = leaves;
+	tm->nd = malloc(2 * (size_t)leaves * sizeof *tm->nd);
+	if (!tm->nd) {
 		sb_timers_free(tm);
 		return NULL;
 	}
-	for (int i = 0; i < n; i++)
-		tm->pos[i] = -1;
+	for (int i = 0; i < leaves; i++)
+		tm->nd[leaves + i] = (node){ INFINITY, UINT64_MAX, i };
+	for (int p = leaves - 1; p >= 1; p--)
+		tm->nd[p] = tm->nd[2 * p];
 	return tm;
 }
 
@@ -36,70 +48,62 @@ void sb_timers_free(sb_timers *tm)
 {
 	if (!tm)
 		return;
-	free(tm->h);
-	free(tm->pos);
+	free(tm->nd);
 	free(tm);
 }
 
-static inline int before(const entry *a, const entry *b)
+/* Bits of a where mask is all ones, of b where it is zero. */
+static inline uint64_t pick(uint64_t mask, uint64_t a, uint64_t b)
 {
-	if (a->t != b->t)
-		return a->t < b->t;
-	return a->seq < b->seq;
+	return (a & mask) | (b & ~mask);
 }
 
-static inline void place(sb_timers *tm, int i, const entry *x)
+/* Leaf c becomes (t, seq, id): replays its matches up to the root. The
+ * winner so far stays in registers, field by field, and is chosen by
+ * masks, not branches: which timer wins a match is a coin toss to a branch
+ * predictor. */
+static void replay(sb_timers *tm, int c, double t, uint64_t seq, int id)
 {
-	tm->h[i] = *x;
-	tm->pos[x->id] = i;
-}
-
-/* Puts x at place i, then moves it up or down to where it belongs. */
-static void sift(sb_timers *tm, int i, entry x)
-{
-	while (i > 0 && before(&x, &tm->h[(i - 1) / 2])) {
-		place(tm, i, &tm->h[(i - 1) / 2]);
-		i = (i - 1) / 2;
-	}
+	node *nd = tm->nd;
+	uint64_t xt, xs = seq, xi = (unsigned)id;
+	memcpy(&xt, &t, sizeof xt);
 	for (;;) {
-		int c = 2 * i + 1;
-		if (c >= tm->n)
+		memcpy(&nd[c].t, &xt, sizeof xt);
+		nd[c].seq = xs;
+		nd[c].id = (int)xi;
+		if (c <= 1)
 			break;
-		if (c + 1 < tm->n && before(&tm->h[c + 1], &tm->h[c]))
-			c++;
-		if (!before(&tm->h[c], &x))
-			break;
-		place(tm, i, &tm->h[c]);
-		i = c;
+		const node *o = &nd[c ^ 1];
+		/* o strictly earlier by (t, seq): o wins */
+		double x;
+		memcpy(&x, &xt, sizeof x);
+		uint64_t m = -(uint64_t)((o->t < x) | ((o->t == x) & (o->seq < xs))), ot;
+		memcpy(&ot, &o->t, sizeof ot);
+		xt = pick(m, ot, xt);
+		xs = pick(m, o->seq, xs);
+		xi = pick(m, (unsigned)o->id, xi);
+		c >>= 1;
 	}
-	place(tm, i, &x);
 }
 
 void sb_timers_set(sb_timers *tm, int id, double t, uint64_t seq)
 {
-	entry x = { t, seq, id };
-	int i = tm->pos[id];
-	if (i < 0)
-		i = tm->n++;
-	sift(tm, i, x);
+	replay(tm, tm->leaves + id, t, seq, id);
 }
 
 void sb_timers_clear(sb_timers *tm, int id)
 {
-	int i = tm->pos[id];
-	if (i < 0)
+	if (tm->nd[tm->leaves + id].seq == UINT64_MAX)
 		return;
-	tm->pos[id] = -1;
-	entry last = tm->h[--tm->n];
-	if (i < tm->n)
-		sift(tm, i, last);
+	replay(tm, tm->leaves + id, INFINITY, UINT64_MAX, id);
 }
 
 int sb_timers_peek(const sb_timers *tm, double *t, uint64_t *seq)
 {
-	if (tm->n == 0)
+	const node *x = &tm->nd[1];
+	if (x->seq == UINT64_MAX)
 		return -1;
-	*t = tm->h[0].t;
-	*seq = tm->h[0].seq;
-	return tm->h[0].id;
+	*t = x->t;
+	*seq = x->seq;
+	return x->id;
 }
