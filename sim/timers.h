@@ -9,7 +9,8 @@
  * Arming, moving and disarming replay one leaf-to-root path, ceil(log2 n)
  * matches without data-dependent branches; peek is O(1). (It replaced an
  * indexed binary heap whose sift, a chain of mispredicted branches, was
- * ~10% of a 100-replica fleet's time: bench/README.md.) Memory 48n bytes.
+ * ~10% of a 100-replica fleet's time: bench/README.md.) Keys are compared as
+ * integers (the time's bits, mapped to keep their order). Memory < 96n bytes.
  */
 #ifndef SB_TIMERS_H
 #define SB_TIMERS_H
