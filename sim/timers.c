@@ -5,23 +5,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A tree node: a timer's key, sequence number and id. The key is the time's
- * bits mapped so that unsigned integer order is the doubles' order (see
- * key_of), so a match is integer compares only. seq UINT64_MAX (with time
- * INFINITY) means not armed, which orders after every armed timer. */
-typedef struct node {
-	uint64_t key;
-	uint64_t seq;
-	int id;
-} node;
-
-/* A winner tree in an array: node p has children 2p and 2p+1; leaves is a
- * power of two >= n, timer id's leaf is nd[leaves + id] (ids n..leaves-1
+/* A winner tree in arrays: node p has children 2p and 2p+1; leaves is a
+ * power of two >= n, timer id's leaf is node leaves + id (ids n..leaves-1
  * are padding, never armed), and each inner node holds a copy of the
- * earliest leaf below it, so nd[1] is the earliest of all. The keys sit in
- * the nodes, so the loads of an update do not wait on its comparisons. */
+ * earliest leaf below it (key, seq, id), so node 1 is the earliest of all.
+ * The keys sit in the nodes, so the loads of an update do not wait on its
+ * comparisons; they are three arrays rather than an array of structs so
+ * that the compiler keeps a match in integer registers.
+ *
+ * key: the time's bits mapped so that unsigned integer order is the
+ * doubles' order (key_of), so a match is integer compares only. seq
+ * UINT64_MAX (with time INFINITY) means not armed, which orders after
+ * every armed timer. */
 struct sb_timers {
-	node *nd;   /* 2 * leaves entries; nd[0] unused */
+	uint64_t *key, *seq; /* 2 * leaves entries each; [0] unused */
+	int *id;
 	int leaves;
 };
 
@@ -57,15 +55,23 @@ sb_timers *sb_timers_new(int n)
 	while (leaves < n)
 		leaves *= 2;
 	tm->leaves = leaves;
-	tm->nd = malloc(2 * (size_t)leaves * sizeof *tm->nd);
-	if (!tm->nd) {
+	tm->key = malloc(2 * (size_t)leaves * sizeof *tm->key);
+	tm->seq = malloc(2 * (size_t)leaves * sizeof *tm->seq);
+	tm->id = malloc(2 * (size_t)leaves * sizeof *tm->id);
+	if (!tm->key || !tm->seq || !tm->id) {
 		sb_timers_free(tm);
 		return NULL;
 	}
-	for (int i = 0; i < leaves; i++)
-		tm->nd[leaves + i] = (node){ key_of(INFINITY), UINT64_MAX, i };
-	for (int p = leaves - 1; p >= 1; p--)
-		tm->nd[p] = tm->nd[2 * p];
+	for (int i = 0; i < leaves; i++) {
+		tm->key[leaves + i] = key_of(INFINITY);
+		tm->seq[leaves + i] = UINT64_MAX;
+		tm->id[leaves + i] = i;
+	}
+	for (int p = leaves - 1; p >= 1; p--) {
+		tm->key[p] = tm->key[2 * p];
+		tm->seq[p] = tm->seq[2 * p];
+		tm->id[p] = tm->id[2 * p];
+	}
 	return tm;
 }
 
@@ -73,8 +79,24 @@ void sb_timers_free(sb_timers *tm)
 {
 	if (!tm)
 		return;
-	free(tm->nd);
+	free(tm->key);
+	free(tm->seq);
+	free(tm->id);
 	free(tm);
+}
+
+/* All ones when (ak, as) < (bk, bs) lexicographically, else zero: with a
+ * 128-bit type, one subtract-with-borrow chain (cmp, sbb, sbb) on the
+ * critical path of a replay; else the same from two compares. */
+static inline uint64_t earlier_mask(uint64_t ak, uint64_t as, uint64_t bk, uint64_t bs)
+{
+#ifdef __SIZEOF_INT128__
+	__extension__ typedef unsigned __int128 u128;
+	u128 a = (u128)ak << 64 | as, b = (u128)bk << 64 | bs;
+	return -(uint64_t)(a < b);
+#else
+	return -(uint64_t)((ak < bk) | ((ak == bk) & (as < bs)));
+#endif
 }
 
 /* a where mask is all ones, b where it is zero. */
@@ -89,20 +111,21 @@ static inline uint64_t pick(uint64_t mask, uint64_t a, uint64_t b)
  * chain of matches is the whole cost. */
 static void replay(sb_timers *tm, int c, uint64_t key, uint64_t seq, int id)
 {
-	node *nd = tm->nd;
+	uint64_t *nk = tm->key, *ns = tm->seq;
+	int *ni = tm->id;
 	uint64_t xk = key, xs = seq, xi = (unsigned)id;
 	for (;;) {
-		nd[c].key = xk;
-		nd[c].seq = xs;
-		nd[c].id = (int)xi;
+		nk[c] = xk;
+		ns[c] = xs;
+		ni[c] = (int)xi;
 		if (c <= 1)
 			break;
-		const node *o = &nd[c ^ 1];
-		/* o strictly earlier by (time, seq): o wins */
-		uint64_t m = -(uint64_t)((o->key < xk) | ((o->key == xk) & (o->seq < xs)));
-		xk = pick(m, o->key, xk);
-		xs = pick(m, o->seq, xs);
-		xi = pick(m, (unsigned)o->id, xi);
+		int o = c ^ 1;
+		/* the other side strictly earlier by (time, seq): it wins */
+		uint64_t m = earlier_mask(nk[o], ns[o], xk, xs);
+		xk = pick(m, nk[o], xk);
+		xs = pick(m, ns[o], xs);
+		xi = pick(m, (unsigned)ni[o], xi);
 		c >>= 1;
 	}
 }
@@ -114,17 +137,16 @@ void sb_timers_set(sb_timers *tm, int id, double t, uint64_t seq)
 
 void sb_timers_clear(sb_timers *tm, int id)
 {
-	if (tm->nd[tm->leaves + id].seq == UINT64_MAX)
+	if (tm->seq[tm->leaves + id] == UINT64_MAX)
 		return;
 	replay(tm, tm->leaves + id, key_of(INFINITY), UINT64_MAX, id);
 }
 
 int sb_timers_peek(const sb_timers *tm, double *t, uint64_t *seq)
 {
-	const node *x = &tm->nd[1];
-	if (x->seq == UINT64_MAX)
+	if (tm->seq[1] == UINT64_MAX)
 		return -1;
-	*t = time_of(x->key);
-	*seq = x->seq;
-	return x->id;
+	*t = time_of(tm->key[1]);
+	*seq = tm->seq[1];
+	return tm->id[1];
 }
