@@ -10,7 +10,7 @@
  * matches without data-dependent branches; peek is O(1). (It replaced an
  * indexed binary heap whose sift, a chain of mispredicted branches, was
  * ~10% of a 100-replica fleet's time: bench/README.md.) Keys are compared as
- * integers (the time's bits, mapped to keep their order). Memory < 96n bytes.
+ * integers (the time's bits, mapped to keep their order). Memory < 80n bytes.
  */
 #ifndef SB_TIMERS_H
 #define SB_TIMERS_H
