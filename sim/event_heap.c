@@ -1,4 +1,5 @@
-/* event_heap.c — binary min-heap of simulation events (see event_heap.h). */
+/* event_heap.c — the event list: a binary min-heap of simulation events
+ * beside a FIFO of those pushed in time order (see event_heap.h). */
 #include "event_heap.h"
 
 #include <assert.h>
@@ -8,6 +9,8 @@
 struct sb_heap {
 	sb_event *a;  /* a[0..n) in heap order */
 	size_t n, cap;
+	sb_event *f;  /* ring f[(fh + i) & (fcap - 1)], i < fn, in (t, seq) order */
+	size_t fh, fn, fcap; /* fcap a power of two */
 	uint64_t next_seq;
 };
 
@@ -34,9 +37,11 @@ sb_heap *sb_heap_new(void)
 	if (!h)
 		return NULL;
 	h->cap = 64;
+	h->fcap = 64;
 	h->a = malloc(h->cap * sizeof *h->a);
-	if (!h->a) {
-		free(h);
+	h->f = malloc(h->fcap * sizeof *h->f);
+	if (!h->a || !h->f) {
+		sb_heap_free(h);
 		return NULL;
 	}
 	return h;
@@ -47,17 +52,55 @@ void sb_heap_free(sb_heap *h)
 	if (!h)
 		return;
 	free(h->a);
+	free(h->f);
 	free(h);
 }
 
 void sb_heap_clear(sb_heap *h)
 {
 	h->n = 0;
+	h->fh = h->fn = 0;
 	h->next_seq = 0;
+}
+
+/* The FIFO's last event (fn > 0). */
+static inline sb_event *fifo_tail(const sb_heap *h)
+{
+	return &h->f[(h->fh + h->fn - 1) & (h->fcap - 1)];
+}
+
+/* Appends ev, no earlier than the FIFO's last event. Returns 0 or -ENOMEM. */
+static int fifo_append(sb_heap *h, const sb_event *ev)
+{
+	if (h->fn == h->fcap) {
+		size_t ncap = h->fcap * 2;
+		sb_event *nf = realloc(h->f, ncap * sizeof *nf);
+		if (!nf)
+			return -ENOMEM;
+		/* the wrapped part [0, fh) moves past the old end */
+		for (size_t i = 0; i < h->fh; i++)
+			nf[h->fcap + i] = nf[i];
+		h->f = nf;
+		h->fcap = ncap;
+	}
+	h->f[(h->fh + h->fn) & (h->fcap - 1)] = *ev;
+	h->fn++;
+	return 0;
 }
 
 int sb_heap_push(sb_heap *h, double t, int type, uint32_t gen, long arg)
 {
+	sb_event ev = { .t = t, .seq = h->next_seq, .type = type,
+			.gen = gen, .arg = arg };
+	/* in time order (the usual case for events pushed a fixed delay
+	 * ahead): O(1) at the FIFO's end; sequence numbers only grow, so
+	 * (t, seq) order holds there */
+	if (h->fn == 0 || !ev_before(&ev, fifo_tail(h))) {
+		if (fifo_append(h, &ev) < 0)
+			return -ENOMEM;
+		h->next_seq++;
+		return 0;
+	}
 	if (h->n == h->cap) {
 		size_t ncap = h->cap * 2;
 		sb_event *na = realloc(h->a, ncap * sizeof *na);
@@ -66,8 +109,7 @@ int sb_heap_push(sb_heap *h, double t, int type, uint32_t gen, long arg)
 		h->a = na;
 		h->cap = ncap;
 	}
-	sb_event ev = { .t = t, .seq = h->next_seq++, .type = type,
-			.gen = gen, .arg = arg };
+	h->next_seq++;
 	size_t i = h->n++;
 	while (i > 0) {
 		size_t p = (i - 1) / 2;
@@ -86,8 +128,20 @@ uint64_t sb_heap_take_seq(sb_heap *h)
 	return h->next_seq++;
 }
 
+/* Whether the FIFO's first event comes before the heap's top. */
+static inline int fifo_first(const sb_heap *h)
+{
+	return h->fn > 0 && (h->n == 0 || ev_before(&h->f[h->fh], &h->a[0]));
+}
+
 int sb_heap_pop(sb_heap *h, sb_event *out)
 {
+	if (fifo_first(h)) {
+		*out = h->f[h->fh];
+		h->fh = (h->fh + 1) & (h->fcap - 1);
+		h->fn--;
+		return 1;
+	}
 	if (h->n == 0)
 		return 0;
 	*out = h->a[0];
@@ -112,12 +166,14 @@ int sb_heap_pop(sb_heap *h, sb_event *out)
 
 const sb_event *sb_heap_peek(const sb_heap *h)
 {
+	if (fifo_first(h))
+		return &h->f[h->fh];
 	return h->n ? &h->a[0] : NULL;
 }
 
 size_t sb_heap_size(const sb_heap *h)
 {
-	return h->n;
+	return h->n + h->fn;
 }
 
 int sb_heap_is_valid(const sb_heap *h)
@@ -126,6 +182,10 @@ int sb_heap_is_valid(const sb_heap *h)
 	 * (slots + a few), and the check only runs in debug builds. */
 	for (size_t i = 1; i < h->n; i++)
 		if (ev_before(&h->a[i], &h->a[(i - 1) / 2]))
+			return 0;
+	for (size_t i = 1; i < h->fn; i++)
+		if (ev_before(&h->f[(h->fh + i) & (h->fcap - 1)],
+			      &h->f[(h->fh + i - 1) & (h->fcap - 1)]))
 			return 0;
 	return 1;
 }

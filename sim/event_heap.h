@@ -1,5 +1,12 @@
-/* event_heap.h — the simulator's event list: a binary min-heap of events
- * ordered by (time, sequence number).
+/* event_heap.h — the simulator's event list: events ordered by (time,
+ * sequence number).
+ *
+ * Two stores, one order: a FIFO takes every event pushed no earlier than
+ * its last one (O(1); most events are pushed a fixed delay ahead, such as
+ * a request's arrival after the client overhead, so they come in time
+ * order), and a binary min-heap the rest (O(log n)); peek and pop take the
+ * earlier of the FIFO's head and the heap's top. Which store holds an event
+ * never changes the order it comes out in.
  *
  * The sequence number is assigned at push time and increases by one per push,
  * so events due at the same instant come out in the order they were pushed:

@@ -16,6 +16,7 @@
 #include "core/slotctx.h"
 #include "event_heap.h"
 #include "router.h"
+#include "stepnoise.h"
 #include "timers.h"
 #include "whist.h"
 
@@ -32,8 +33,6 @@ typedef struct req {
 	long in_len, out_len;
 	double t_sched, t_arr, t_join, t_first;
 	double jit;     /* jitter of the first token's arrival at the client, s */
-	long pos;       /* prompt tokens prefilled */
-	long gen;       /* output tokens produced */
 	int slot;       /* its slot (-1: none yet) */
 	int want_slot;  /* replay: the slot it had on the server (-1: unknown) */
 	int srv;        /* the server it was routed to */
@@ -41,14 +40,21 @@ typedef struct req {
 
 /* Invariant: state == SL_FREE <=> r == -1. JOIN slots wait until `ready`
  * to enter the batch; chunk is the prompt tokens planned in the current
- * prefill step. */
+ * prefill step. The request's lengths and counted are copied in when it
+ * takes the slot and its progress (pos, gen) lives here: every step of a
+ * run reads them, and a server's slots are one block, where a fleet's
+ * requests are scattered over a table too big for the L1 cache. */
 typedef struct slot {
 	long r;
 	int state;
+	int joiner; /* reached an idle engine in the instant another did first */
 	double ready;
 	long chunk;
-	int joiner; /* reached an idle engine in the instant another did first */
 	double released; /* when it was last freed (-1: never); kv_cache per-slot */
+	long in_len, out_len; /* the request's (engine mode) */
+	long pos;       /* prompt tokens prefilled */
+	long gen;       /* output tokens produced */
+	int counted;    /* the request's */
 } slot;
 
 /* One server (a replica of the fleet): its engine, queue and slots. A fleet
@@ -125,6 +131,7 @@ typedef struct sim {
 	gsl_rng *rl, *rs, *rr;
 	sb_router *router; /* NULL: one server */
 	sb_timers *timers; /* when each server's current run ends */
+	sb_stepnoise noise; /* the lognormal's parameters per (cv, k) */
 	/* state */
 	sb_heap *heap;
 	req *reqs;
@@ -182,21 +189,13 @@ void sb_sim_level_fini(sb_sim_level *l)
 	l->n_replicas = 0;
 }
 
-/* Noise factor of mean 1 and coefficient of variation cv. */
-static double noise_factor(sim *s, const server *v, double cv)
+/* Noise factor of a run of k steps of coefficient of variation cv each:
+ * mean 1, cv/sqrt(k) (stepnoise.h). */
+static double noise_factor(sim *s, const server *v, double cv, long k)
 {
-	if (s->no_noise || !(cv > 0))
+	if (s->no_noise)
 		return 1.0;
-	switch (v->noise_kind) {
-	case SB_NOISE_LOGNORMAL: {
-		double s2 = log1p(cv * cv);
-		return exp(gsl_ran_gaussian(s->rs, sqrt(s2)) - s2 / 2);
-	}
-	case SB_NOISE_GAMMA:
-		return gsl_ran_gamma(s->rs, 1.0 / (cv * cv), cv * cv);
-	default:
-		return 1.0;
-	}
+	return sb_stepnoise_draw(&s->noise, v->noise_kind, cv, k, s->rs);
 }
 
 /* Sum of k steps a, a+b, ..., a+(k-1)b (ms). */
@@ -365,8 +364,7 @@ static void decode_cost(sim *s, const server *v, int B, double sum_ctx, double *
 		}
 		double ctx = 0;
 		while (j < v->S && v->slots[j].state == st && (!prompt || v->slots[j].chunk > 0)) {
-			const req *r = &s->reqs[v->slots[j].r];
-			ctx += (double)(r->in_len + r->gen);
+			ctx += (double)(v->slots[j].in_len + v->slots[j].gen);
 			j++;
 		}
 		if (prompt) {
@@ -394,11 +392,10 @@ static void start_run(sim *s, server *v, double T)
 			s->reqs[sl->r].t_join = T;
 		}
 		if (sl->state == SL_DECODE) {
-			req *r = &s->reqs[sl->r];
 			B++;
-			Bc += r->counted;
-			sum_ctx += (double)(r->in_len + r->gen);
-			long rem = r->out_len - r->gen;
+			Bc += sl->counted;
+			sum_ctx += (double)(sl->in_len + sl->gen);
+			long rem = sl->out_len - sl->gen;
 			if (rem < minrem)
 				minrem = rem;
 		} else if (sl->state == SL_JOIN) {
@@ -410,15 +407,14 @@ static void start_run(sim *s, server *v, double T)
 		slot *sl = &v->slots[i];
 		if (sl->state != SL_PREFILL)
 			continue;
-		req *r = &s->reqs[sl->r];
 		long budget = v->batch_tokens > 0 ? v->batch_tokens - P : LONG_MAX;
-		long c = r->in_len - r->pos;
+		long c = sl->in_len - sl->pos;
 		if (c > budget)
 			c = budget;
 		sl->chunk = c;
 		P += c;
 		prompts += c > 0;
-		attn += (double)c * (double)r->pos + (double)c * (double)(c - 1) / 2;
+		attn += (double)c * (double)sl->pos + (double)c * (double)(c - 1) / 2;
 	}
 	if (B == 0 && P == 0) {
 		v->running = 0;
@@ -441,13 +437,13 @@ static void start_run(sim *s, server *v, double T)
 		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn +
 		    m->prefill_per_prompt_ms * (double)(prompts - passes);
 		k = 1;
-		f = noise_factor(s, v, v->prefill_cv);
+		f = noise_factor(s, v, v->prefill_cv, 1);
 		v->run_prefill = 1;
 	} else {
 		a = dec_a;
 		b = dec_b;
 		k = minrem;
-		f = noise_factor(s, v, v->noise_cv / sqrt((double)k));
+		f = noise_factor(s, v, v->noise_cv, k);
 		v->run_prefill = 0;
 	}
 	v->running = 1;
@@ -614,6 +610,11 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 	slot *sl = &v->slots[si];
 	req *r = &s->reqs[ri];
 	sl->r = ri;
+	sl->in_len = r->in_len;
+	sl->out_len = r->out_len;
+	sl->counted = r->counted;
+	sl->pos = 0;
+	sl->gen = 0;
 	r->slot = si;
 	busy_change(s, v, t, +1);
 	if (s->router && sb_router_note(s->router, r->srv, 0, -1) < 0)
@@ -631,8 +632,6 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 	sl->ready = ready;
 	sl->chunk = 0;
 	sl->joiner = 0;
-	r->pos = 0;
-	r->gen = 0;
 	if (v->in_run_end)
 		return; /* the next run is planned right after */
 	if (v->running) {
@@ -780,9 +779,8 @@ static void on_run_end(sim *s, server *v, double T)
 		slot *sl = &v->slots[i];
 		if (sl->state != SL_DECODE)
 			continue;
-		req *r = &s->reqs[sl->r];
-		r->gen += k;
-		if (r->gen >= r->out_len)
+		sl->gen += k;
+		if (sl->gen >= sl->out_len)
 			complete(s, v, i, T);
 	}
 	if (v->run_prefill) {
@@ -790,14 +788,13 @@ static void on_run_end(sim *s, server *v, double T)
 			slot *sl = &v->slots[i];
 			if (sl->state != SL_PREFILL)
 				continue;
-			req *r = &s->reqs[sl->r];
-			r->pos += sl->chunk;
+			sl->pos += sl->chunk;
 			sl->chunk = 0;
-			if (r->pos >= r->in_len) {
-				r->t_first = T;
-				r->gen = 1;
+			if (sl->pos >= sl->in_len) {
+				s->reqs[sl->r].t_first = T;
+				sl->gen = 1;
 				sl->state = SL_DECODE;
-				if (r->gen >= r->out_len)
+				if (sl->gen >= sl->out_len)
 					complete(s, v, i, T);
 			}
 		}
@@ -932,7 +929,6 @@ static void on_gen(sim *s, double t, long arg)
 	r->out_len = out_len;
 	r->t_sched = t;
 	r->t_arr = r->t_join = r->t_first = t;
-	r->pos = r->gen = 0;
 	r->jit = 0;
 	r->slot = -1;
 	r->srv = 0;
@@ -1038,6 +1034,7 @@ static int sim_init(sim *s, const sb_model *m, const sb_fleet *f, int service_mo
 	s->no_noise = no_noise;
 	s->queue_cap = LONG_MAX;
 	s->next_gen_t = INFINITY;
+	sb_stepnoise_init(&s->noise);
 	s->pct = (slo && slo->percentile > 0 && slo->percentile < 100) ? slo->percentile : 99;
 	s->n_srv = f ? sb_fleet_size(f) : 1;
 	s->srv = calloc((size_t)s->n_srv, sizeof *s->srv);
