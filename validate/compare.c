@@ -1178,17 +1178,23 @@ static json_t *request_to_json(const sb_cmp_req *q)
 			 sb_json_number(sb_compare_err_pct(q->meas_e2e_ms, q->pred_e2e_ms)));
 }
 
+/* {"ttft_p50": {...}, ...}: every compared metric of cl. */
+static json_t *metrics_to_json(const sb_cmp_level *cl)
+{
+	json_t *mt = json_object();
+	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
+		json_object_set_new(mt, sb_metric_key(sb_compare_metrics[j]),
+				    metric_to_json(cl, sb_compare_metrics[j]));
+	return mt;
+}
+
 /* A fleet's replica g within a level: its requests and metrics. */
 static json_t *replica_to_json(const sb_cmp_level *rl, size_t g)
 {
 	json_t *jr = json_object();
 	json_object_set_new(jr, "replica", json_integer((json_int_t)g));
 	json_object_set_new(jr, "requests", json_integer(rl->n_counted));
-	json_t *mt = json_object();
-	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
-		json_object_set_new(mt, sb_metric_key(sb_compare_metrics[j]),
-				    metric_to_json(rl, sb_compare_metrics[j]));
-	json_object_set_new(jr, "metrics", mt);
+	json_object_set_new(jr, "metrics", metrics_to_json(rl));
 	return jr;
 }
 
@@ -1199,11 +1205,7 @@ static json_t *level_to_json(const sb_cmp_level *cl)
 	json_object_set_new(jl, "mode", json_string(sb_mode_name(cl->mode)));
 	json_object_set_new(jl, "method", json_string(cl->replayed ? "replay" : "forecast"));
 	json_object_set_new(jl, "requests", json_integer(cl->n_counted));
-	json_t *mt = json_object();
-	for (size_t j = 0; j < SB_COMPARE_N_METRICS; j++)
-		json_object_set_new(mt, sb_metric_key(sb_compare_metrics[j]),
-				    metric_to_json(cl, sb_compare_metrics[j]));
-	json_object_set_new(jl, "metrics", mt);
+	json_object_set_new(jl, "metrics", metrics_to_json(cl));
 	if (cl->replayed) {
 		json_object_set_new(jl, "request_ttft_mdape", sb_json_number(cl->req_ttft_mdape));
 		json_object_set_new(jl, "request_e2e_mdape", sb_json_number(cl->req_e2e_mdape));
