@@ -135,6 +135,9 @@ static const sb_cli_opt opts[] = {
 		   "fewest slots for the (first) rate; highest rate for the slots"),
 	SB_CLI_OPT("max-slots", SB_CLI_LONG, &F->max_slots, 1, 4096, "N",
 		   "planning search bound (default 256)"),
+	SB_CLI_OPT("plan-slots", SB_CLI_DOUBLE_LIST, &F->plan_slots, 1, 4096, "S[,S...]",
+		   "--plan also: for each slots per replica, the fewest\n"
+		   "replicas meeting the SLO at the rate (--route's router)"),
 	SB_CLI_HEAD("files:"),
 	SB_CLI_OPT("scenario", SB_CLI_STRING, &F->scenario_file, 0, 0, "FILE",
 		   "run a scenario file (flags override it)"),
@@ -287,6 +290,13 @@ static int run_plan(const sb_setup *s, json_t **plan, sb_error *e)
 		sb_error_prefix(e, "--plan");
 		return fail(e, r);
 	}
+	if (s->n_plan_slots > 0)
+		r = sb_capacity_plan_slot_choices(&s->model, &s->opts, &s->w, s->reps, s->plan_slots,
+						  s->n_plan_slots, &p, e);
+	if (r < 0) {
+		sb_error_prefix(e, "--plan-slots");
+		return fail(e, r);
+	}
 	sb_capacity_plan_print(stdout, &p, &s->w.slo);
 	*plan = sb_capacity_plan_to_json(&p);
 	return 0;
@@ -380,5 +390,6 @@ int main(int argc, char **argv)
 	sb_cli_strings_fini(&cmd.f.model_files);
 	sb_cli_list_fini(&cmd.f.rate);
 	sb_cli_list_fini(&cmd.f.concurrency);
+	sb_cli_list_fini(&cmd.f.plan_slots);
 	return status;
 }

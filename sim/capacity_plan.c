@@ -55,6 +55,7 @@ int sb_capacity_plan_run(const sb_model *m, const sb_sim_opts *o, const sb_workl
 	p->route = o->fleet.route;
 	p->max_replicas = SB_PLAN_MAX_REPLICAS;
 	p->min_replicas = -1;
+	p->n_choices = 0;
 	int r = p->fleet ? sb_plan_min_replicas(m, o, w, p->rate, reps, p->max_replicas,
 						 &p->min_replicas, e)
 			 : sb_plan_min_slots(m, o, w, p->rate, reps, max_slots, &p->min_slots, e);
@@ -63,6 +64,34 @@ int sb_capacity_plan_run(const sb_model *m, const sb_sim_opts *o, const sb_workl
 	if (r < 0 || !(o->uncert && o->uncert->n > 0))
 		return r;
 	return plan_confidence(m, o, w, reps, p, e);
+}
+
+int sb_capacity_plan_slot_choices(const sb_model *m, const sb_sim_opts *o,
+				  const sb_workload *w, int reps, const int *slots, int n,
+				  sb_capacity_plan *p, sb_error *e)
+{
+	int draws = o->uncert && o->uncert->n > 0;
+	p->n_choices = 0;
+	for (int i = 0; i < n && i < SB_PLAN_MAX_SLOT_CHOICES; i++) {
+		struct sb_plan_choice *c = &p->choices[p->n_choices++];
+		sb_model mc = *m;
+		mc.fit = NULL;
+		mc.slots = slots[i];
+		c->slots = slots[i];
+		c->min_replicas = -1;
+		c->conf = NAN;
+		int r = sb_plan_min_replicas(&mc, o, w, p->rate, reps, p->max_replicas,
+					     &c->min_replicas, e);
+		if (r == 0 && draws && c->min_replicas > 0)
+			r = fleet_share(&mc, o, w, c->min_replicas, p->rate, reps, &c->conf, e);
+		if (r < 0) {
+			sb_error_prefix(e, "%d slots per replica", slots[i]);
+			return r;
+		}
+		if (draws)
+			p->draws = reps;
+	}
+	return 0;
 }
 
 /* "      <what> meet <slo> at <rate> req/s in 95% of 40 parameter draws" */
@@ -122,6 +151,29 @@ static void print_slots_plan(FILE *out, const sb_capacity_plan *p, const char *s
 	}
 }
 
+/* (c): one line per slot count. */
+static void print_choices(FILE *out, const sb_capacity_plan *p, const char *slo_text)
+{
+	if (p->n_choices == 0)
+		return;
+	fprintf(out, "  (c) fewest replicas at %g req/s (%s) by slots per replica:\n", p->rate,
+		sb_route_name(p->route));
+	for (int i = 0; i < p->n_choices; i++) {
+		const struct sb_plan_choice *c = &p->choices[i];
+		if (c->min_replicas <= 0) {
+			fprintf(out, "      %3d slots: none up to %d replicas\n", c->slots,
+				p->max_replicas);
+			continue;
+		}
+		fprintf(out, "      %3d slots: %d replicas (%d slots in all)", c->slots,
+			c->min_replicas, c->slots * c->min_replicas);
+		if (isfinite(c->conf))
+			fprintf(out, "; meet %s in %.0f%% of %d parameter draws", slo_text,
+				100 * c->conf, p->draws);
+		fputc('\n', out);
+	}
+}
+
 void sb_capacity_plan_print(FILE *out, const sb_capacity_plan *p, const sb_slo *slo)
 {
 	char slo_text[128] = "";
@@ -142,6 +194,7 @@ void sb_capacity_plan_print(FILE *out, const sb_capacity_plan *p, const sb_slo *
 		print_fleet_plan(out, p, slo_text);
 	else
 		print_slots_plan(out, p, slo_text);
+	print_choices(out, p, slo_text);
 }
 
 json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p)
@@ -161,6 +214,20 @@ json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p)
 		json_object_set_new(plan, "slots", json_integer(p->slots));
 	}
 	json_object_set_new(plan, "max_rate_req_s", json_real(p->max_rate));
+	if (p->n_choices > 0) {
+		json_t *arr = json_array();
+		for (int i = 0; i < p->n_choices; i++) {
+			const struct sb_plan_choice *c = &p->choices[i];
+			json_t *o = json_object();
+			json_object_set_new(o, "slots", json_integer(c->slots));
+			json_object_set_new(o, "min_replicas", c->min_replicas > 0
+					    ? json_integer(c->min_replicas) : json_null());
+			if (p->draws > 0)
+				json_object_set_new(o, "confidence", sb_json_number(c->conf));
+			json_array_append_new(arr, o);
+		}
+		json_object_set_new(plan, "slot_choices", arr);
+	}
 	if (p->draws > 0) {
 		const char *ka = p->fleet ? "min_replicas_confidence" : "min_slots_confidence";
 		json_object_set_new(plan, "draws", json_integer(p->draws));

@@ -34,20 +34,38 @@ typedef struct sb_capacity_plan {
 	int min_replicas;    /* (a); <= 0: none up to max_replicas */
 	int groups;          /* groups in the fleet (min_replicas is per group) */
 	sb_route route;
+	/* (c) with slot choices (sbsim --plan-slots): for each slot count per
+	 * replica, the fewest replicas meeting the SLO at `rate` (<= 0: none
+	 * up to max_replicas) and, with parameter draws, its share of draws */
+	int n_choices;
+	struct sb_plan_choice {
+		int slots, min_replicas;
+		double conf;
+	} choices[16];
 } sb_capacity_plan;
 
 #define SB_PLAN_MAX_REPLICAS 1024
+#define SB_PLAN_MAX_SLOT_CHOICES 16
 
 /* Runs both searches (w: open loop with an SLO; m, o, w borrowed). Returns 0
  * or a negative errno with a message. Cost: tens of sweeps of `reps`. */
 int sb_capacity_plan_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 			 int reps, int max_slots, sb_capacity_plan *p, sb_error *e);
 
+/* (c) after sb_capacity_plan_run: for each of slots[0..n) (n <= 16) slots
+ * per replica, the fewest replicas of m (route o->fleet.route) meeting the
+ * SLO at p->rate, with its confidence under parameter draws. */
+int sb_capacity_plan_slot_choices(const sb_model *m, const sb_sim_opts *o,
+				  const sb_workload *w, int reps, const int *slots, int n,
+				  sb_capacity_plan *p, sb_error *e);
+
 /* "plan (SLO at p99: TTFT <= 500 ms):" and the two answers, each with its
  * confidence when there is one ("in 95% of 40 parameter draws"). */
 void sb_capacity_plan_print(FILE *out, const sb_capacity_plan *p, const sb_slo *slo);
 
-/* {"rate", "min_slots" (null: none), "slots", "max_rate_req_s"}; a fleet's
+/* {"rate", "min_slots" (null: none), "slots", "max_rate_req_s"}, and with
+ * slot choices "slot_choices": [{"slots", "min_replicas" (null: none),
+ * "confidence" (with draws)}]; a fleet's
  * plan has "min_replicas" (null: none; per group), "replicas", "route"
  * instead of the slots; with parameter draws also "draws",
  * "min_slots_confidence" (a fleet: "min_replicas_confidence") and

@@ -215,6 +215,27 @@ static int check_work(const sb_setup *s, sb_error *e)
 	return 0;
 }
 
+/* --plan-slots S[,S...]: whole slot counts, with --plan, for a fleet of
+ * copies of one model (each group of a mixed fleet has its own slots). */
+static int apply_plan_slots(const sb_setup_flags *f, sb_setup *s, sb_error *e)
+{
+	if (!f->plan)
+		return sb_error_set(e, "--plan-slots needs --plan");
+	if (s->opts.fleet.n_groups > 0)
+		return sb_error_set(e, "--plan-slots plans copies of one model: give one --model-file "
+				       "and --replicas, not a mixed fleet");
+	if (f->plan_slots.n > SB_PLAN_MAX_SLOT_CHOICES)
+		return sb_error_set(e, "--plan-slots: at most %d slot counts (got %zu)",
+				    SB_PLAN_MAX_SLOT_CHOICES, f->plan_slots.n);
+	for (size_t i = 0; i < f->plan_slots.n; i++) {
+		double v = f->plan_slots.v[i];
+		if (v != floor(v))
+			return sb_error_set(e, "--plan-slots: %g is not a whole slot count", v);
+		s->plan_slots[s->n_plan_slots++] = (int)v;
+	}
+	return check_work(s, e);
+}
+
 /* The checks across flags once everything is merged. */
 static int check_setup(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 {
@@ -230,6 +251,8 @@ static int check_setup(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 		if (s->w.mode != SB_MODE_RATE)
 			return sb_error_set(e, "--plan works on open-loop traffic: give --rate R");
 	}
+	if (f->plan_slots.n > 0)
+		return apply_plan_slots(f, s, e);
 	return check_work(s, e);
 }
 

@@ -16,6 +16,7 @@
 #include "core/model.h"
 #include "core/workload.h"
 #include "scenario.h"
+#include "capacity_plan.h"
 #include "sim.h"
 #include "uncertainty.h"
 
@@ -28,6 +29,7 @@ typedef struct sb_setup_flags {
 	const char *scenario_file, *model_file;
 	long slots, max_queue, batch_tokens;
 	sb_cli_list rate, concurrency;     /* n == 0: not given; borrowed */
+	sb_cli_list plan_slots;            /* --plan-slots: slots per replica to plan with */
 	const char *arrival;
 	double arrival_cv, bursty;
 	const char *think, *input_len, *output_len, *service;
@@ -55,6 +57,8 @@ typedef struct sb_setup {
 	sb_workload w;
 	int reps;            /* replications per level */
 	int max_slots;       /* --plan's search bound */
+	int plan_slots[SB_PLAN_MAX_SLOT_CHOICES]; /* --plan-slots */
+	int n_plan_slots;
 	int have_scenario;
 	sb_scenario scenario;
 	sb_uncert uncert;    /* the model's fit.covariance (n 0: none or

@@ -98,6 +98,24 @@ grep -q "fleet: 3 replicas behind a least-queued router" "$T/out" || { echo "FAI
 ok --rate 12 --replicas 2 --route least-outstanding --slo-ttft-ms 3000 --plan --requests 300
 grep -q "fewest replicas meeting the SLO at 12 req/s (least-outstanding):" "$T/out" || { echo "FAIL: fleet plan"; cat "$T/out"; fails=$((fails+1)); }
 
+# --plan-slots: the fewest replicas for each slot count per replica; more
+# slots per replica never need more replicas (the model's steps cost more
+# with more sequences, but each replica serves more at once); bad input
+bad "--plan-slots needs --plan" --rate 6 --replicas 2 --plan-slots 2,4 --slo-ttft-ms 1000
+bad "2.5 is not a whole slot count" --rate 6 --replicas 2 --plan --plan-slots 2.5 --slo-ttft-ms 1000
+bad "--plan-slots: 0" --rate 6 --replicas 2 --plan --plan-slots 0 --slo-ttft-ms 1000
+ok --rate 6 --replicas 2 --route least-outstanding --plan --plan-slots 1,2,4,8 \
+	--slo-ttft-ms 1000 --requests 500 --json "$T/choices.json"
+grep -q "by slots per replica" "$T/out" || { echo "FAIL: plan-slots table"; cat "$T/out"; fails=$((fails+1)); }
+python3 - "$T/choices.json" <<'PY' || fails=$((fails+1))
+import json, sys
+ch = json.load(open(sys.argv[1]))["simulation"]["plan"]["slot_choices"]
+reps = [c["min_replicas"] for c in ch]
+assert [c["slots"] for c in ch] == [1, 2, 4, 8], ch
+assert all(r is not None and r >= 1 for r in reps), ch
+assert all(a >= b for a, b in zip(reps, reps[1:])), ("more slots needed more replicas", ch)
+PY
+
 if [ $fails -ne 0 ]; then
 	echo "$fails failures"; exit 1
 fi
