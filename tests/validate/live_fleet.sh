@@ -22,10 +22,14 @@
 #    and class (mean/p50, p90/p99), the bound validate-live uses:
 #        median |replay error| <= 2 x max(repeat difference, speed) + floor
 #    where speed is how far each replica's one-client TTFT / E2E p50 (3
-#    requests, probed just before the route's runs) is from the model's:
-#    the server's drift since calibrating, which no model can know (on this
-#    VM one client's speed moves 10-20% within minutes; one CI run had both
-#    replicas 17% slower than the calibration minutes before).
+#    requests, both replicas probed at once just before the route's runs)
+#    is from the model's: the server's drift since calibrating, which no
+#    model can know (on this VM one client's speed moves 10-20% within
+#    minutes; one CI run had both replicas 17% slower than the calibration
+#    minutes before), and the two servers' sharing of two cores with the
+#    client, which the fleet model leaves out (its replicas are
+#    independent machines; a quiet run had least-outstanding's replay 27%
+#    below the measurement with a repeat of 5% and lone probes within 7%).
 #    With floors of 5% (mean/p50) and 10% (p90/p99): the repeat has the
 #    same arrivals and routes (round-robin) as the run, so what differs is
 #    what a replay cannot know, and an exact model's error would be of the
@@ -101,10 +105,17 @@ for r in "${routes[@]}"; do
   echo "== $r: predict, then measure twice"
   "$SIM" --model-file model.json --no-uncertainty --replicas 2 --route "$r" --rate "$rates" \
     "${lens[@]}" --requests 2000 --warmup 0 --seed 5 --json "pred-$r.json" >/dev/null
+  # both replicas probed at once: each one's speed while the other also
+  # serves, since on this machine the two servers share two cores with the
+  # client (the model, calibrated on one replica alone, assumes they do not)
   for i in 0 1; do
     "$SB" run --url "${urls[$i]}" --model live --quiet --concurrency 1 --num-requests 3 \
       "${lens[@]}" --warmup 0 --no-cache-prompt --seed $((seed + 50 + i)) \
-      --out "probe-$r-$i.json" || { echo "live_fleet: probe of replica $i failed"; exit 1; }
+      --out "probe-$r-$i.json" &
+  done
+  wait || { echo "live_fleet: a probe failed"; exit 1; }
+  for i in 0 1; do
+    [[ -s "probe-$r-$i.json" ]] || { echo "live_fleet: probe of replica $i wrote nothing"; exit 1; }
   done
   for k in 1 2; do
     rc=0
