@@ -16,7 +16,8 @@ static int load(const char *text, sb_model *m, sb_error *e)
 	return r;
 }
 
-int main(void)
+/* The embedded default loads and round-trips through JSON. */
+static void test_default(void)
 {
 	sb_error e;
 	sb_model m;
@@ -34,7 +35,13 @@ int main(void)
 	json_decref(j);
 	sb_model_fini(&m2);
 	sb_model_fini(&m);
+}
 
+/* decode_ms(B): between the table's points, beyond them (the fitted line). */
+static void test_decode_table(void)
+{
+	sb_error e;
+	sb_model m;
 	/* interpolation and extrapolation of decode_ms(B) */
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":"
 		   "{\"4\":9.0,\"1\":5.0,\"8\":13.0}}}", &m, &e) == 0);
@@ -70,7 +77,13 @@ int main(void)
 		   &m, &e) == 0);
 	CHECK_NEAR(sb_model_decode_ms(&m, 10), 14.0, 1e-12);
 	sb_model_fini(&m);
+}
 
+/* Bad models are refused with the field named. */
+static void test_bad_models(void)
+{
+	sb_error e;
+	sb_model m;
 	/* bad models are refused with the field named */
 	CHECK(load("{\"schema\":\"servebench.model/2\",\"step_ms\":{}}", &m, &e) < 0 &&
 	      strstr(e.msg, "servebench.model/2"));
@@ -87,6 +100,13 @@ int main(void)
 		   "\"extra\":1}", &m, &e) < 0 && strstr(e.msg, "extra"));
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
 		   "\"scheduler\":{\"split_prob\":1.5}}", &m, &e) < 0 && strstr(e.msg, "split_prob"));
+}
+
+/* Optional scheduler and step fields round-trip and are range-checked. */
+static void test_optional_fields(void)
+{
+	sb_error e;
+	sb_model m;
 	/* split_prob round-trips */
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1},"
 		   "\"scheduler\":{\"split_prob\":0.25}}", &m, &e) == 0);
@@ -123,6 +143,16 @@ int main(void)
 	sb_model_fini(&m);
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"base\":1,\"per_seq\":1,"
 		   "\"prefill_per_prompt\":-1}}", &m, &e) < 0 && strstr(e.msg, "prefill_per_prompt"));
+}
+
+int main(void)
+{
+	sb_error e;
+	sb_model m;
+	test_default();
+	test_decode_table();
+	test_bad_models();
+	test_optional_fields();
 	CHECK(sb_model_load("/nonexistent/m.json", &m, &e) < 0 && strstr(e.msg, "/nonexistent"));
 	sb_model_fini(NULL);
 	CHECK_DONE();

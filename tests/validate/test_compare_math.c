@@ -46,6 +46,43 @@ static void test_class(void)
 	CHECK(sb_compare_metrics[SB_COMPARE_N_METRICS - 1] == SB_MET_REQ_S);
 }
 
+/* The JSON form of c (test_summary_and_check's) carries the same numbers. */
+static void check_json(const sb_comparison *c)
+{
+	/* the JSON form carries the same numbers */
+	json_t *j = sb_comparison_to_json(c);
+	CHECK(j != NULL);
+	json_t *s = json_object_get(j, "summary");
+	CHECK_NEAR(json_number_value(json_object_get(s, "tpot_tail_mdape_pct")), 20.0, 1e-9);
+	json_t *cap = json_object_get(s, "capacity");
+	CHECK(!strcmp(json_string_value(json_object_get(cap, "metric")), "req_s"));
+	CHECK_NEAR(json_number_value(json_object_get(cap, "measured")), 100, 0);
+	CHECK_NEAR(json_number_value(json_object_get(cap, "error_pct")), 0, 1e-12);
+	json_t *l1 = json_array_get(json_object_get(j, "levels"), 1);
+	json_t *m = json_object_get(json_object_get(l1, "metrics"), "ttft_mean");
+	CHECK_NEAR(json_number_value(json_object_get(m, "error_pct")), 6.0, 1e-9);
+	json_decref(j);
+}
+
+/* The report writes without failing and names the mismatch. */
+static void check_report_text(const sb_comparison *c)
+{
+	/* the report writes without failing and names the mismatch */
+	char *txt = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&txt, &len);
+	CHECK(f != NULL);
+	if (f) {
+		CHECK(sb_compare_report(f, c, 1) == 0);
+		fclose(f);
+		CHECK(strstr(txt, "MISMATCH") != NULL);
+		CHECK(strstr(txt, "closed loop c=5") != NULL);
+		CHECK(strstr(txt, "capacity (saturated at concurrency 5): measured 100 req/s, "
+				  "predicted 100 (+0.0%)") != NULL);
+		free(txt);
+	}
+}
+
 /* Two closed-loop levels and one open-loop level filled by hand. */
 static void test_summary_and_check(void)
 {
@@ -120,35 +157,9 @@ static void test_summary_and_check(void)
 	g.require_knee = 0;
 	CHECK(sb_compare_check(&c, &g, why, sizeof(why)) == 1);
 	CHECK(why[0] == 0);
+	check_json(&c);
+	check_report_text(&c);
 
-	/* the JSON form carries the same numbers */
-	json_t *j = sb_comparison_to_json(&c);
-	CHECK(j != NULL);
-	json_t *s = json_object_get(j, "summary");
-	CHECK_NEAR(json_number_value(json_object_get(s, "tpot_tail_mdape_pct")), 20.0, 1e-9);
-	json_t *cap = json_object_get(s, "capacity");
-	CHECK(!strcmp(json_string_value(json_object_get(cap, "metric")), "req_s"));
-	CHECK_NEAR(json_number_value(json_object_get(cap, "measured")), 100, 0);
-	CHECK_NEAR(json_number_value(json_object_get(cap, "error_pct")), 0, 1e-12);
-	json_t *l1 = json_array_get(json_object_get(j, "levels"), 1);
-	json_t *m = json_object_get(json_object_get(l1, "metrics"), "ttft_mean");
-	CHECK_NEAR(json_number_value(json_object_get(m, "error_pct")), 6.0, 1e-9);
-	json_decref(j);
-
-	/* the report writes without failing and names the mismatch */
-	char *txt = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&txt, &len);
-	CHECK(f != NULL);
-	if (f) {
-		CHECK(sb_compare_report(f, &c, 1) == 0);
-		fclose(f);
-		CHECK(strstr(txt, "MISMATCH") != NULL);
-		CHECK(strstr(txt, "closed loop c=5") != NULL);
-		CHECK(strstr(txt, "capacity (saturated at concurrency 5): measured 100 req/s, "
-				  "predicted 100 (+0.0%)") != NULL);
-		free(txt);
-	}
 }
 
 int main(void)
