@@ -85,7 +85,6 @@ typedef struct server {
 	int nfreeslot;
 	int nbusy;
 	int running, run_prefill, run_B, run_Bc, in_run_end;
-	uint32_t run_gen;
 	double run_t0, run_f, run_a, run_b, run_end;
 	long run_k;
 	/* statistics: busy slot-time; its value at the window's start, at
@@ -288,7 +287,6 @@ static void run_cut(sim *s, server *v, double ready)
 	if (ready <= v->run_t0) {
 		/* joins at the very start of the run: no step has happened
 		 * yet, so plan the run again with it in the batch */
-		v->run_gen++;
 		v->running = 0;
 		start_run(s, v, v->run_t0);
 		return;
@@ -318,7 +316,6 @@ static void run_cut(sim *s, server *v, double ready)
 		return;
 	v->run_k = j;
 	v->run_end = v->run_t0 + f * series(a, b, j) / 1000.0;
-	v->run_gen++;
 	sb_timers_set(s->timers, (int)(v - s->srv), v->run_end, sb_heap_take_seq(s->heap));
 }
 
@@ -455,7 +452,6 @@ static void start_run(sim *s, server *v, double T)
 	v->run_f = f;
 	v->run_k = k;
 	v->run_end = T + f * series(a, b, k) / 1000.0;
-	v->run_gen++;
 	sb_timers_set(s->timers, (int)(v - s->srv), v->run_end, sb_heap_take_seq(s->heap));
 	if (next_ready < v->run_end)
 		run_cut(s, v, next_ready);
