@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim/sweep.h"
+#include "validate/speed.h"
 
 static const char *const qname[2] = { "ttft", "tpot" };
 static const char *const QNAME[2] = { "TTFT", "TPOT" };
@@ -21,26 +22,30 @@ static double pct_of(const sb_slo *s)
 	return s->percentile > 0 && s->percentile < 100 ? s->percentile : 99;
 }
 
-/* The predicted SLO percentiles at both rates (a sweep of the two). */
-static int predict(sb_plan_check *p, const sb_model *m, const sb_sim_opts *o,
+/* The predicted SLO percentiles of m at point pt's rate (a sweep of that
+ * one level, so the plan's and the at-speed prediction draw alike), into
+ * its pred (at == 0) or pred_speed (at == 1). */
+static int predict(const sb_plan_check *p, sb_plan_point *pt, int at, const sb_model *m,
 		   const sb_workload *w, sb_error *e)
 {
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
 	sb_workload w2 = *w;
 	w2.mode = SB_MODE_RATE;
-	w2.n_levels = 2;
-	w2.levels[0] = p->at[0].rate;
-	w2.levels[1] = p->at[1].rate;
+	w2.n_levels = 1;
+	w2.levels[0] = pt->rate;
 	sb_sweep sw;
-	int r = sb_sweep_run(m, o, &w2, p->replications, &sw, e);
+	int r = sb_sweep_run(m, &o, &w2, p->replications, &sw, e);
 	if (r < 0)
 		return r;
 	static const sb_metric met[2] = { SB_MET_TTFT_PCT, SB_MET_TPOT_PCT };
-	for (int i = 0; i < 2; i++)
-		for (int q = 0; q < 2; q++) {
-			int on = slo_of(&p->slo, q) > 0;
-			p->at[i].pred[q] = on ? sw.levels[i].mean[met[q]] : NAN;
-			p->at[i].pred_half[q] = on ? sw.levels[i].half[met[q]] : NAN;
-		}
+	double *pred = at ? pt->pred_speed : pt->pred;
+	double *half = at ? pt->pred_speed_half : pt->pred_half;
+	for (int q = 0; q < 2; q++) {
+		int on = slo_of(&p->slo, q) > 0;
+		pred[q] = on ? sw.levels[0].mean[met[q]] : NAN;
+		half[q] = on ? sw.levels[0].half[met[q]] : NAN;
+	}
 	sb_sweep_fini(&sw);
 	return 0;
 }
@@ -63,7 +68,12 @@ int sb_plan_check_plan(sb_plan_check *p, const sb_model *m, const sb_workload *w
 				    (double)w->requests);
 	p->at[0].rate = p->max_rate;
 	p->at[1].rate = p->max_rate * SB_PLAN_CHECK_ABOVE;
-	return predict(p, m, &o, w, e);
+	for (int i = 0; i < 2; i++)
+		for (int q = 0; q < 2; q++)
+			p->at[i].pred_speed[q] = p->at[i].pred_speed_half[q] = NAN;
+	for (int i = 0; i < 2 && r == 0; i++)
+		r = predict(p, &p->at[i], 0, m, w, e);
+	return r;
 }
 
 /* The measured values of quantity q in level lv: failed requests +inf,
@@ -150,6 +160,29 @@ int sb_plan_check_judge(sb_plan_check *p, const sb_results *meas, sb_error *e)
 	return 0;
 }
 
+int sb_plan_check_at_speed(sb_plan_check *p, const sb_model *m, const sb_workload *w,
+			   const sb_results *meas, sb_error *e)
+{
+	for (int i = 0; i < 2 && (size_t)i < meas->n_levels; i++) {
+		sb_plan_point *pt = &p->at[i];
+		if (!pt->measured)
+			continue;
+		if (sb_step_speed_of(&meas->levels[i], m, &pt->speed) < 0)
+			return sb_error_code(e, -ENOMEM, "out of memory");
+		double fd = pt->speed.f_decode, fp = pt->speed.f_prefill;
+		if (!isfinite(fd) && !isfinite(fp))
+			continue;
+		sb_model ms;
+		sb_model_copy(&ms, m);
+		sb_speed_scale_model(&ms, isfinite(fp) ? fp : fd, isfinite(fd) ? fd : fp);
+		int r = predict(p, pt, 1, &ms, w, e);
+		sb_model_fini(&ms);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 const char *sb_slo_verdict_name(sb_slo_verdict v)
 {
 	return v == SB_SLO_HELD ? "held" : v == SB_SLO_BROKE ? "broke" : "undecided";
@@ -188,7 +221,17 @@ static void report_point(FILE *f, const sb_plan_check *p, int i)
 			QNAME[q], pct_of(&p->slo), pt->pred[q], pt->pred_half[q], c->point,
 			100 * c->coverage, ci, c->rank_lo, c->rank_hi, c->n, slo_of(&p->slo, q),
 			sb_slo_verdict_name(pt->verdict_q[q]));
+		if (isfinite(pt->pred_speed[q]))
+			fprintf(f, "      at the server's speed: predicted %.1f +- %.1f ms\n",
+				pt->pred_speed[q], pt->pred_speed_half[q]);
 	}
+	const sb_step_speed *sp = &pt->speed;
+	char fd[16], fp[16];
+	if (pt->measured && (isfinite(sp->f_decode) || isfinite(sp->f_prefill)))
+		fprintf(f, "    the server's steps ran %s (decode, %ld token gaps) and %s "
+			   "(with a prompt, %ld) of the model's times\n",
+			sb_step_factor_str(fd, sp->f_decode), sp->n_decode,
+			sb_step_factor_str(fp, sp->f_prefill), sp->n_prefill);
 }
 
 void sb_plan_check_report(FILE *f, const sb_plan_check *p)
@@ -223,12 +266,15 @@ static json_t *num_or_null(double x)
 static json_t *quantity_json(const sb_plan_point *pt, int q)
 {
 	const sb_quantile_ci *c = &pt->meas[q];
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:s}", "predicted_ms", num_or_null(pt->pred[q]),
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:s,s:o,s:o}", "predicted_ms",
+			 num_or_null(pt->pred[q]),
 			 "predicted_half_ms", num_or_null(pt->pred_half[q]), "measured_ms",
 			 c->n ? num_or_null(c->point) : json_null(), "ci_lo_ms", num_or_null(c->lo),
 			 "ci_hi_ms", num_or_null(c->hi), "ci_coverage",
 			 c->n ? json_real(c->coverage) : json_null(), "n", (json_int_t)c->n,
-			 "verdict", sb_slo_verdict_name(pt->verdict_q[q]));
+			 "verdict", sb_slo_verdict_name(pt->verdict_q[q]), "predicted_at_speed_ms",
+			 num_or_null(pt->pred_speed[q]), "predicted_at_speed_half_ms",
+			 num_or_null(pt->pred_speed_half[q]));
 }
 
 static json_t *point_json(const sb_plan_check *p, int i)
@@ -240,6 +286,13 @@ static json_t *point_json(const sb_plan_check *p, int i)
 	for (int q = 0; j && q < 2; q++)
 		if (slo_of(&p->slo, q) > 0)
 			json_object_set_new(j, qname[q], quantity_json(pt, q));
+	if (j && pt->measured)
+		json_object_set_new(j, "speed",
+				    json_pack("{s:o,s:o,s:I,s:I}", "decode",
+					      num_or_null(pt->speed.f_decode), "prefill",
+					      num_or_null(pt->speed.f_prefill), "decode_gaps",
+					      (json_int_t)pt->speed.n_decode, "prefill_gaps",
+					      (json_int_t)pt->speed.n_prefill));
 	return j;
 }
 

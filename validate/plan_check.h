@@ -34,6 +34,7 @@
 #include "core/results.h"
 #include "core/workload.h"
 #include "validate/quantile_ci.h"
+#include "validate/steps.h"
 
 #define SB_PLAN_CHECK_ABOVE 1.15
 #define SB_PLAN_CHECK_CONF 0.95
@@ -59,6 +60,10 @@ typedef struct sb_plan_point {
 					 replications) and its 95% half-width;
 					 NaN: no SLO on q */
 	sb_quantile_ci meas[2];    /* measured; n == 0: no SLO on q or not measured */
+	sb_step_speed speed;       /* the server's steps while measured (steps.h) */
+	double pred_speed[2], pred_speed_half[2]; /* the same prediction with the
+					 model's times scaled by that speed; NaN:
+					 not measured or no speed */
 	sb_slo_verdict verdict_q[2];
 	sb_slo_verdict verdict;
 	int measured;
@@ -89,6 +94,18 @@ int sb_plan_check_plan(sb_plan_check *p, const sb_model *m, const sb_workload *w
  * -ENOMEM. */
 int sb_plan_check_judge(sb_plan_check *p, const sb_results *meas, sb_error *e);
 
+/* The prediction at the server's speed: for each measured rate, the step
+ * speed of its level in meas (steps.h) against m, and the SLO percentiles
+ * predicted by m with its prefill-side times scaled by the prefill factor
+ * and its decode-side times by the decode factor (speed.h's scaling; a
+ * factor without gaps behind it takes the other's). It decides nothing:
+ * a plan made on a machine whose speed then moved is judged by the rule
+ * above; this says whether the model was right about the load at the
+ * speed the server ran. w, m as for sb_plan_check_plan (borrowed).
+ * Returns 0 or a negative errno with e set. */
+int sb_plan_check_at_speed(sb_plan_check *p, const sb_model *m, const sb_workload *w,
+			   const sb_results *meas, sb_error *e);
+
 /* "held" / "broke" / "undecided"; "confirmed" / "wrong" / "inconclusive". */
 const char *sb_slo_verdict_name(sb_slo_verdict v);
 const char *sb_plan_outcome_name(sb_plan_outcome o);
@@ -100,7 +117,9 @@ void sb_plan_check_report(FILE *f, const sb_plan_check *p);
 /* {"slo", "slots", "replications", "max_rate_req_s", "above_factor",
  *  "rule", "rates": [{"rate_req_s", "expected", "measured", "verdict",
  *  "ttft"/"tpot": {"predicted_ms", "predicted_half_ms", "measured_ms",
- *  "ci_lo_ms", "ci_hi_ms" (null: open), "ci_coverage", "n", "verdict"}}],
+ *  "ci_lo_ms", "ci_hi_ms" (null: open), "ci_coverage", "n", "verdict",
+ *  "predicted_at_speed_ms", "predicted_at_speed_half_ms"}, "speed":
+ *  {"decode", "prefill", "decode_gaps", "prefill_gaps"}}],
  *  "outcome"}; NULL on allocation failure. */
 json_t *sb_plan_check_to_json(const sb_plan_check *p);
 

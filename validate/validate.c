@@ -386,6 +386,19 @@ static int get_measured(const sb_validate_config *c, sb_validate_result *res, sb
 	return 0;
 }
 
+/* The server's step speed in every measured level (steps.h). */
+static int step_speeds(sb_validate_result *res, sb_error *e)
+{
+	size_t n = res->meas.n_levels;
+	res->steps = calloc(n ? n : 1, sizeof(*res->steps));
+	if (!res->steps)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++)
+		if (sb_step_speed_of(&res->meas.levels[i], &res->model, &res->steps[i]) < 0)
+			return sb_error_code(e, -ENOMEM, "out of memory");
+	return 0;
+}
+
 int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
 {
 	memset(res, 0, sizeof(*res));
@@ -407,6 +420,10 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 		r = compare_second(c, res, &o, e);
 	if (r == 0 && res->has_plan)
 		r = sb_plan_check_judge(&res->plan, &res->meas, e);
+	if (r == 0 && res->has_plan)
+		r = sb_plan_check_at_speed(&res->plan, &res->model, &c->workload, &res->meas, e);
+	if (r == 0)
+		r = step_speeds(res, e);
 	if (r < 0)
 		return r;
 	sb_error se = { { 0 } };
@@ -430,6 +447,7 @@ void sb_validate_result_fini(sb_validate_result *res)
 	json_decref(res->doc);
 	json_decref(res->drift);
 	sb_speed_fini(&res->speed);
+	free(res->steps);
 	if (res->model_loaded)
 		sb_model_fini(&res->model);
 	memset(res, 0, sizeof(*res));
@@ -453,6 +471,51 @@ static void report_drift(FILE *f, const json_t *d)
 		fabs(dt) > 5 || fabs(dp) > 5
 			? ": the server's own speed moved; errors of that size are not the model's"
 			: "");
+}
+
+static const char *level_name(char *buf, size_t n, const sb_level *l)
+{
+	snprintf(buf, n, l->mode == SB_MODE_RATE ? "rate %g" : "c=%g", l->level);
+	return buf;
+}
+
+/* Each level's step speed, a line each. */
+static void report_steps(FILE *f, const sb_validate_result *res)
+{
+	if (!res->steps || res->meas.n_levels == 0)
+		return;
+	fprintf(f, "the server's steps against the model's times, read from each level's tokens "
+		   "(validate/steps.h):\n");
+	for (size_t i = 0; i < res->meas.n_levels; i++) {
+		const sb_step_speed *sp = &res->steps[i];
+		char name[48], fd[16], fp[16];
+		fprintf(f, "  %-14s decode %s (%ld token gaps), with a prompt %s (%ld)\n",
+			level_name(name, sizeof(name), &res->meas.levels[i].sum),
+			sb_step_factor_str(fd, sp->f_decode), sp->n_decode,
+			sb_step_factor_str(fp, sp->f_prefill), sp->n_prefill);
+	}
+}
+
+static json_t *num_or_null(double x)
+{
+	return isfinite(x) ? json_real(x) : json_null();
+}
+
+/* [{"mode", "level", "decode", "prefill", "decode_gaps", "prefill_gaps"}] */
+static json_t *steps_json(const sb_validate_result *res)
+{
+	json_t *a = json_array();
+	for (size_t i = 0; a && res->steps && i < res->meas.n_levels; i++) {
+		const sb_step_speed *sp = &res->steps[i];
+		const sb_level *l = &res->meas.levels[i].sum;
+		json_array_append_new(a, json_pack("{s:s,s:f,s:o,s:o,s:I,s:I}", "mode",
+						   sb_mode_name(l->mode), "level", l->level,
+						   "decode", num_or_null(sp->f_decode), "prefill",
+						   num_or_null(sp->f_prefill), "decode_gaps",
+						   (json_int_t)sp->n_decode, "prefill_gaps",
+						   (json_int_t)sp->n_prefill));
+	}
+	return a;
 }
 
 /* The largest decode batch the model was calibrated at when the server's
@@ -490,6 +553,7 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 		if (res->has_rep)
 			sb_repeatability_report(f, &res->rep, cmp, c->second_model_file);
 		sb_speed_report(f, &res->speed, cmp);
+		report_steps(f, res);
 	} else {
 		fprintf(f, "median |error|: mean/p50 %.1f%%, p90/p99 %.1f%%, throughput %.1f%%\n",
 			cmp->mdape_central, cmp->mdape_tail, cmp->mdape_throughput);
@@ -530,6 +594,7 @@ json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_resul
 						  top ? json_integer(top) : json_null()));
 	if (res->has_plan)
 		json_object_set_new(j, "plan_check", sb_plan_check_to_json(&res->plan));
+	json_object_set_new(j, "step_speed", steps_json(res));
 	json_t *sj = sb_speed_to_json(&res->speed, &res->cmp);
 	if (sj)
 		json_object_set_new(j, "server_speed", sj);

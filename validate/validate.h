@@ -34,6 +34,7 @@
 #include "validate/plan_check.h"
 #include "validate/repeat.h"
 #include "validate/speed.h"
+#include "validate/steps.h"
 
 typedef struct sb_validate_config {
 	const char *model_file;  /* the calibrated model; required; borrowed */
@@ -100,6 +101,8 @@ typedef struct sb_validate_result {
 	sb_plan_check plan;      /* with config.plan */
 	int has_plan;            /* plan made (and, at SB_VALIDATE_DONE, judged) */
 	sb_speed speed;          /* the probes and the speed-adjusted prediction */
+	sb_step_speed *steps;    /* owned: per measured level, the server's step
+				    speed against the model (steps.h) */
 	json_t *drift;           /* owned: sb_speed_drift; NULL: not known */
 	int cut_rc;              /* the status of the level that cut the
 				    measurement short; 0: none */

@@ -1,0 +1,213 @@
+/* test_steps.c — the server's step speed read from a level's tokens
+ * (validate/steps.h) and the plan check's prediction at that speed
+ * (validate/plan_check.h).
+ *
+ * The levels come from a small engine written here: 2 slots, FIFO, one
+ * step at a time, each step costing the model's time for it with the
+ * decode part times fd and the prompt part times fp, every token of a step
+ * written at its end plus a per-stream delay (threads writing streams). The
+ * step speed must come back as (fd, fp); with random delays on every token
+ * within the median's noise; and the plan check's prediction at a speed of
+ * exactly 1 must be the plan's own (same model, same seed). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/model.h"
+#include "core/results.h"
+#include "validate/plan_check.h"
+#include "validate/steps.h"
+#include "../check.h"
+
+#define NREQ 40
+#define OUT 20
+#define PROMPT 50
+
+typedef struct engine_level {
+	sb_reqrec reqs[NREQ];
+	double itl[NREQ][OUT];
+	sb_rlevel lv;
+} engine_level;
+
+static void model_for_test(sb_model *m)
+{
+	sb_error e = { "" };
+	CHECK(sb_model_default(m, &e) == 0);
+	m->slots = 2;
+	m->n_decode = 2;
+	m->decode[0] = (sb_decode_point){ 1, 10 };
+	m->decode[1] = (sb_decode_point){ 2, 16 };
+	m->n_decode_kv = 0;
+	m->per_kv_token_ms = 0.001;
+	m->per_prefill_token_ms = 2;
+	m->per_prefill_attn_ms = 0.0005;
+	m->prefill_base_ms = 7;
+	m->kv_cache = SB_KV_UNIFIED;
+}
+
+/* Per-token delay of stream i's k-th token (s): fixed per stream, or
+ * random within +-2 ms with `jitter`. */
+static double delay(int i, int jitter)
+{
+	double d = 0.001 * (i % 3);
+	return jitter ? d + 0.002 * (2.0 * rand() / RAND_MAX - 1) : d;
+}
+
+/* Requests every `gap_s` from t = 0, PROMPT/OUT tokens, 2 slots. */
+static void engine_run(engine_level *L, const sb_model *m, double fd, double fp, double gap_s,
+		       int jitter)
+{
+	memset(L, 0, sizeof(*L));
+	int slot[2] = { -1, -1 }, gen[NREQ] = { 0 }, next = 0, done = 0;
+	double T = 0, last[NREQ];
+	for (int r = 0; r < NREQ; r++)
+		L->reqs[r].t_scheduled_s = L->reqs[r].t_sent_s = r * gap_s;
+	while (done < NREQ) {
+		for (int s = 0; s < 2; s++)
+			if (slot[s] < 0 && next < NREQ && next * gap_s <= T)
+				slot[s] = next++;
+		if (slot[0] < 0 && slot[1] < 0) {
+			T = next * gap_s;
+			continue;
+		}
+		int B = 0, np = 0;
+		double ctx = 0;
+		for (int s = 0; s < 2; s++)
+			if (slot[s] >= 0 && gen[slot[s]] > 0) {
+				B++;
+				ctx += PROMPT + gen[slot[s]];
+			} else if (slot[s] >= 0) {
+				np++;
+			}
+		double dec = B ? sb_model_decode_ms(m, B) + sb_model_decode_kv(m, B) * ctx : 0;
+		double pre = np * (m->per_prefill_token_ms * PROMPT +
+				   m->per_prefill_attn_ms * PROMPT * (PROMPT - 1) / 2) +
+			     (B ? 0 : m->prefill_base_ms);
+		T += (fd * dec + fp * pre) / 1000;
+		for (int s = 0; s < 2; s++) {
+			int r = slot[s];
+			if (r < 0)
+				continue;
+			double t = T + delay(r, jitter);
+			sb_reqrec *q = &L->reqs[r];
+			if (gen[r] == 0) {
+				q->ttft_ms = (t - q->t_sent_s) * 1000;
+			} else {
+				L->itl[r][gen[r] - 1] = (t - last[r]) * 1000;
+			}
+			last[r] = t;
+			if (++gen[r] == OUT) {
+				q->e2e_ms = (t - q->t_sent_s) * 1000;
+				slot[s] = -1;
+				done++;
+			}
+		}
+	}
+	for (int r = 0; r < NREQ; r++) {
+		sb_reqrec *q = &L->reqs[r];
+		q->id = r;
+		q->itl_ms = L->itl[r];
+		q->n_itl = OUT - 1;
+		q->prompt_tokens = PROMPT;
+		q->output_tokens = OUT;
+		q->slot = q->replica = -1;
+	}
+	L->lv.sum.mode = SB_MODE_RATE;
+	L->lv.sum.level = 1 / gap_s;
+	L->lv.reqs = L->reqs;
+	L->lv.n_reqs = NREQ;
+}
+
+static void test_recovers(void)
+{
+	sb_model m;
+	model_for_test(&m);
+	static engine_level L;
+	const double f[3][2] = { { 1, 1 }, { 1.2, 1.5 }, { 0.8, 1.1 } };
+	for (int i = 0; i < 3; i++) {
+		engine_run(&L, &m, f[i][0], f[i][1], 0.25, 0);
+		sb_step_speed sp;
+		CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
+		CHECK_NEAR(sp.f_decode, f[i][0], 1e-9);
+		CHECK_NEAR(sp.f_prefill, f[i][1], 1e-9);
+		CHECK(sp.n_decode > NREQ * (OUT - 1) / 2 && sp.n_prefill >= SB_STEPS_MIN);
+	}
+	/* random delays of +-2 ms on 10-16 ms steps: the medians stay close */
+	srand(7);
+	engine_run(&L, &m, 1.2, 1.5, 0.25, 1);
+	sb_step_speed sp;
+	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
+	CHECK_NEAR(sp.f_decode, 1.2, 0.03);
+	CHECK_NEAR(sp.f_prefill, 1.5, 0.03);
+	/* one request at a time: no step with a prompt beside a decoding one */
+	engine_run(&L, &m, 1.2, 1.5, 5.0, 0);
+	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
+	CHECK_NEAR(sp.f_decode, 1.2, 1e-9);
+	CHECK(isnan(sp.f_prefill) && sp.n_prefill == 0);
+	/* failed requests and no requests: nothing to read */
+	for (int r = 0; r < NREQ; r++)
+		L.reqs[r].err_class = "http";
+	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
+	CHECK(isnan(sp.f_decode) && isnan(sp.f_prefill) && sp.n_decode == 0);
+	L.lv.n_reqs = 0;
+	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
+	CHECK(isnan(sp.f_decode));
+	sb_model_fini(&m);
+}
+
+/* The plan's two rates measured by the engine at speed f: the prediction at
+ * speed equals the plan's at f = 1 and rises with f. */
+static void test_plan_at_speed(void)
+{
+	sb_model m;
+	model_for_test(&m);
+	sb_workload w;
+	sb_workload_init(&w);
+	w.input_len = (sb_dist){ SB_DIST_DET, PROMPT, 0 };
+	w.output_len = (sb_dist){ SB_DIST_DET, OUT, 0 };
+	w.requests = NREQ;
+	w.seed = 3;
+	w.slo.ttft_ms = 250;
+	w.slo.percentile = 50;
+	sb_error e = { "" };
+	static engine_level L[2];
+	for (int k = 0; k < 2; k++) {
+		double f = k ? 1.3 : 1.0;
+		sb_plan_check p;
+		if (sb_plan_check_plan(&p, &m, &w, 10, &e) != 0) {
+			fprintf(stderr, "plan: %s\n", e.msg);
+			CHECK(0);
+			break;
+		}
+		sb_rlevel lv[2];
+		for (int i = 0; i < 2; i++) {
+			engine_run(&L[i], &m, f, f, 1 / p.at[i].rate, 0);
+			lv[i] = L[i].lv;
+			lv[i].sum.level = p.at[i].rate;
+		}
+		sb_results res;
+		memset(&res, 0, sizeof(res));
+		res.levels = lv;
+		res.n_levels = 2;
+		CHECK(sb_plan_check_judge(&p, &res, &e) == 0);
+		CHECK(sb_plan_check_at_speed(&p, &m, &w, &res, &e) == 0);
+		for (int i = 0; i < 2; i++) {
+			CHECK_NEAR(p.at[i].speed.f_decode, f, 1e-9);
+			if (k == 0)
+				CHECK_NEAR(p.at[i].pred_speed[SB_PLAN_TTFT], p.at[i].pred[SB_PLAN_TTFT],
+					   1e-9);
+			else
+				CHECK(p.at[i].pred_speed[SB_PLAN_TTFT] > 1.2 * p.at[i].pred[SB_PLAN_TTFT]);
+			CHECK(isnan(p.at[i].pred_speed[SB_PLAN_TPOT]));
+		}
+	}
+	sb_model_fini(&m);
+}
+
+int main(void)
+{
+	test_recovers();
+	test_plan_at_speed();
+	CHECK_DONE();
+}

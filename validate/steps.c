@@ -1,0 +1,164 @@
+/* steps.c — the server's step speed during a level, from its streamed
+ * tokens (steps.h). */
+#include "steps.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+/* One request's stream: token times (s, from the level's start), first
+ * token at t[0], and its prompt tokens (those the server prefilled, where
+ * it said, for the prefill; all of them for the context). */
+typedef struct stream {
+	double *t;
+	size_t n;
+	double prompt_ctx, prompt_fill;
+} stream;
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median_of(double *v, long n)
+{
+	if (n < SB_STEPS_MIN)
+		return NAN;
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static void streams_free(stream *s, size_t n)
+{
+	for (size_t i = 0; s && i < n; i++)
+		free(s[i].t);
+	free(s);
+}
+
+/* The level's streams (requests with a first token): *ns of them in *out
+ * (new). Returns 0 or -ENOMEM. */
+static int streams_of(const sb_rlevel *lv, stream **out, size_t *ns)
+{
+	stream *s = calloc(lv->n_reqs ? lv->n_reqs : 1, sizeof(*s));
+	*out = s;
+	*ns = 0;
+	if (!s)
+		return -ENOMEM;
+	for (size_t i = 0; i < lv->n_reqs; i++) {
+		const sb_reqrec *r = &lv->reqs[i];
+		if (r->err_class || !isfinite(r->ttft_ms) || r->prompt_tokens < 1)
+			continue;
+		stream *x = &s[*ns];
+		size_t n_itl = r->itl_ms ? r->n_itl : 0;
+		x->t = malloc((n_itl + 1) * sizeof(*x->t));
+		if (!x->t) {
+			streams_free(s, *ns);
+			*out = NULL;
+			return -ENOMEM;
+		}
+		x->t[0] = r->t_sent_s + r->ttft_ms / 1000;
+		for (size_t k = 0; k < n_itl; k++)
+			x->t[k + 1] = x->t[k] + r->itl_ms[k] / 1000;
+		x->n = n_itl + 1;
+		x->prompt_ctx = (double)r->prompt_tokens;
+		double pn = lv->timing ? lv->timing[i].prompt_n : NAN;
+		x->prompt_fill = isfinite(pn) && pn >= 0 ? pn : x->prompt_ctx;
+		(*ns)++;
+	}
+	return 0;
+}
+
+/* Tokens of x at or before t. */
+static size_t tokens_by(const stream *x, double t)
+{
+	size_t lo = 0, hi = x->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (x->t[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* The model's cost (ms) of the step in the gap (a, b]: *dec for the
+ * streams decoding across it, *pre for its prompt. Returns the prompts in
+ * the gap, or -1 when no stream decoded across it. */
+static int step_model_ms(const sb_model *m, const stream *s, size_t ns, double a, double b,
+			 double eps, double *dec, double *pre)
+{
+	int B = 0, np = 0;
+	double ctx = 0, fill = 0;
+	for (size_t i = 0; i < ns; i++) {
+		const stream *x = &s[i];
+		if (x->t[0] > a + eps && x->t[0] <= b + eps) {
+			np++;
+			fill = x->prompt_fill;
+		} else if (x->t[0] <= a + eps && x->t[x->n - 1] >= b - eps) {
+			B++;
+			ctx += x->prompt_ctx + (double)tokens_by(x, a + eps);
+		}
+	}
+	if (B < 1)
+		return -1;
+	*dec = sb_model_decode_ms(m, B) + sb_model_decode_kv(m, B) * ctx;
+	/* as the simulator costs a step: a per-slot cache's prompt is a pass of its own */
+	*pre = (m->kv_cache == SB_KV_PER_SLOT ? m->prefill_base_ms : 0) +
+	       m->per_prefill_token_ms * fill + m->per_prefill_attn_ms * fill * (fill - 1) / 2;
+	return np;
+}
+
+int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out)
+{
+	out->f_decode = out->f_prefill = NAN;
+	out->n_decode = out->n_prefill = 0;
+	size_t ns, gaps = 0;
+	stream *s;
+	int r = streams_of(lv, &s, &ns);
+	for (size_t i = 0; i < ns; i++)
+		gaps += s[i].n - 1;
+	double *dec = r == 0 ? malloc((gaps + 1) * sizeof(*dec)) : NULL;
+	double *pre = dec ? malloc((3 * gaps + 1) * sizeof(*pre)) : NULL;
+	if (r == 0 && !pre)
+		r = -ENOMEM;
+	double eps = SB_STEPS_JITTER * sb_model_decode_ms(m, 1) / 1000;
+	/* decode-only gaps: measured / model; gaps with one prompt kept as
+	 * (measured, decode part, prompt part) until the decode factor is known */
+	long np3 = 0;
+	for (size_t i = 0; r == 0 && i < ns; i++)
+		for (size_t k = 0; k + 1 < s[i].n; k++) {
+			double a = s[i].t[k], b = s[i].t[k + 1], d, p;
+			int prompts = step_model_ms(m, s, ns, a, b, eps, &d, &p);
+			if (prompts == 0 && d > 0)
+				dec[out->n_decode++] = (b - a) * 1000 / d;
+			else if (prompts == 1 && p > 0) {
+				pre[3 * np3] = (b - a) * 1000;
+				pre[3 * np3 + 1] = d;
+				pre[3 * np3 + 2] = p;
+				np3++;
+			}
+		}
+	if (r == 0) {
+		out->f_decode = median_of(dec, out->n_decode);
+		double fd = isfinite(out->f_decode) ? out->f_decode : 1;
+		for (long j = 0; j < np3; j++)
+			pre[out->n_prefill++] = (pre[3 * j] - fd * pre[3 * j + 1]) / pre[3 * j + 2];
+		out->f_prefill = median_of(pre, out->n_prefill);
+	}
+	free(dec);
+	free(pre);
+	streams_free(s, ns);
+	return r;
+}
+
+const char *sb_step_factor_str(char *buf, double f)
+{
+	if (isfinite(f))
+		snprintf(buf, 16, "x%.3f", f);
+	else
+		snprintf(buf, 16, "-");
+	return buf;
+}
