@@ -169,12 +169,12 @@ int sb_plan_check_at_speed(sb_plan_check *p, const sb_model *m, const sb_workloa
 			continue;
 		if (sb_step_speed_of(&meas->levels[i], m, &pt->speed) < 0)
 			return sb_error_code(e, -ENOMEM, "out of memory");
-		double fd = pt->speed.f_decode, fp = pt->speed.f_prefill;
-		if (!isfinite(fd) && !isfinite(fp))
+		double fp, fd;
+		if (!sb_step_speed_factors(&pt->speed, &fp, &fd))
 			continue;
 		sb_model ms;
 		sb_model_copy(&ms, m);
-		sb_speed_scale_model(&ms, isfinite(fp) ? fp : fd, isfinite(fd) ? fd : fp);
+		sb_speed_scale_model(&ms, fp, fd);
 		int r = predict(p, pt, 1, &ms, w, e);
 		sb_model_fini(&ms);
 		if (r < 0)

@@ -135,18 +135,13 @@ int sb_speed_factors(const sb_speed *sp, size_t li, double *fp, double *fd)
 	return 1;
 }
 
-/* Predicts level li of meas with m scaled by the probes beside it into
- * *out (its measured side copied from cmp). Returns 1 done, 0 no probe
- * beside it, or a negative errno. */
-static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
-			const sb_comparison *cmp, const sb_compare_opts *o, size_t li,
-			sb_cmp_level *out, sb_error *e)
+int sb_speed_replay_level(const sb_model *m, const sb_results *meas, const sb_comparison *cmp,
+			  const sb_compare_opts *o, size_t li, double fp, double fd,
+			  sb_cmp_level *out, sb_error *e)
 {
-	if (!sb_speed_factors(sp, li, &sp->f_prefill[li], &sp->f_decode[li]))
-		return 0;
 	sb_model ms;
 	sb_model_copy(&ms, m);
-	sb_speed_scale_model(&ms, sp->f_prefill[li], sp->f_decode[li]);
+	sb_speed_scale_model(&ms, fp, fd);
 	sb_results one = *meas; /* a view of level li alone */
 	one.levels = &meas->levels[li];
 	one.n_levels = 1;
@@ -162,7 +157,20 @@ static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
 	memcpy(out->pred_sd, c1.levels[0].pred_sd, sizeof(out->pred_sd));
 	memcpy(out->err_pct, c1.levels[0].err_pct, sizeof(out->err_pct));
 	sb_comparison_fini(&c1);
-	return 1;
+	return 0;
+}
+
+/* Predicts level li of meas with m scaled by the probes beside it into
+ * *out. Returns 1 done, 0 no probe beside it, or a negative errno. */
+static int adjust_level(sb_speed *sp, const sb_model *m, const sb_results *meas,
+			const sb_comparison *cmp, const sb_compare_opts *o, size_t li,
+			sb_cmp_level *out, sb_error *e)
+{
+	if (!sb_speed_factors(sp, li, &sp->f_prefill[li], &sp->f_decode[li]))
+		return 0;
+	int r = sb_speed_replay_level(m, meas, cmp, o, li, sp->f_prefill[li], sp->f_decode[li],
+				      out, e);
+	return r < 0 ? r : 1;
 }
 
 double sb_speed_change_pct(const double *ms, const double *model, size_t n)
@@ -293,19 +301,25 @@ void sb_speed_report(FILE *f, const sb_speed *sp, const sb_comparison *cmp)
 		return;
 	fprintf(f, "speed-adjusted prediction (prefill times scaled by the TTFT ratio, decode "
 		   "times by the TPOT ratio of the probes beside each level), %zu level%s (c=1 "
-		   "left out: the probes measure it): median |error| mean-p50 / p90-p99: "
-		   "TTFT %.1f%% / %.1f%%, TPOT %.1f%% / %.1f%%, E2E %.1f%% / %.1f%%\n",
-		s->n_levels, s->n_levels == 1 ? "" : "s", s->mdape_quant[SB_QTY_TTFT][0],
-		s->mdape_quant[SB_QTY_TTFT][1], s->mdape_quant[SB_QTY_TPOT][0],
-		s->mdape_quant[SB_QTY_TPOT][1], s->mdape_quant[SB_QTY_E2E][0],
-		s->mdape_quant[SB_QTY_E2E][1]);
+		   "left out: the probes measure it): ",
+		s->n_levels, s->n_levels == 1 ? "" : "s");
+	sb_speed_adjusted_errors(f, s);
+}
+
+void sb_speed_adjusted_errors(FILE *f, const sb_comparison *s)
+{
+	fprintf(f, "median |error| mean-p50 / p90-p99: TTFT %.1f%% / %.1f%%, TPOT %.1f%% / %.1f%%, "
+		   "E2E %.1f%% / %.1f%%\n",
+		s->mdape_quant[SB_QTY_TTFT][0], s->mdape_quant[SB_QTY_TTFT][1],
+		s->mdape_quant[SB_QTY_TPOT][0], s->mdape_quant[SB_QTY_TPOT][1],
+		s->mdape_quant[SB_QTY_E2E][0], s->mdape_quant[SB_QTY_E2E][1]);
 }
 
 json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 {
 	if (!sp->analysed)
 		return NULL;
-	json_t *pa = json_array(), *la = json_array();
+	json_t *pa = json_array();
 	size_t i;
 	json_t *p;
 	json_array_foreach(sp->probes, i, p)
@@ -318,9 +332,20 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 				      "tpot_ms", sb_json_number(sp->tpot_ms[i]), "tpot_ms_model",
 				      sb_json_number(sp->tpot_model[i]), "tpot_pct",
 				      sb_json_number(pct(sp->tpot_ms[i], sp->tpot_model[i]))));
-	const sb_comparison *s = &sp->adj;
-	for (size_t k = 0, L = 0; L < sp->n_levels; L++) {
-		if (!isfinite(sp->f_prefill[L]) || k >= s->n_levels)
+	json_t *adj = sb_speed_adjusted_to_json(&sp->adj, cmp, sp->f_prefill, sp->f_decode,
+						sp->n_levels);
+	return json_pack("{s:I,s:o,s:{s:o,s:o},s:o}", "probe_requests",
+			 (json_int_t)sp->probe_requests, "probes", pa, "probe_change_pct", "ttft",
+			 sb_json_number(sp->change_pct[0]), "tpot", sb_json_number(sp->change_pct[1]),
+			 "adjusted", adj);
+}
+
+json_t *sb_speed_adjusted_to_json(const sb_comparison *s, const sb_comparison *cmp,
+				  const double *f_prefill, const double *f_decode, size_t n_levels)
+{
+	json_t *la = json_array();
+	for (size_t k = 0, L = 0; L < n_levels; L++) {
+		if (!isfinite(f_prefill[L]) || k >= s->n_levels)
 			continue;
 		const sb_cmp_level *l = &s->levels[k++];
 		json_t *err = json_object();
@@ -333,7 +358,7 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 						    cmp->levels[L].mode == SB_MODE_RATE ? "rate"
 											: "concurrency",
 						    "level", cmp->levels[L].level, "prefill_factor",
-						    sp->f_prefill[L], "decode_factor", sp->f_decode[L],
+						    f_prefill[L], "decode_factor", f_decode[L],
 						    "error_pct", err));
 	}
 	static const char *qn[SB_CMP_N_QUANT] = { "ttft", "tpot", "e2e" };
@@ -343,10 +368,7 @@ json_t *sb_speed_to_json(const sb_speed *sp, const sb_comparison *cmp)
 		json_object_set_new(sum, qn[q],
 				    json_pack("{s:o,s:o}", "central_pct", sb_json_number(s->mdape_quant[q][0]),
 					      "tail_pct", sb_json_number(s->mdape_quant[q][1])));
-	return json_pack("{s:I,s:o,s:{s:o,s:o},s:{s:o,s:o}}", "probe_requests",
-			 (json_int_t)sp->probe_requests, "probes", pa, "probe_change_pct", "ttft",
-			 sb_json_number(sp->change_pct[0]), "tpot", sb_json_number(sp->change_pct[1]), "adjusted", "levels",
-			 la, "summary", sum);
+	return json_pack("{s:o,s:o}", "levels", la, "summary", sum);
 }
 
 json_t *sb_speed_drift(const sb_speed *sp)

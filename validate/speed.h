@@ -82,6 +82,25 @@ void sb_speed_scale_model(sb_model *m, double fp, double fd);
  * or 0 when no probe is beside the level (*fp, *fd untouched). */
 int sb_speed_factors(const sb_speed *sp, size_t li, double *fp, double *fd);
 
+/* Predicts level li of meas with m scaled by (fp, fd) (sb_speed_scale_model)
+ * into *out, its measured side copied from cmp->levels[li] (its requests
+ * left out). Returns 0, or a negative errno with e set. */
+int sb_speed_replay_level(const sb_model *m, const sb_results *meas, const sb_comparison *cmp,
+			  const sb_compare_opts *o, size_t li, double fp, double fd,
+			  sb_cmp_level *out, sb_error *e);
+
+/* "median |error| mean-p50 / p90-p99: TTFT a / b, TPOT ..., E2E ...\n" of an
+ * adjusted comparison. */
+void sb_speed_adjusted_errors(FILE *f, const sb_comparison *s);
+
+/* {"levels": [{"index", "mode", "level", "prefill_factor", "decode_factor",
+ *  "error_pct": {...}}], "summary": {"levels", "central_pct", "tail_pct",
+ *  "ttft"/"tpot"/"e2e": {"central_pct", "tail_pct"}}} of an adjusted
+ * comparison s whose levels are those of cmp's n_levels with a finite
+ * f_prefill, in order (new reference). */
+json_t *sb_speed_adjusted_to_json(const sb_comparison *s, const sb_comparison *cmp,
+				  const double *f_prefill, const double *f_decode, size_t n_levels);
+
 /* Median |change| (%) of ms[i]/model[i] between consecutive probes: how
  * far the server's own speed moves from one probe to the next, the noise
  * of a probe's few requests included. NaN when n < 2. */

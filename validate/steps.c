@@ -162,3 +162,10 @@ const char *sb_step_factor_str(char *buf, double f)
 		snprintf(buf, 16, "-");
 	return buf;
 }
+
+int sb_step_speed_factors(const sb_step_speed *sp, double *fp, double *fd)
+{
+	*fp = isfinite(sp->f_prefill) ? sp->f_prefill : sp->f_decode;
+	*fd = isfinite(sp->f_decode) ? sp->f_decode : sp->f_prefill;
+	return isfinite(*fp);
+}

@@ -48,6 +48,11 @@ typedef struct sb_step_speed {
  * server's steps as well). Returns 0, or -ENOMEM. */
 int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out);
 
+/* The factors to scale a model by (speed.h's sb_speed_scale_model): *fp
+ * the prompt factor, *fd the decode factor, each the other's when it has
+ * too few gaps. Returns 1, or 0 when neither has (*fp, *fd NaN). */
+int sb_step_speed_factors(const sb_step_speed *sp, double *fp, double *fd);
+
 /* "x1.081", or "-" for NaN, into buf (at least 16 bytes); returns buf. */
 const char *sb_step_factor_str(char *buf, double f);
 

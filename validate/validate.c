@@ -386,16 +386,31 @@ static int get_measured(const sb_validate_config *c, sb_validate_result *res, sb
 	return 0;
 }
 
-/* The server's step speed in every measured level (steps.h). */
-static int step_speeds(sb_validate_result *res, sb_error *e)
+/* The server's step speed in every measured level (steps.h), and each
+ * level predicted again with the model scaled by it (res->step_adj). */
+static int step_speeds(sb_validate_result *res, const sb_compare_opts *co, sb_error *e)
 {
 	size_t n = res->meas.n_levels;
 	res->steps = calloc(n ? n : 1, sizeof(*res->steps));
-	if (!res->steps)
+	res->step_f = malloc(2 * (n ? n : 1) * sizeof(*res->step_f));
+	res->step_adj.levels = calloc(n ? n : 1, sizeof(*res->step_adj.levels));
+	if (!res->steps || !res->step_f || !res->step_adj.levels)
 		return sb_error_code(e, -ENOMEM, "out of memory");
-	for (size_t i = 0; i < n; i++)
+	sb_compare_opts o = *co;
+	o.forecast = 0;
+	for (size_t i = 0; i < n; i++) {
+		double *fp = &res->step_f[i], *fd = &res->step_f[n + i];
 		if (sb_step_speed_of(&res->meas.levels[i], &res->model, &res->steps[i]) < 0)
 			return sb_error_code(e, -ENOMEM, "out of memory");
+		if (!sb_step_speed_factors(&res->steps[i], fp, fd) || n != res->cmp.n_levels)
+			continue;
+		int r = sb_speed_replay_level(&res->model, &res->meas, &res->cmp, &o, i, *fp, *fd,
+					      &res->step_adj.levels[res->step_adj.n_levels], e);
+		if (r < 0)
+			return r;
+		res->step_adj.n_levels++;
+	}
+	sb_compare_summarize(&res->step_adj, o.knee_min_ratio);
 	return 0;
 }
 
@@ -423,7 +438,7 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	if (r == 0 && res->has_plan)
 		r = sb_plan_check_at_speed(&res->plan, &res->model, &c->workload, &res->meas, e);
 	if (r == 0)
-		r = step_speeds(res, e);
+		r = step_speeds(res, &o, e);
 	if (r < 0)
 		return r;
 	sb_error se = { { 0 } };
@@ -448,6 +463,8 @@ void sb_validate_result_fini(sb_validate_result *res)
 	json_decref(res->drift);
 	sb_speed_fini(&res->speed);
 	free(res->steps);
+	free(res->step_f);
+	sb_comparison_fini(&res->step_adj);
 	if (res->model_loaded)
 		sb_model_fini(&res->model);
 	memset(res, 0, sizeof(*res));
@@ -494,6 +511,12 @@ static void report_steps(FILE *f, const sb_validate_result *res)
 			sb_step_factor_str(fd, sp->f_decode), sp->n_decode,
 			sb_step_factor_str(fp, sp->f_prefill), sp->n_prefill);
 	}
+	if (res->step_adj.n_levels == 0)
+		return;
+	fprintf(f, "at each level's own step speed (the model's prompt and decode times scaled by "
+		   "the level's factors; a factor without gaps takes the other's), %zu level%s: ",
+		res->step_adj.n_levels, res->step_adj.n_levels == 1 ? "" : "s");
+	sb_speed_adjusted_errors(f, &res->step_adj);
 }
 
 static json_t *num_or_null(double x)
@@ -565,6 +588,10 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 			fprintf(f, "speed-adjusted (%zu levels): mean/p50 %.1f%%, p90/p99 %.1f%%\n",
 				res->speed.adj.n_levels, res->speed.adj.mdape_central,
 				res->speed.adj.mdape_tail);
+		if (res->step_adj.n_levels > 0)
+			fprintf(f, "at each level's step speed (%zu levels): mean/p50 %.1f%%, "
+				   "p90/p99 %.1f%%\n", res->step_adj.n_levels,
+				res->step_adj.mdape_central, res->step_adj.mdape_tail);
 	}
 	if (res->drift)
 		report_drift(f, res->drift);
@@ -595,6 +622,11 @@ json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_resul
 	if (res->has_plan)
 		json_object_set_new(j, "plan_check", sb_plan_check_to_json(&res->plan));
 	json_object_set_new(j, "step_speed", steps_json(res));
+	if (res->step_f && res->meas.n_levels == res->cmp.n_levels)
+		json_object_set_new(j, "step_adjusted",
+				    sb_speed_adjusted_to_json(&res->step_adj, &res->cmp, res->step_f,
+							      res->step_f + res->meas.n_levels,
+							      res->meas.n_levels));
 	json_t *sj = sb_speed_to_json(&res->speed, &res->cmp);
 	if (sj)
 		json_object_set_new(j, "server_speed", sj);

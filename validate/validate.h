@@ -103,6 +103,10 @@ typedef struct sb_validate_result {
 	sb_speed speed;          /* the probes and the speed-adjusted prediction */
 	sb_step_speed *steps;    /* owned: per measured level, the server's step
 				    speed against the model (steps.h) */
+	sb_comparison step_adj;  /* the levels with a step speed, each predicted
+				    with the model scaled by it */
+	double *step_f;          /* owned: per level, the prompt factors, then
+				    the decode factors used (NaN: none) */
 	json_t *drift;           /* owned: sb_speed_drift; NULL: not known */
 	int cut_rc;              /* the status of the level that cut the
 				    measurement short; 0: none */

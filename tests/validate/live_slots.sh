@@ -173,8 +173,14 @@ plan_verdict() {
   "$PY" - plan.json <<'PY2'
 import json, sys
 from statistics import NormalDist
-p = json.load(open(sys.argv[1]))["plan_check"]
+doc = json.load(open(sys.argv[1]))
+p = doc["plan_check"]
 print("validate --plan's own outcome: %s" % p["outcome"])
+# printed, not asserted: the same requests replayed at each level's step speed
+for l in (doc.get("step_adjusted") or {}).get("levels", []):
+    e = l["error_pct"]
+    print("rate %.3f replayed at its step speed: TTFT p50 %+.1f%%, p90 %+.1f%%; TPOT p50 %+.1f%%"
+          % (l["level"], e["ttft_p50"], e["ttft_p90"], e["tpot_p50"]))
 R = max(2, p.get("replications") or 20)
 t = NormalDist().inv_cdf(0.975) * (1 + 2.5 / R)  # t(0.975, R-1), close enough for R >= 10
 bad = []

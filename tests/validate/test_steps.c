@@ -8,16 +8,19 @@
  * written at its end plus a per-stream delay (threads writing streams). The
  * step speed must come back as (fd, fp); with random delays on every token
  * within the median's noise; and the plan check's prediction at a speed of
- * exactly 1 must be the plan's own (same model, same seed). */
+ * exactly 1 must be the plan's own (same model, same seed); and validate of
+ * a level run 1.3x slower than the model must predict it at its step speed. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/model.h"
 #include "core/results.h"
 #include "validate/plan_check.h"
 #include "validate/steps.h"
+#include "validate/validate.h"
 #include "../check.h"
 
 #define NREQ 40
@@ -44,6 +47,15 @@ static void model_for_test(sb_model *m)
 	m->per_prefill_attn_ms = 0.0005;
 	m->prefill_base_ms = 7;
 	m->kv_cache = SB_KV_UNIFIED;
+	/* nothing the engine below does not do */
+	m->overhead_ms = m->overhead_sd_ms = m->overhead_per_token_ms = 0;
+	m->admit_delay_ms = m->prefill_per_prompt_ms = 0;
+	m->split_prob = m->split_prob_crowded = 0;
+	m->n_release = 0;
+	m->noise_kind = SB_NOISE_NONE;
+	m->noise_cv = m->noise_prefill_cv = 0;
+	m->batch_tokens = 0;
+	m->max_queue = -1;
 }
 
 /* Per-token delay of stream i's k-th token (s): fixed per stream, or
@@ -205,9 +217,76 @@ static void test_plan_at_speed(void)
 	sb_model_fini(&m);
 }
 
+/* L as a measured results file at path (one level; records as measured). */
+static void write_results(const engine_level *L, const sb_workload *w, const char *path)
+{
+	sb_levelacc acc;
+	CHECK(sb_levelacc_init(&acc, NULL) == 0);
+	json_t *reqs = json_array();
+	for (size_t i = 0; i < L->lv.n_reqs; i++) {
+		const sb_reqrec *r = &L->lv.reqs[i];
+		sb_reqrec q = *r;
+		q.t_done_s = r->t_sent_s + r->e2e_ms / 1000;
+		sb_levelacc_add(&acc, &q);
+		json_array_append_new(reqs, sb_reqrec_to_json(&q, NULL));
+	}
+	sb_level sum;
+	sb_levelacc_finish(&acc, L->lv.sum.level, SB_MODE_RATE, 0, &sum);
+	sb_levelacc_fini(&acc);
+	json_t *doc = sb_results_new("measured", json_pack("{s:i}", "slots", 2), w);
+	CHECK(sb_results_add_level(doc, &sum, reqs) == 0);
+	CHECK(json_dump_file(doc, path, 0) == 0);
+	json_decref(doc);
+}
+
+/* validate of a level the engine ran 1.3x slower than the model: the plain
+ * prediction misses, the one at the level's step speed does not (the
+ * simulator and the engine schedule alike; no noise on either side). */
+static void test_validate_at_step_speed(void)
+{
+	sb_model m;
+	model_for_test(&m);
+	static engine_level L;
+	engine_run(&L, &m, 1.3, 1.3, 0.1, 0);
+	char dir[] = "/tmp/sb-test-steps.XXXXXX", mp[64], rp[64];
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(mp, sizeof(mp), "%s/model.json", dir);
+	snprintf(rp, sizeof(rp), "%s/meas.json", dir);
+	json_t *mj = sb_model_to_json(&m);
+	CHECK(json_dump_file(mj, mp, 0) == 0);
+	json_decref(mj);
+	sb_validate_config c;
+	sb_validate_config_init(&c);
+	c.workload.input_len = (sb_dist){ SB_DIST_DET, PROMPT, 0 };
+	c.workload.output_len = (sb_dist){ SB_DIST_DET, OUT, 0 };
+	c.workload.warmup = 0;
+	write_results(&L, &c.workload, rp);
+	c.model_file = mp;
+	c.measured = rp;
+	c.replications = 3;
+	c.forecast = 0;
+	sb_validate_result res;
+	sb_error e = { "" };
+	CHECK(sb_validate_run(&c, &res, &e) == 0);
+	CHECK(res.step_adj.n_levels == 1);
+	CHECK_NEAR(res.steps[0].f_decode, 1.3, 1e-6);
+	CHECK_NEAR(res.steps[0].f_prefill, 1.3, 1e-6);
+	double plain = res.cmp.levels[0].err_pct[SB_MET_TTFT_P50];
+	double at = res.step_adj.n_levels ? res.step_adj.levels[0].err_pct[SB_MET_TTFT_P50] : NAN;
+	CHECK(plain < -20); /* the model 1.3x too fast (-23%), and queueing on top */
+	CHECK_NEAR(at, 0, 1.0);
+	CHECK_NEAR(res.step_adj.levels[0].err_pct[SB_MET_TPOT_MEAN], 0, 1.0);
+	sb_validate_result_fini(&res);
+	unlink(mp);
+	unlink(rp);
+	rmdir(dir);
+	sb_model_fini(&m);
+}
+
 int main(void)
 {
 	test_recovers();
 	test_plan_at_speed();
+	test_validate_at_step_speed();
 	CHECK_DONE();
 }
