@@ -212,8 +212,12 @@ static void usage(FILE *f)
 		"bound is at most the SLO, broke when the lower bound is above it, else\n"
 		"undecided (a p99 needs 368 requests for a finite upper bound; a lower\n"
 		"percentile fewer). The plan is confirmed when the planned rate did not break\n"
-		"and the higher one broke, wrong when the planned rate broke or the higher one\n"
-		"held, and inconclusive otherwise (JSON: \"plan_check\").\n"
+		"and the higher one broke; wrong when the planned rate broke with its interval\n"
+		"above every replication's value (simulated runs of the same size), or the\n"
+		"higher one held with its interval below every one; inconclusive otherwise:\n"
+		"near the knee one run's percentile varies widely, and the planned rate is\n"
+		"where the model's mean meets the SLO. Each rate is also predicted at the\n"
+		"speed the server's steps ran in it, read from its tokens (JSON: \"plan_check\").\n"
 		"\n");
 	sb_cli_usage(f, opts, N_OPTS, 24);
 	fprintf(f,

@@ -22,6 +22,18 @@ static double pct_of(const sb_slo *s)
 	return s->percentile > 0 && s->percentile < 100 ? s->percentile : 99;
 }
 
+/* The lowest and highest value of metric k over a level's replications. */
+static void run_range(const sb_sweep_level *l, sb_metric k, double *lo, double *hi)
+{
+	*lo = INFINITY;
+	*hi = -INFINITY;
+	for (int i = 0; i < l->n_reps; i++) {
+		double x = sb_sim_level_metric(&l->reps[i], k);
+		*lo = fmin(*lo, x);
+		*hi = fmax(*hi, x);
+	}
+}
+
 /* The predicted SLO percentiles of m at point pt's rate (a sweep of that
  * one level, so the plan's and the at-speed prediction draw alike), into
  * its pred (at == 0) or pred_speed (at == 1). */
@@ -41,10 +53,14 @@ static int predict(const sb_plan_check *p, sb_plan_point *pt, int at, const sb_m
 	static const sb_metric met[2] = { SB_MET_TTFT_PCT, SB_MET_TPOT_PCT };
 	double *pred = at ? pt->pred_speed : pt->pred;
 	double *half = at ? pt->pred_speed_half : pt->pred_half;
+	double *lo = at ? pt->speed_lo : pt->run_lo, *hi = at ? pt->speed_hi : pt->run_hi;
 	for (int q = 0; q < 2; q++) {
 		int on = slo_of(&p->slo, q) > 0;
 		pred[q] = on ? sw.levels[0].mean[met[q]] : NAN;
 		half[q] = on ? sw.levels[0].half[met[q]] : NAN;
+		lo[q] = hi[q] = NAN;
+		if (on)
+			run_range(&sw.levels[0], met[q], &lo[q], &hi[q]);
 	}
 	sb_sweep_fini(&sw);
 	return 0;
@@ -70,7 +86,8 @@ int sb_plan_check_plan(sb_plan_check *p, const sb_model *m, const sb_workload *w
 	p->at[1].rate = p->max_rate * SB_PLAN_CHECK_ABOVE;
 	for (int i = 0; i < 2; i++)
 		for (int q = 0; q < 2; q++)
-			p->at[i].pred_speed[q] = p->at[i].pred_speed_half[q] = NAN;
+			p->at[i].pred_speed[q] = p->at[i].pred_speed_half[q] =
+				p->at[i].speed_lo[q] = p->at[i].speed_hi[q] = NAN;
 	for (int i = 0; i < 2 && r == 0; i++)
 		r = predict(p, &p->at[i], 0, m, w, e);
 	return r;
@@ -138,6 +155,21 @@ static int judge_point(sb_plan_check *p, sb_plan_point *pt, const sb_rlevel *lv,
 	return 0;
 }
 
+/* Whether pt's measured interval lies beyond every replication's value,
+ * above them (side 1) or below them (side -1), for an SLO'd quantity. */
+static int beyond_runs(const sb_plan_check *p, const sb_plan_point *pt, int side)
+{
+	for (int q = 0; q < 2; q++) {
+		if (!(slo_of(&p->slo, q) > 0) || pt->meas[q].n == 0)
+			continue;
+		if (side > 0 && pt->meas[q].lo > pt->run_hi[q])
+			return 1;
+		if (side < 0 && pt->meas[q].hi < pt->run_lo[q])
+			return 1;
+	}
+	return 0;
+}
+
 int sb_plan_check_judge(sb_plan_check *p, const sb_results *meas, sb_error *e)
 {
 	for (int i = 0; i < 2 && (size_t)i < meas->n_levels; i++) {
@@ -151,7 +183,8 @@ int sb_plan_check_judge(sb_plan_check *p, const sb_results *meas, sb_error *e)
 			return r;
 	}
 	sb_slo_verdict v0 = p->at[0].verdict, v1 = p->at[1].verdict;
-	if ((p->at[0].measured && v0 == SB_SLO_BROKE) || (p->at[1].measured && v1 == SB_SLO_HELD))
+	if ((p->at[0].measured && v0 == SB_SLO_BROKE && beyond_runs(p, &p->at[0], 1)) ||
+	    (p->at[1].measured && v1 == SB_SLO_HELD && beyond_runs(p, &p->at[1], -1)))
 		p->outcome = SB_PLAN_WRONG;
 	else if (p->at[0].measured && p->at[1].measured && v1 == SB_SLO_BROKE)
 		p->outcome = SB_PLAN_CONFIRMED;
@@ -204,6 +237,30 @@ static void fmt_ci(char *buf, size_t len, const sb_quantile_ci *c)
 	snprintf(buf, len, "[%s, %s]", lo, hi);
 }
 
+/* Why the outcome is what it is, in words. */
+static const char *outcome_why(const sb_plan_check *p)
+{
+	sb_slo_verdict v0 = p->at[0].verdict, v1 = p->at[1].verdict;
+	if (p->outcome == SB_PLAN_CONFIRMED)
+		return v0 == SB_SLO_HELD ? "the SLO held at the planned rate and broke above it"
+					 : "the SLO did not break at the planned rate (where the "
+					   "model puts it at the SLO) and broke above it";
+	if (p->outcome == SB_PLAN_WRONG)
+		return v0 == SB_SLO_BROKE && p->at[0].measured
+			       ? "the SLO broke at the planned rate, beyond every simulated run of "
+				 "this size"
+			       : "the SLO held 15% above the planned rate, beyond every simulated "
+				 "run of this size";
+	if (p->at[0].measured && v0 == SB_SLO_BROKE)
+		return "the SLO broke at the planned rate, within the spread of the model's "
+		       "simulated runs of this size (at the planned rate about half of them "
+		       "break it): more requests would decide";
+	if (p->at[1].measured && v1 == SB_SLO_HELD)
+		return "the SLO held 15% above the planned rate, within the spread of the "
+		       "model's simulated runs of this size: more requests would decide";
+	return "the rate above the plan did not clearly break (more requests would decide)";
+}
+
 static void report_point(FILE *f, const sb_plan_check *p, int i)
 {
 	const sb_plan_point *pt = &p->at[i];
@@ -216,14 +273,15 @@ static void report_point(FILE *f, const sb_plan_check *p, int i)
 		const sb_quantile_ci *c = &pt->meas[q];
 		char ci[80];
 		fmt_ci(ci, sizeof(ci), c);
-		fprintf(f, "    %s p%g: predicted %.1f +- %.1f ms, measured %.1f ms, %.0f%% interval %s "
-			   "(ranks %ld, %ld of %zu) vs SLO %g ms: %s\n",
-			QNAME[q], pct_of(&p->slo), pt->pred[q], pt->pred_half[q], c->point,
-			100 * c->coverage, ci, c->rank_lo, c->rank_hi, c->n, slo_of(&p->slo, q),
-			sb_slo_verdict_name(pt->verdict_q[q]));
+		fprintf(f, "    %s p%g: predicted %.1f +- %.1f ms (%d runs: %.1f..%.1f), measured %.1f ms, "
+			   "%.0f%% interval %s (ranks %ld, %ld of %zu) vs SLO %g ms: %s\n",
+			QNAME[q], pct_of(&p->slo), pt->pred[q], pt->pred_half[q], p->replications,
+			pt->run_lo[q], pt->run_hi[q], c->point, 100 * c->coverage, ci, c->rank_lo,
+			c->rank_hi, c->n, slo_of(&p->slo, q), sb_slo_verdict_name(pt->verdict_q[q]));
 		if (isfinite(pt->pred_speed[q]))
-			fprintf(f, "      at the server's speed: predicted %.1f +- %.1f ms\n",
-				pt->pred_speed[q], pt->pred_speed_half[q]);
+			fprintf(f, "      at the server's speed: predicted %.1f +- %.1f ms (runs: %.1f..%.1f)\n",
+				pt->pred_speed[q], pt->pred_speed_half[q], pt->speed_lo[q],
+				pt->speed_hi[q]);
 	}
 	const sb_step_speed *sp = &pt->speed;
 	char fd[16], fp[16];
@@ -245,17 +303,9 @@ void sb_plan_check_report(FILE *f, const sb_plan_check *p)
 	for (int i = 0; i < 2; i++)
 		report_point(f, p, i);
 	fprintf(f, "  rule: held when the order-statistic interval's upper bound is at most the "
-		   "SLO, broke when its lower bound is above it, else undecided\n");
-	fprintf(f, "plan %s%s\n", sb_plan_outcome_name(p->outcome),
-		p->outcome == SB_PLAN_CONFIRMED
-			? (p->at[0].verdict == SB_SLO_HELD
-				   ? ": the SLO held at the planned rate and broke above it"
-				   : ": the SLO did not break at the planned rate (where the model "
-				     "puts it at the SLO) and broke above it")
-		: p->outcome == SB_PLAN_WRONG
-			? (p->at[0].verdict == SB_SLO_BROKE ? ": the SLO broke at the planned rate"
-							    : ": the SLO held 15% above the planned rate")
-			: ": the rate above the plan did not clearly break (more requests would decide)");
+		   "SLO, broke when its lower bound is above it, else undecided; a rate refutes "
+		   "the plan only with its interval beyond every simulated run's value\n");
+	fprintf(f, "plan %s: %s\n", sb_plan_outcome_name(p->outcome), outcome_why(p));
 }
 
 static json_t *num_or_null(double x)
@@ -266,15 +316,17 @@ static json_t *num_or_null(double x)
 static json_t *quantity_json(const sb_plan_point *pt, int q)
 {
 	const sb_quantile_ci *c = &pt->meas[q];
-	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:s,s:o,s:o}", "predicted_ms",
-			 num_or_null(pt->pred[q]),
+	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:s,s:o,s:o,s:o,s:o}",
+			 "predicted_ms", num_or_null(pt->pred[q]), "runs_lo_ms",
+			 num_or_null(pt->run_lo[q]), "runs_hi_ms", num_or_null(pt->run_hi[q]),
 			 "predicted_half_ms", num_or_null(pt->pred_half[q]), "measured_ms",
 			 c->n ? num_or_null(c->point) : json_null(), "ci_lo_ms", num_or_null(c->lo),
 			 "ci_hi_ms", num_or_null(c->hi), "ci_coverage",
 			 c->n ? json_real(c->coverage) : json_null(), "n", (json_int_t)c->n,
 			 "verdict", sb_slo_verdict_name(pt->verdict_q[q]), "predicted_at_speed_ms",
 			 num_or_null(pt->pred_speed[q]), "predicted_at_speed_half_ms",
-			 num_or_null(pt->pred_speed_half[q]));
+			 num_or_null(pt->pred_speed_half[q]), "at_speed_runs_lo_ms",
+			 num_or_null(pt->speed_lo[q]), "at_speed_runs_hi_ms", num_or_null(pt->speed_hi[q]));
 }
 
 static json_t *point_json(const sb_plan_check *p, int i)
@@ -307,6 +359,9 @@ json_t *sb_plan_check_to_json(const sb_plan_check *p)
 			 "replications", p->replications, "max_rate_req_s", p->max_rate,
 			 "above_factor", SB_PLAN_CHECK_ABOVE, "rule",
 			 "order-statistic interval (95%) of the percentile: held when its upper "
-			 "bound <= SLO, broke when its lower bound > SLO, else undecided",
+			 "bound <= SLO, broke when its lower bound > SLO, else undecided; wrong "
+			 "only when the planned rate broke with its interval above every "
+			 "replication's value, or 15% above held with its interval below every "
+			 "replication's value",
 			 "rates", rates, "outcome", sb_plan_outcome_name(p->outcome));
 }

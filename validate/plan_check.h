@@ -13,13 +13,21 @@
  * A rate held when every SLO'd quantity held, broke when one broke.
  * The plan:
  *   confirmed     the planned rate did not break and the higher one broke
- *   wrong         the planned rate broke (the model plans too high) or the
- *                 higher one held (too low by more than the step)
- *   inconclusive  otherwise (the higher rate undecided, or not measured)
- * The planned rate is, by construction, where the predicted percentile
- * reaches the SLO: an exact model's measurement there straddles the SLO
- * as often as not, so "undecided" at the planned rate is no evidence
- * against the plan; "broke" is.
+ *   wrong         the planned rate broke with its interval above every
+ *                 replication's value (the model plans too high), or the
+ *                 higher one held with its interval below every
+ *                 replication's value (too low by more than the step)
+ *   inconclusive  otherwise: the higher rate undecided or not measured, or
+ *                 a rate broke or held against the plan within that spread
+ * The planned rate is, by construction, where the predicted percentile's
+ * mean over runs reaches the SLO: an exact model's one-minute run there
+ * breaks the SLO about half the time. Near the knee one run's percentile
+ * varies by about the SLO itself (the queue carries from request to
+ * request, so the order-statistic interval, which takes requests as
+ * independent, is too narrow for it). The replications are runs of the same
+ * size: an exact model's run lands beyond all R of them with probability
+ * 2/(R+1) (10% at R = 20), and its whole interval beyond them more rarely
+ * still; their spread is skewed near the knee, which their range keeps.
  * Failed requests count as +infinity (they met no SLO); warm-up requests
  * are left out.
  */
@@ -59,11 +67,13 @@ typedef struct sb_plan_point {
 	double pred[2], pred_half[2]; /* predicted SLO percentile (mean over the
 					 replications) and its 95% half-width;
 					 NaN: no SLO on q */
+	double run_lo[2], run_hi[2]; /* the lowest and highest replication's value */
 	sb_quantile_ci meas[2];    /* measured; n == 0: no SLO on q or not measured */
 	sb_step_speed speed;       /* the server's steps while measured (steps.h) */
 	double pred_speed[2], pred_speed_half[2]; /* the same prediction with the
 					 model's times scaled by that speed; NaN:
 					 not measured or no speed */
+	double speed_lo[2], speed_hi[2]; /* and its replications' range */
 	sb_slo_verdict verdict_q[2];
 	sb_slo_verdict verdict;
 	int measured;
@@ -117,8 +127,10 @@ void sb_plan_check_report(FILE *f, const sb_plan_check *p);
 /* {"slo", "slots", "replications", "max_rate_req_s", "above_factor",
  *  "rule", "rates": [{"rate_req_s", "expected", "measured", "verdict",
  *  "ttft"/"tpot": {"predicted_ms", "predicted_half_ms", "measured_ms",
- *  "ci_lo_ms", "ci_hi_ms" (null: open), "ci_coverage", "n", "verdict",
- *  "predicted_at_speed_ms", "predicted_at_speed_half_ms"}, "speed":
+ *  "runs_lo_ms", "runs_hi_ms" (the replications' range), "ci_lo_ms",
+ *  "ci_hi_ms" (null: open), "ci_coverage", "n", "verdict",
+ *  "predicted_at_speed_ms", "predicted_at_speed_half_ms",
+ *  "at_speed_runs_lo_ms", "at_speed_runs_hi_ms"}, "speed":
  *  {"decode", "prefill", "decode_gaps", "prefill_gaps"}}],
  *  "outcome"}; NULL on allocation failure. */
 json_t *sb_plan_check_to_json(const sb_plan_check *p);

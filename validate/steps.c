@@ -134,7 +134,7 @@ int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out)
 			int prompts = step_model_ms(m, s, ns, a, b, eps, &d, &p);
 			if (prompts == 0 && d > 0)
 				dec[out->n_decode++] = (b - a) * 1000 / d;
-			else if (prompts == 1 && p > 0) {
+			else if (prompts == 1 && p >= d) { /* the prompt most of the step */
 				pre[3 * np3] = (b - a) * 1000;
 				pre[3 * np3 + 1] = d;
 				pre[3 * np3 + 2] = p;
@@ -147,6 +147,8 @@ int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out)
 		for (long j = 0; j < np3; j++)
 			pre[out->n_prefill++] = (pre[3 * j] - fd * pre[3 * j + 1]) / pre[3 * j + 2];
 		out->f_prefill = median_of(pre, out->n_prefill);
+		if (!(out->f_prefill > 0)) /* noise about a prompt part of ~0 */
+			out->f_prefill = NAN;
 	}
 	free(dec);
 	free(pre);
@@ -165,7 +167,10 @@ const char *sb_step_factor_str(char *buf, double f)
 
 int sb_step_speed_factors(const sb_step_speed *sp, double *fp, double *fd)
 {
-	*fp = isfinite(sp->f_prefill) ? sp->f_prefill : sp->f_decode;
-	*fd = isfinite(sp->f_decode) ? sp->f_decode : sp->f_prefill;
-	return isfinite(*fp);
+	*fp = sp->f_prefill > 0 ? sp->f_prefill : sp->f_decode;
+	*fd = sp->f_decode > 0 ? sp->f_decode : sp->f_prefill;
+	if (*fp > 0 && *fd > 0 && isfinite(*fp) && isfinite(*fd))
+		return 1;
+	*fp = *fd = NAN;
+	return 0;
 }

@@ -15,7 +15,9 @@
  * The decode factor is the median of measured / model over the decode-only
  * gaps; the prompt factor the median over the gaps with one prompt of
  * (measured - decode factor x decode part) / prompt part, as the simulator
- * scales the two (steps with several prompts are left out). A request's first token may arrive
+ * scales the two (steps with several prompts, and steps whose prompt part
+ * is smaller than their decode part, which say little of it, are left out;
+ * a median at or below 0 is no reading). A request's first token may arrive
  * a few ms after another's of the same step (each stream is written by its
  * own thread): tokens within SB_STEPS_JITTER x decode_ms(1) of a gap's
  * start count as the step before it.

@@ -8,18 +8,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT INT TERM
 fails=0
 
-# bad ARGS... EXPECTED-SUBSTRING: exit 2 and stderr names the bad value
-bad() {
-	want=$1; shift
-	"$SBSIM" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [ $rc -ne 2 ]; then
-		echo "FAIL: sbsim $* exited $rc, want 2"; fails=$((fails+1)); return
-	fi
-	if ! grep -qF -- "$want" "$T/err"; then
-		echo "FAIL: sbsim $*: stderr lacks '$want':"; cat "$T/err"; fails=$((fails+1))
-	fi
-}
+# bad, ok, has
+. "$(dirname "$0")/sbsim_checks.sh"
 
 bad "'x'" --rate 1,x
 bad "--rate: -3" --rate -3

@@ -12,21 +12,8 @@ T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT INT TERM
 fails=0
 
-bad() {
-	want=$1; shift
-	"$SBSIM" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [ $rc -ne 2 ]; then
-		echo "FAIL: sbsim $* exited $rc, want 2"; fails=$((fails+1)); return
-	fi
-	if ! grep -qF -- "$want" "$T/err"; then
-		echo "FAIL: sbsim $*: stderr lacks '$want':"; cat "$T/err"; fails=$((fails+1))
-	fi
-}
-has() {
-	file=$1 want=$2
-	grep -qF -- "$want" "$file" || { echo "FAIL: $file lacks '$want':"; cat "$file"; fails=$((fails+1)); }
-}
+# bad, ok, has
+. "$(dirname "$0")/sbsim_checks.sh"
 
 bad "KV bytes per token are unknown" --rate 1 --kv-memory-gb 16 --ctx-per-slot 4096
 bad "context per slot is unknown" --rate 1 --kv-memory-gb 16 --kv-bytes-per-token 1000

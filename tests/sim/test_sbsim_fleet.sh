@@ -12,25 +12,8 @@ trap 'rm -rf "$T"' EXIT INT TERM
 fails=0
 export SOURCE_DATE_EPOCH=1700000000 # a fixed "created" so JSON files compare
 
-# bad EXPECTED-SUBSTRING ARGS...: exit 2 and stderr names the bad value
-bad() {
-	want=$1; shift
-	"$SBSIM" "$@" >"$T/out" 2>"$T/err"
-	rc=$?
-	if [ $rc -ne 2 ]; then
-		echo "FAIL: sbsim $* exited $rc, want 2"; fails=$((fails+1)); return
-	fi
-	if ! grep -qF -- "$want" "$T/err"; then
-		echo "FAIL: sbsim $*: stderr lacks '$want':"; cat "$T/err"; fails=$((fails+1))
-	fi
-}
-
-# ok ARGS...: exit 0
-ok() {
-	if ! "$SBSIM" "$@" >"$T/out" 2>"$T/err"; then
-		echo "FAIL: sbsim $* exited nonzero:"; cat "$T/err"; fails=$((fails+1))
-	fi
-}
+# bad, ok, has
+. "$(dirname "$0")/sbsim_checks.sh"
 
 bad "--replicas: 0" --rate 1 --replicas 0
 bad "--replicas: -2" --rate 1 --replicas -2

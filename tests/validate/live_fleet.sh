@@ -56,6 +56,8 @@ SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
 SIM=$(cd "$(dirname "$SIM")" && pwd)/$(basename "$SIM")
 LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
 PY=${SERVEBENCH_PYTHON:-python3}
+# the bounds' shared terms (live_bounds.py beside this script)
+export PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 N=${SERVEBENCH_FLEET_N:-24}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sb-live-fleet.XXXXXX")
@@ -136,17 +138,11 @@ done
 
 "$PY" - "${routes[@]}" <<'PY'
 import json, sys
+from live_bounds import median
 routes = sys.argv[1:]
 quant = ["ttft", "e2e"]
 classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
 floor = {"central": 5.0, "tail": 10.0}
-
-def median(xs):
-    xs = sorted(x for x in xs if x == x)
-    n = len(xs)
-    if n == 0:
-        return float("nan")
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 def diff(a, b, q, stats):
     out = []

@@ -77,6 +77,8 @@ SLOTS=${3:-2}
 SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
 LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
 PY=${SERVEBENCH_PYTHON:-python3}
+# the bounds' shared terms (live_bounds.py beside this script)
+export PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sb-live-validate.XXXXXX")
 pidfile=""
@@ -183,6 +185,7 @@ sbrun "${std[@]}" --concurrency "$levels" --input-len 128 --num-requests 10 --se
 
 "$PY" - v1.json r-closed.json cmp1.json cal-sweep.json "$SLOTS" <<'PY'
 import glob, json, os, sys
+from live_bounds import median, speed_offset
 v1 = json.load(open(sys.argv[1]))
 rep = [json.load(open(sys.argv[2]))]
 cmp = json.load(open(sys.argv[3]))
@@ -201,13 +204,6 @@ quant = ["ttft", "tpot", "e2e"]
 classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
 floor = {"central": 5.0, "tail": 10.0}
 
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    if n == 0:
-        return float("nan")
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
-
 def run_to_run(other, q, stats):
     rr = []
     for l in v1["levels"]:
@@ -221,15 +217,8 @@ def run_to_run(other, q, stats):
     return median(rr)
 
 # Beyond 2 slots there is no calibration sweep at the validation's lengths;
-# the same drift is then read from validate's one-client probes: a probe p%
-# off the model makes an exact model's prediction err by -p / (1 + p) (E2E:
-# the larger of TTFT's and TPOT's), as live_slots.sh does.
-def speed_offset(q):
-    sp = cmp.get("server_speed") or {"probes": []}
-    if q == "e2e":
-        return max(speed_offset("ttft"), speed_offset("tpot"))
-    xs = [p[q + "_pct"] / 100 for p in sp["probes"] if p.get(q + "_pct") is not None]
-    return median([abs(x / (1 + x)) * 100 for x in xs if x > -1])
+# the same drift is then read from validate's one-client probes
+# (live_bounds.speed_offset), as live_slots.sh does.
 
 # and the model's own spread for a run of this size: the replay's
 # replications (step noise, the split draws) give each predicted figure an
@@ -250,7 +239,8 @@ for q in quant:
     for cls, stats in classes.items():
         pred = cmp["summary"]["%s_%s_mdape_pct" % (q, cls)]
         r_rep = run_to_run(second, q, stats)
-        r_cal = run_to_run(earlier, q, stats) if sys.argv[5] == "2" else speed_offset(q)
+        r_cal = (run_to_run(earlier, q, stats) if sys.argv[5] == "2"
+                 else speed_offset(cmp.get("server_speed"), q))
         r_mod = model_spread(q, stats)
         r = max(x for x in (r_rep, r_cal, r_mod, 0.0) if x == x)
         limit = 2 * r + floor[cls]

@@ -157,6 +157,21 @@ static void test_recovers(void)
 	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
 	CHECK_NEAR(sp.f_decode, 1.2, 1e-9);
 	CHECK(isnan(sp.f_prefill) && sp.n_prefill == 0);
+	/* prompts the model calls almost free say nothing of their factor: the
+	 * decode factor stands in for it */
+	sb_model cheap;
+	sb_model_copy(&cheap, &m);
+	cheap.per_prefill_token_ms = 1e-4;
+	cheap.per_prefill_attn_ms = 0;
+	engine_run(&L, &cheap, 1.2, 1.5, 0.02, 0);
+	CHECK(sb_step_speed_of(&L.lv, &cheap, &sp) == 0);
+	CHECK_NEAR(sp.f_decode, 1.2, 1e-9);
+	CHECK(isnan(sp.f_prefill) && sp.n_prefill == 0);
+	double fp, fd;
+	CHECK(sb_step_speed_factors(&sp, &fp, &fd) == 1);
+	CHECK_NEAR(fp, 1.2, 1e-9);
+	CHECK_NEAR(fd, 1.2, 1e-9);
+	sb_model_fini(&cheap);
 	/* failed requests and no requests: nothing to read */
 	for (int r = 0; r < NREQ; r++)
 		L.reqs[r].err_class = "http";
@@ -165,6 +180,7 @@ static void test_recovers(void)
 	L.lv.n_reqs = 0;
 	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
 	CHECK(isnan(sp.f_decode));
+	CHECK(sb_step_speed_factors(&sp, &fp, &fd) == 0 && isnan(fp) && isnan(fd));
 	sb_model_fini(&m);
 }
 

@@ -1,0 +1,43 @@
+"""live_bounds.py — the terms the live validation tests build their bounds
+from (live_validate.sh, live_slots.sh, live_fleet.sh import it).
+
+A measured figure and its prediction can differ for reasons no model can
+know: the server's own speed moved between calibrating and validating, or
+within the validation. These read how far, from validate's JSON.
+"""
+
+
+def median(xs):
+    """The median of the numbers in xs (NaNs left out); NaN when none."""
+    xs = sorted(x for x in xs if x == x)
+    n = len(xs)
+    if n == 0:
+        return float("nan")
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def speed_offset(server_speed, q):
+    """How far the server's one-client speed (validate's probes, JSON
+    "server_speed") is from the model's, in the units of a prediction error:
+    a probe p% off the model makes an exact model's prediction err by
+    -p / (1 + p); the median over the probes, in %. E2E: the larger of
+    TTFT's and TPOT's. NaN without probes."""
+    if q == "e2e":
+        return max(speed_offset(server_speed, "ttft"), speed_offset(server_speed, "tpot"))
+    probes = (server_speed or {}).get("probes", [])
+    xs = [p[q + "_pct"] / 100 for p in probes if p.get(q + "_pct") is not None]
+    return median([abs(x / (1 + x)) * 100 for x in xs if x > -1])
+
+
+def probe_change(server_speed, q):
+    """The median |change| between consecutive probes (%): the noise of the
+    speed-adjusted scale factors. E2E: the larger of TTFT's and TPOT's."""
+    if q == "e2e":
+        return max(probe_change(server_speed, "ttft"), probe_change(server_speed, "tpot"))
+    c = (server_speed or {}).get("probe_change_pct") or {}
+    return c[q] if c.get(q) is not None else float("nan")
+
+
+def bound(*terms):
+    """The largest of the terms that are numbers (0 when none)."""
+    return max([t for t in terms if t == t] + [0.0])
