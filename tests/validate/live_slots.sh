@@ -52,6 +52,8 @@ SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
 SBSIM=$(dirname "$SB")/sbsim
 LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
 PY=${SERVEBENCH_PYTHON:-python3}
+# the bounds' shared terms (live_bounds.py beside this script)
+export PYTHONPATH="$(cd "$(dirname "$0")" && pwd)${PYTHONPATH:+:$PYTHONPATH}"
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sb-live-slots.XXXXXX")
 pidfile=""
@@ -220,16 +222,10 @@ if [[ $MODE == slots ]]; then
   plan_verdict || prc=$?
   "$PY" - <<'PY'
 import json, re
+from live_bounds import bound, median, probe_change, speed_offset
 quant = ["ttft", "tpot", "e2e"]
 classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
 floor = {"central": 5.0, "tail": 10.0}
-
-def median(xs):
-    xs = sorted(xs)
-    n = len(xs)
-    if n == 0:
-        return float("nan")
-    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 def repeat_diff(cmp, rep, q, stats):
     rr = []
@@ -241,24 +237,6 @@ def repeat_diff(cmp, rep, q, stats):
             if a and b:
                 rr.append(abs(b - a) / a * 100)
     return median(rr)
-
-# how far the server's one-client speed is from the model's, in the units
-# of a prediction error: a probe p% off the model makes an exact model's
-# prediction err by -p / (1 + p) (E2E: the larger of TTFT's and TPOT's)
-def speed_offset(sp, q):
-    if q == "e2e":
-        return max(speed_offset(sp, "ttft"), speed_offset(sp, "tpot"))
-    xs = [p[q + "_pct"] / 100 for p in sp["probes"] if p.get(q + "_pct") is not None]
-    return median([abs(x / (1 + x)) * 100 for x in xs if x > -1])
-
-def probe_change(sp, q):
-    c = sp["probe_change_pct"]
-    if q == "e2e":
-        return max(probe_change(sp, "ttft"), probe_change(sp, "tpot"))
-    return c[q] if c[q] is not None else float("nan")
-
-def bound(*terms):
-    return max([t for t in terms if t == t] + [0.0])
 
 fail = []
 for S in (2, 4):
