@@ -150,9 +150,11 @@ int sb_speed_replay_level(const sb_model *m, const sb_results *meas, const sb_co
 	sb_model_fini(&ms);
 	if (r < 0)
 		return r;
-	*out = cmp->levels[li];
+	*out = cmp->levels[li]; /* its owned parts stay with cmp */
 	out->reqs = NULL;
 	out->n_reqs = 0;
+	out->replicas = NULL;
+	out->n_replicas = 0;
 	memcpy(out->pred, c1.levels[0].pred, sizeof(out->pred));
 	memcpy(out->pred_sd, c1.levels[0].pred_sd, sizeof(out->pred_sd));
 	memcpy(out->err_pct, c1.levels[0].err_pct, sizeof(out->err_pct));

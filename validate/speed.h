@@ -84,7 +84,8 @@ int sb_speed_factors(const sb_speed *sp, size_t li, double *fp, double *fd);
 
 /* Predicts level li of meas with m scaled by (fp, fd) (sb_speed_scale_model)
  * into *out, its measured side copied from cmp->levels[li] (its requests
- * left out). Returns 0, or a negative errno with e set. */
+ * and a fleet's per-replica figures left out: cmp owns them). Returns 0,
+ * or a negative errno with e set. */
 int sb_speed_replay_level(const sb_model *m, const sb_results *meas, const sb_comparison *cmp,
 			  const sb_compare_opts *o, size_t li, double fp, double fd,
 			  sb_cmp_level *out, sb_error *e);

@@ -14,6 +14,7 @@ typedef struct stream {
 	double *t;
 	size_t n;
 	double prompt_ctx, prompt_fill;
+	long replica; /* the fleet's server that took it; -1: one server */
 } stream;
 
 static int cmp_double(const void *a, const void *b)
@@ -63,6 +64,7 @@ static int streams_of(const sb_rlevel *lv, stream **out, size_t *ns)
 			x->t[k + 1] = x->t[k] + r->itl_ms[k] / 1000;
 		x->n = n_itl + 1;
 		x->prompt_ctx = (double)r->prompt_tokens;
+		x->replica = r->replica;
 		double pn = lv->timing ? lv->timing[i].prompt_n : NAN;
 		x->prompt_fill = isfinite(pn) && pn >= 0 ? pn : x->prompt_ctx;
 		(*ns)++;
@@ -84,16 +86,18 @@ static size_t tokens_by(const stream *x, double t)
 	return lo;
 }
 
-/* The model's cost (ms) of the step in the gap (a, b]: *dec for the
- * streams decoding across it, *pre for its prompt. Returns the prompts in
- * the gap, or -1 when no stream decoded across it. */
-static int step_model_ms(const sb_model *m, const stream *s, size_t ns, double a, double b,
-			 double eps, double *dec, double *pre)
+/* The model's cost (ms) of the step in the gap (a, b] on server `rep`: *dec
+ * for that server's streams decoding across it, *pre for its prompt.
+ * Returns the prompts in the gap, or -1 when no stream decoded across it. */
+static int step_model_ms(const sb_model *m, const stream *s, size_t ns, long rep, double a,
+			 double b, double eps, double *dec, double *pre)
 {
 	int B = 0, np = 0;
 	double ctx = 0, fill = 0;
 	for (size_t i = 0; i < ns; i++) {
 		const stream *x = &s[i];
+		if (x->replica != rep)
+			continue;
 		if (x->t[0] > a + eps && x->t[0] <= b + eps) {
 			np++;
 			fill = x->prompt_fill;
@@ -131,7 +135,7 @@ int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out)
 	for (size_t i = 0; r == 0 && i < ns; i++)
 		for (size_t k = 0; k + 1 < s[i].n; k++) {
 			double a = s[i].t[k], b = s[i].t[k + 1], d, p;
-			int prompts = step_model_ms(m, s, ns, a, b, eps, &d, &p);
+			int prompts = step_model_ms(m, s, ns, s[i].replica, a, b, eps, &d, &p);
 			if (prompts == 0 && d > 0)
 				dec[out->n_decode++] = (b - a) * 1000 / d;
 			else if (prompts == 1 && p >= d) { /* the prompt most of the step */

@@ -20,7 +20,9 @@
  * a median at or below 0 is no reading). A request's first token may arrive
  * a few ms after another's of the same step (each stream is written by its
  * own thread): tokens within SB_STEPS_JITTER x decode_ms(1) of a gap's
- * start count as the step before it.
+ * start count as the step before it. In a fleet's level (records naming
+ * their replica) a step's batch is its own server's streams; the medians
+ * are over every server's gaps.
  *
  * Why: on a shared machine the server's speed moves by 5-20% within
  * minutes, and near the knee a load's queueing delay roughly doubles for

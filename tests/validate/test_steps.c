@@ -233,23 +233,41 @@ static void test_plan_at_speed(void)
 	sb_model_fini(&m);
 }
 
-/* L as a measured results file at path (one level; records as measured). */
-static void write_results(const engine_level *L, const sb_workload *w, const char *path)
+/* n engine levels as one measured level in a results file at path: one
+ * server (n == 1), or a fleet of n whose k-th server ran L[k], shifted by
+ * k x 50 ms, its records naming their replica as `servebench run` writes. */
+static void write_results(const engine_level *L, int n, const sb_workload *w, const char *path)
 {
 	sb_levelacc acc;
 	CHECK(sb_levelacc_init(&acc, NULL) == 0);
-	json_t *reqs = json_array();
-	for (size_t i = 0; i < L->lv.n_reqs; i++) {
-		const sb_reqrec *r = &L->lv.reqs[i];
-		sb_reqrec q = *r;
-		q.t_done_s = r->t_sent_s + r->e2e_ms / 1000;
-		sb_levelacc_add(&acc, &q);
-		json_array_append_new(reqs, sb_reqrec_to_json(&q, NULL));
+	json_t *reqs = json_array(), *target = json_pack("{s:i}", "slots", 2);
+	json_t *reps = json_array();
+	double rate = 0;
+	for (int k = 0; k < n; k++) {
+		rate += L[k].lv.sum.level;
+		json_array_append_new(reps, json_pack("{s:s,s:i}", "url", "engine", "slots", 2));
+		for (size_t i = 0; i < L[k].lv.n_reqs; i++) {
+			sb_reqrec q = L[k].lv.reqs[i];
+			q.id += k * NREQ;
+			q.t_scheduled_s = q.t_sent_s += 0.05 * k;
+			q.t_done_s = q.t_sent_s + q.e2e_ms / 1000;
+			sb_levelacc_add(&acc, &q);
+			json_t *j = sb_reqrec_to_json(&q, NULL);
+			if (n > 1)
+				json_object_set_new(j, "replica", json_integer(k));
+			json_array_append_new(reqs, j);
+		}
+	}
+	if (n > 1) {
+		json_object_set_new(target, "replicas", reps);
+		json_object_set_new(target, "route", json_string("round-robin"));
+	} else {
+		json_decref(reps);
 	}
 	sb_level sum;
-	sb_levelacc_finish(&acc, L->lv.sum.level, SB_MODE_RATE, 0, &sum);
+	sb_levelacc_finish(&acc, rate, SB_MODE_RATE, 0, &sum);
 	sb_levelacc_fini(&acc);
-	json_t *doc = sb_results_new("measured", json_pack("{s:i}", "slots", 2), w);
+	json_t *doc = sb_results_new("measured", target, w);
 	CHECK(sb_results_add_level(doc, &sum, reqs) == 0);
 	CHECK(json_dump_file(doc, path, 0) == 0);
 	json_decref(doc);
@@ -276,7 +294,7 @@ static void test_validate_at_step_speed(void)
 	c.workload.input_len = (sb_dist){ SB_DIST_DET, PROMPT, 0 };
 	c.workload.output_len = (sb_dist){ SB_DIST_DET, OUT, 0 };
 	c.workload.warmup = 0;
-	write_results(&L, &c.workload, rp);
+	write_results(&L, 1, &c.workload, rp);
 	c.model_file = mp;
 	c.measured = rp;
 	c.replications = 3;
@@ -292,6 +310,21 @@ static void test_validate_at_step_speed(void)
 	CHECK(plain < -20); /* the model 1.3x too fast (-23%), and queueing on top */
 	CHECK_NEAR(at, 0, 1.0);
 	CHECK_NEAR(res.step_adj.levels[0].err_pct[SB_MET_TPOT_MEAN], 0, 1.0);
+	sb_validate_result_fini(&res);
+
+	/* a fleet of two such servers: each step's batch is its own server's
+	 * (interleaved, the two would look like batches of up to 4), and the
+	 * replay at step speed keeps its per-replica figures apart from the
+	 * comparison's (freed once) */
+	static engine_level F[2];
+	engine_run(&F[0], &m, 1.3, 1.3, 0.1, 0);
+	engine_run(&F[1], &m, 1.3, 1.3, 0.1, 0);
+	write_results(F, 2, &c.workload, rp);
+	CHECK(sb_validate_run(&c, &res, &e) == 0);
+	CHECK(res.step_adj.n_levels == 1);
+	CHECK_NEAR(res.steps[0].f_decode, 1.3, 1e-6);
+	CHECK_NEAR(res.steps[0].f_prefill, 1.3, 1e-6);
+	CHECK(res.cmp.levels[0].n_replicas == 2 && res.step_adj.levels[0].replicas == NULL);
 	sb_validate_result_fini(&res);
 	unlink(mp);
 	unlink(rp);
