@@ -186,7 +186,8 @@ int sb_plan_check_judge(sb_plan_check *p, const sb_results *meas, sb_error *e)
 	if ((p->at[0].measured && v0 == SB_SLO_BROKE && beyond_runs(p, &p->at[0], 1)) ||
 	    (p->at[1].measured && v1 == SB_SLO_HELD && beyond_runs(p, &p->at[1], -1)))
 		p->outcome = SB_PLAN_WRONG;
-	else if (p->at[0].measured && p->at[1].measured && v1 == SB_SLO_BROKE)
+	else if (p->at[0].measured && p->at[1].measured && v0 != SB_SLO_BROKE &&
+		 v1 == SB_SLO_BROKE)
 		p->outcome = SB_PLAN_CONFIRMED;
 	else
 		p->outcome = SB_PLAN_INCONCLUSIVE;

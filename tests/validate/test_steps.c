@@ -332,8 +332,55 @@ static void test_validate_at_step_speed(void)
 	sb_model_fini(&m);
 }
 
+/* The plan's outcome from hand-made levels (every request's TTFT x ms) and
+ * simulated runs' ranges: SLO TTFT p50 <= 100 ms. */
+static sb_plan_outcome outcome_of(double x0, double lo0, double hi0, double x1, double lo1,
+				  double hi1)
+{
+	static sb_reqrec rq[2][NREQ];
+	sb_rlevel lv[2];
+	sb_plan_check p;
+	memset(&p, 0, sizeof(p));
+	memset(lv, 0, sizeof(lv));
+	p.slo.ttft_ms = 100;
+	p.slo.percentile = 50;
+	p.replications = 20;
+	const double x[2] = { x0, x1 }, lo[2] = { lo0, lo1 }, hi[2] = { hi0, hi1 };
+	for (int i = 0; i < 2; i++) {
+		p.at[i].rate = i ? 1.15 : 1;
+		p.at[i].run_lo[SB_PLAN_TTFT] = lo[i];
+		p.at[i].run_hi[SB_PLAN_TTFT] = hi[i];
+		for (int r = 0; r < NREQ; r++)
+			rq[i][r] = (sb_reqrec){ .id = r, .ttft_ms = x[i] + r % 5, .e2e_ms = 500,
+						.slot = -1, .replica = -1 };
+		lv[i].sum.mode = SB_MODE_RATE;
+		lv[i].sum.level = p.at[i].rate;
+		lv[i].reqs = rq[i];
+		lv[i].n_reqs = NREQ;
+	}
+	sb_results res;
+	memset(&res, 0, sizeof(res));
+	res.levels = lv;
+	res.n_levels = 2;
+	sb_error e = { "" };
+	CHECK(sb_plan_check_judge(&p, &res, &e) == 0);
+	return p.outcome;
+}
+
+/* Wrong only beyond every simulated run; a broken SLO at the planned rate
+ * within them is no confirmation either. */
+static void test_plan_outcome(void)
+{
+	CHECK(outcome_of(80, 30, 300, 300, 50, 500) == SB_PLAN_CONFIRMED);
+	CHECK(outcome_of(150, 30, 300, 300, 50, 500) == SB_PLAN_INCONCLUSIVE);
+	CHECK(outcome_of(150, 30, 120, 300, 50, 500) == SB_PLAN_WRONG);
+	CHECK(outcome_of(80, 30, 300, 50, 60, 500) == SB_PLAN_WRONG);
+	CHECK(outcome_of(80, 30, 300, 50, 40, 500) == SB_PLAN_INCONCLUSIVE);
+}
+
 int main(void)
 {
+	test_plan_outcome();
 	test_recovers();
 	test_plan_at_speed();
 	test_validate_at_step_speed();
