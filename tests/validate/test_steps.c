@@ -10,6 +10,8 @@
  * within the median's noise; and the plan check's prediction at a speed of
  * exactly 1 must be the plan's own (same model, same seed); and validate of
  * a level run 1.3x slower than the model must predict it at its step speed. */
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,17 +60,17 @@ static void model_for_test(sb_model *m)
 	m->max_queue = -1;
 }
 
-/* Per-token delay of stream i's k-th token (s): fixed per stream, or
- * random within +-2 ms with `jitter`. */
-static double delay(int i, int jitter)
+/* Per-token delay of stream i's k-th token (s): fixed per stream, plus a
+ * uniform one within +-2 ms drawn from rng when there is one. */
+static double delay(int i, gsl_rng *rng)
 {
 	double d = 0.001 * (i % 3);
-	return jitter ? d + 0.002 * (2.0 * rand() / RAND_MAX - 1) : d;
+	return rng ? d + gsl_ran_flat(rng, -0.002, 0.002) : d;
 }
 
 /* Requests every `gap_s` from t = 0, PROMPT/OUT tokens, 2 slots. */
 static void engine_run(engine_level *L, const sb_model *m, double fd, double fp, double gap_s,
-		       int jitter)
+		       gsl_rng *rng)
 {
 	memset(L, 0, sizeof(*L));
 	int slot[2] = { -1, -1 }, gen[NREQ] = { 0 }, next = 0, done = 0;
@@ -101,7 +103,7 @@ static void engine_run(engine_level *L, const sb_model *m, double fd, double fp,
 			int r = slot[s];
 			if (r < 0)
 				continue;
-			double t = T + delay(r, jitter);
+			double t = T + delay(r, rng);
 			sb_reqrec *q = &L->reqs[r];
 			if (gen[r] == 0) {
 				q->ttft_ms = (t - q->t_sent_s) * 1000;
@@ -138,22 +140,29 @@ static void test_recovers(void)
 	static engine_level L;
 	const double f[3][2] = { { 1, 1 }, { 1.2, 1.5 }, { 0.8, 1.1 } };
 	for (int i = 0; i < 3; i++) {
-		engine_run(&L, &m, f[i][0], f[i][1], 0.25, 0);
+		engine_run(&L, &m, f[i][0], f[i][1], 0.25, NULL);
 		sb_step_speed sp;
 		CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
 		CHECK_NEAR(sp.f_decode, f[i][0], 1e-9);
 		CHECK_NEAR(sp.f_prefill, f[i][1], 1e-9);
 		CHECK(sp.n_decode > NREQ * (OUT - 1) / 2 && sp.n_prefill >= SB_STEPS_MIN);
 	}
-	/* random delays of +-2 ms on 10-16 ms steps: the medians stay close */
-	srand(7);
-	engine_run(&L, &m, 1.2, 1.5, 0.25, 1);
+	/* random delays of +-2 ms on every token: a gap's error has sd 1.63 ms
+	 * (two uniform delays), 0.1 of a 12-19 ms decode step and 0.016 of the
+	 * 100 ms prompt part; a median of n gaps has sd about 1.25 sd / sqrt(n):
+	 * 0.005 over ~700 decode gaps, 0.003 over ~40 prompt gaps. Bounds: 4
+	 * and 5 of those. */
+	gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+	gsl_rng_set(rng, 7);
+	engine_run(&L, &m, 1.2, 1.5, 0.25, rng);
+	gsl_rng_free(rng);
 	sb_step_speed sp;
 	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
-	CHECK_NEAR(sp.f_decode, 1.2, 0.03);
-	CHECK_NEAR(sp.f_prefill, 1.5, 0.03);
+	CHECK(sp.n_decode > 600 && sp.n_prefill > 30);
+	CHECK_NEAR(sp.f_decode, 1.2, 0.02);
+	CHECK_NEAR(sp.f_prefill, 1.5, 0.015);
 	/* one request at a time: no step with a prompt beside a decoding one */
-	engine_run(&L, &m, 1.2, 1.5, 5.0, 0);
+	engine_run(&L, &m, 1.2, 1.5, 5.0, NULL);
 	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
 	CHECK_NEAR(sp.f_decode, 1.2, 1e-9);
 	CHECK(isnan(sp.f_prefill) && sp.n_prefill == 0);
@@ -163,7 +172,7 @@ static void test_recovers(void)
 	sb_model_copy(&cheap, &m);
 	cheap.per_prefill_token_ms = 1e-4;
 	cheap.per_prefill_attn_ms = 0;
-	engine_run(&L, &cheap, 1.2, 1.5, 0.02, 0);
+	engine_run(&L, &cheap, 1.2, 1.5, 0.02, NULL);
 	CHECK(sb_step_speed_of(&L.lv, &cheap, &sp) == 0);
 	CHECK_NEAR(sp.f_decode, 1.2, 1e-9);
 	CHECK(isnan(sp.f_prefill) && sp.n_prefill == 0);
@@ -210,7 +219,7 @@ static void test_plan_at_speed(void)
 		}
 		sb_rlevel lv[2];
 		for (int i = 0; i < 2; i++) {
-			engine_run(&L[i], &m, f, f, 1 / p.at[i].rate, 0);
+			engine_run(&L[i], &m, f, f, 1 / p.at[i].rate, NULL);
 			lv[i] = L[i].lv;
 			lv[i].sum.level = p.at[i].rate;
 		}
@@ -281,7 +290,7 @@ static void test_validate_at_step_speed(void)
 	sb_model m;
 	model_for_test(&m);
 	static engine_level L;
-	engine_run(&L, &m, 1.3, 1.3, 0.1, 0);
+	engine_run(&L, &m, 1.3, 1.3, 0.1, NULL);
 	char dir[] = "/tmp/sb-test-steps.XXXXXX", mp[64], rp[64];
 	CHECK(mkdtemp(dir) != NULL);
 	snprintf(mp, sizeof(mp), "%s/model.json", dir);
@@ -317,8 +326,8 @@ static void test_validate_at_step_speed(void)
 	 * replay at step speed keeps its per-replica figures apart from the
 	 * comparison's (freed once) */
 	static engine_level F[2];
-	engine_run(&F[0], &m, 1.3, 1.3, 0.1, 0);
-	engine_run(&F[1], &m, 1.3, 1.3, 0.1, 0);
+	engine_run(&F[0], &m, 1.3, 1.3, 0.1, NULL);
+	engine_run(&F[1], &m, 1.3, 1.3, 0.1, NULL);
 	write_results(F, 2, &c.workload, rp);
 	CHECK(sb_validate_run(&c, &res, &e) == 0);
 	CHECK(res.step_adj.n_levels == 1);
