@@ -42,7 +42,6 @@ static void test_decode_table(void)
 {
 	sb_error e;
 	sb_model m;
-	/* interpolation and extrapolation of decode_ms(B) */
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":"
 		   "{\"4\":9.0,\"1\":5.0,\"8\":13.0}}}", &m, &e) == 0);
 	CHECK_NEAR(sb_model_decode_ms(&m, 1), 5.0, 1e-12);
@@ -84,7 +83,6 @@ static void test_bad_models(void)
 {
 	sb_error e;
 	sb_model m;
-	/* bad models are refused with the field named */
 	CHECK(load("{\"schema\":\"servebench.model/2\",\"step_ms\":{}}", &m, &e) < 0 &&
 	      strstr(e.msg, "servebench.model/2"));
 	CHECK(load("{\"schema\":\"servebench.model/1\"}", &m, &e) < 0 && strstr(e.msg, "step_ms"));

@@ -138,7 +138,7 @@ done
 
 "$PY" - "${routes[@]}" <<'PY'
 import json, sys
-from live_bounds import median
+from live_bounds import bound, median
 routes = sys.argv[1:]
 quant = ["ttft", "e2e"]
 classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
@@ -196,7 +196,7 @@ for r in routes:
             for cls, stats in classes.items():
                 rep = median(diff(runs[0], runs[1], q, stats))
                 spd = speed(r, q)
-                limit = 2 * max(x for x in (rep, spd, 0.0) if x == x) + floor[cls]
+                limit = 2 * bound(rep, spd) + floor[cls]
                 for k, c in enumerate(cmps, 1):
                     b = block(c)
                     e = b["summary"].get(f"{q}_{cls}_mdape_pct") if b else None

@@ -185,7 +185,7 @@ sbrun "${std[@]}" --concurrency "$levels" --input-len 128 --num-requests 10 --se
 
 "$PY" - v1.json r-closed.json cmp1.json cal-sweep.json "$SLOTS" <<'PY'
 import glob, json, os, sys
-from live_bounds import median, speed_offset
+from live_bounds import bound, median, speed_offset
 v1 = json.load(open(sys.argv[1]))
 rep = [json.load(open(sys.argv[2]))]
 cmp = json.load(open(sys.argv[3]))
@@ -242,7 +242,7 @@ for q in quant:
         r_cal = (run_to_run(earlier, q, stats) if sys.argv[5] == "2"
                  else speed_offset(cmp.get("server_speed"), q))
         r_mod = model_spread(q, stats)
-        r = max(x for x in (r_rep, r_cal, r_mod, 0.0) if x == x)
+        r = bound(r_rep, r_cal, r_mod)
         limit = 2 * r + floor[cls]
         ok = pred is not None and pred <= limit
         print("%-5s %-8s %11.1f%% %11.1f%% %11.1f%% %11.1f%% %9.1f%% %s" % (q.upper(), cls, pred if pred is not None else float("nan"), r_rep, r_cal, r_mod, limit, "ok" if ok else "FAIL"))
@@ -273,7 +273,7 @@ else:
             e = st[q][cls + "_pct"]
             r_rep = run_to_run(second, q, stats)
             r_probe = probe_noise(sp["probe_change_pct"], q)
-            r = max(x for x in (r_rep, r_probe, 0.0) if x == x)
+            r = bound(r_rep, r_probe)
             limit = 2 * r + floor[cls]
             ok = e is not None and e <= limit
             print("  %-5s %-8s %5.1f%% (repeat %.1f%%, probes %.1f%%, limit %.1f%%) %s" % (q.upper(), cls, e if e is not None else float("nan"), r_rep, r_probe, limit, "ok" if ok else "FAIL"))
@@ -311,7 +311,7 @@ if rp is not None:
             d = rp["summary"][q][cls + "_pct"]
             r_rep = run_to_run(second, q, stats)
             r_drift = cal_drift(q)
-            r = max(x for x in (r_rep, r_drift, 0.0) if x == x)
+            r = bound(r_rep, r_drift)
             limit = 2 * r + floor[cls]
             ok = d is not None and d <= limit
             print("  %-5s %-8s %5.1f%% (repeat %.1f%%, drift between the calibrations %.1f%%, limit %.1f%%) %s" % (q.upper(), cls, d if d is not None else float("nan"), r_rep, r_drift, limit, "ok" if ok else "FAIL"))
