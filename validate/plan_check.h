@@ -105,7 +105,8 @@ int sb_plan_check_plan(sb_plan_check *p, const sb_model *m, const sb_workload *w
 int sb_plan_check_judge(sb_plan_check *p, const sb_results *meas, sb_error *e);
 
 /* The prediction at the server's speed: for each measured rate, the step
- * speed of its level in meas (steps.h) against m, and the SLO percentiles
+ * speed of its level (steps[i] of n, the measured levels' in order, as
+ * sb_step_speed_of read them against m; copied), and the SLO percentiles
  * predicted by m with its prefill-side times scaled by the prefill factor
  * and its decode-side times by the decode factor (speed.h's scaling; a
  * factor without gaps behind it takes the other's). It decides nothing:
@@ -114,7 +115,7 @@ int sb_plan_check_judge(sb_plan_check *p, const sb_results *meas, sb_error *e);
  * speed the server ran. w, m as for sb_plan_check_plan (borrowed).
  * Returns 0 or a negative errno with e set. */
 int sb_plan_check_at_speed(sb_plan_check *p, const sb_model *m, const sb_workload *w,
-			   const sb_results *meas, sb_error *e);
+			   const sb_step_speed *steps, size_t n, sb_error *e);
 
 /* "held" / "broke" / "undecided"; "confirmed" / "wrong" / "inconclusive". */
 const char *sb_slo_verdict_name(sb_slo_verdict v);

@@ -386,22 +386,33 @@ static int get_measured(const sb_validate_config *c, sb_validate_result *res, sb
 	return 0;
 }
 
-/* The server's step speed in every measured level (steps.h), and each
- * level predicted again with the model scaled by it (res->step_adj). */
-static int step_speeds(sb_validate_result *res, const sb_compare_opts *co, sb_error *e)
+/* The server's step speed in every measured level (steps.h): res->steps,
+ * NULL on failure. */
+static int read_step_speeds(sb_validate_result *res, sb_error *e)
 {
 	size_t n = res->meas.n_levels;
 	res->steps = calloc(n ? n : 1, sizeof(*res->steps));
+	for (size_t i = 0; res->steps && i < n; i++)
+		if (sb_step_speed_of(&res->meas.levels[i], &res->model, &res->steps[i]) < 0) {
+			free(res->steps);
+			res->steps = NULL;
+		}
+	return res->steps ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
+}
+
+/* Each level with a step speed predicted again with the model scaled by
+ * it: res->step_adj, and the factors used in res->step_f. */
+static int replay_at_step_speed(sb_validate_result *res, const sb_compare_opts *co, sb_error *e)
+{
+	size_t n = res->meas.n_levels;
 	res->step_f = malloc(2 * (n ? n : 1) * sizeof(*res->step_f));
 	res->step_adj.levels = calloc(n ? n : 1, sizeof(*res->step_adj.levels));
-	if (!res->steps || !res->step_f || !res->step_adj.levels)
+	if (!res->step_f || !res->step_adj.levels)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	sb_compare_opts o = *co;
 	o.forecast = 0;
 	for (size_t i = 0; i < n; i++) {
 		double *fp = &res->step_f[i], *fd = &res->step_f[n + i];
-		if (sb_step_speed_of(&res->meas.levels[i], &res->model, &res->steps[i]) < 0)
-			return sb_error_code(e, -ENOMEM, "out of memory");
 		if (!sb_step_speed_factors(&res->steps[i], fp, fd) || n != res->cmp.n_levels)
 			continue;
 		int r = sb_speed_replay_level(&res->model, &res->meas, &res->cmp, &o, i, *fp, *fd,
@@ -439,11 +450,14 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 		return r;
 	/* what follows reads the measurement again; its failure loses nothing */
 	sb_error se = { { 0 } };
-	if (res->has_plan &&
-	    sb_plan_check_at_speed(&res->plan, &res->model, &c->workload, &res->meas, &se) < 0)
+	if (read_step_speeds(res, &se) < 0)
+		note(c, "note: the server's step speed could not be read (%s)\n", se.msg);
+	if (res->steps && res->has_plan &&
+	    sb_plan_check_at_speed(&res->plan, &res->model, &c->workload, res->steps,
+				   res->meas.n_levels, &se) < 0)
 		note(c, "note: the plan at the server's step speed could not be predicted (%s)\n",
 		     se.msg);
-	if (step_speeds(res, &o, &se) < 0)
+	if (res->steps && replay_at_step_speed(res, &o, &se) < 0)
 		note(c, "note: the levels at their step speed could not be predicted (%s)\n", se.msg);
 	if (sb_speed_analyse(&res->speed, &res->model, &res->meas, &res->cmp, &o, &se) < 0)
 		note(c, "note: the speed probes could not be predicted (%s)\n", se.msg);

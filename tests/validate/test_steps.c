@@ -228,7 +228,10 @@ static void test_plan_at_speed(void)
 		res.levels = lv;
 		res.n_levels = 2;
 		CHECK(sb_plan_check_judge(&p, &res, &e) == 0);
-		CHECK(sb_plan_check_at_speed(&p, &m, &w, &res, &e) == 0);
+		sb_step_speed st[2];
+		for (int i = 0; i < 2; i++)
+			CHECK(sb_step_speed_of(&lv[i], &m, &st[i]) == 0);
+		CHECK(sb_plan_check_at_speed(&p, &m, &w, st, 2, &e) == 0);
 		for (int i = 0; i < 2; i++) {
 			CHECK_NEAR(p.at[i].speed.f_decode, f, 1e-9);
 			if (k == 0)
