@@ -320,8 +320,10 @@ static void test_validate_at_step_speed(void)
 	double plain = res.cmp.levels[0].err_pct[SB_MET_TTFT_P50];
 	double at = res.step_adj.n_levels ? res.step_adj.levels[0].err_pct[SB_MET_TTFT_P50] : NAN;
 	CHECK(plain < -20); /* the model 1.3x too fast (-23%), and queueing on top */
-	CHECK_NEAR(at, 0, 1.0);
-	CHECK_NEAR(res.step_adj.levels[0].err_pct[SB_MET_TPOT_MEAN], 0, 1.0);
+	/* no noise on either side: what is left is the percentiles' binning
+	 * (0.03% at the median here), the mean's exact */
+	CHECK_NEAR(at, 0, 0.1);
+	CHECK_NEAR(res.step_adj.levels[0].err_pct[SB_MET_TPOT_MEAN], 0, 1e-6);
 	sb_validate_result_fini(&res);
 
 	/* a fleet of two such servers: each step's batch is its own server's
