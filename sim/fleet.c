@@ -4,6 +4,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "uncertainty.h"
+
 void sb_fleet_init(sb_fleet *f)
 {
 	memset(f, 0, sizeof *f);
@@ -34,6 +36,16 @@ const sb_model *sb_fleet_model(const sb_fleet *f, const sb_model *m, int i, int 
 	if (group)
 		*group = g;
 	return f->groups[g].model ? f->groups[g].model : m;
+}
+
+const char *sb_fleet_group_draws(const sb_fleet *f, int g)
+{
+	const sb_fleet_group *G = &f->groups[g];
+	if (!G->model)
+		return "the model's draws";
+	if (!G->uncert || G->uncert->n == 0)
+		return "not drawn";
+	return G->own_calibration ? "its own draws" : "the model's draws";
 }
 
 void sb_fleet_set_count(sb_fleet *f, int k)

@@ -23,9 +23,17 @@
 #define SB_FLEET_MAX_GROUPS 16
 #define SB_FLEET_MAX_REPLICAS 100000
 
+struct sb_uncert;
+
 typedef struct sb_fleet_group {
 	const sb_model *model; /* borrowed; NULL: the level's model */
 	int count;             /* replicas of it, >= 1 */
+	/* with parameter draws (sim/uncertainty.h), the group's own model's
+	 * covariance (borrowed; NULL: its model is not drawn) and whether it is
+	 * a calibration of its own (independent draws) or a copy of the level's
+	 * model with other slots (the level's model's draws) */
+	const struct sb_uncert *uncert;
+	int own_calibration;
 } sb_fleet_group;
 
 typedef struct sb_fleet {
@@ -44,6 +52,11 @@ int sb_fleet_size(const sb_fleet *f);
 /* Replica i's model (m when its group has none) and *group (may be NULL):
  * replicas are numbered group by group. */
 const sb_model *sb_fleet_model(const sb_fleet *f, const sb_model *m, int i, int *group);
+
+/* With parameter draws, how group g's model is drawn: "the model's draws"
+ * (no model of its own, or a copy of the level's model), "its own draws"
+ * (its own covariance) or "not drawn" (no covariance). Static string. */
+const char *sb_fleet_group_draws(const sb_fleet *f, int g);
 
 /* Sets every group's count (or `replicas`, with no groups) to k: the fleet
  * --plan tries. */

@@ -66,6 +66,10 @@ typedef struct sb_setup {
 				an sb_setup is not copied */
 	double kv_memory_gb; /* --kv-memory-gb: the slots came from it; 0: not */
 	sb_model fleet_models[SB_FLEET_MAX_GROUPS]; /* groups' own models */
+	int fleet_model_own[SB_FLEET_MAX_GROUPS];   /* from a file of its own (not
+						       a copy of model) */
+	sb_uncert fleet_uncert[SB_FLEET_MAX_GROUPS]; /* their covariances, with
+							parameter draws */
 	int n_fleet_models;
 } sb_setup;
 
@@ -97,7 +101,9 @@ void sb_setup_fini(sb_setup *s);
 /* The fleet of s from the flags (setup_fleet.c): one group per --model-file
  * beyond the first (the first is s->model) or per scenario "fleet" entry,
  * --replicas replicas per group (or copies of s->model), --route, --jobs
- * (default: the online CPUs). Called by sb_setup_build after the model and
+ * (default: the online CPUs); with parameter draws (s->opts.uncert), each
+ * group's model is drawn from its own fit.covariance (a group whose file
+ * has none is not drawn; with --uncertainty that is an error). Called by sb_setup_build after the model and
  * the counts. Returns 0 or -EINVAL/-ENOMEM with a message naming the flag
  * or file; s->fleet_models are s's to free either way. */
 int sb_setup_fleet(const sb_setup_flags *f, sb_setup *s, sb_error *e);

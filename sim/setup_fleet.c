@@ -15,6 +15,8 @@ static int load_group_model(const sb_setup_flags *f, sb_setup *s, const char *pa
 	if (s->n_fleet_models >= SB_FLEET_MAX_GROUPS)
 		return sb_error_set(e, "%s: at most %d fleet groups", what, SB_FLEET_MAX_GROUPS);
 	sb_model *m = &s->fleet_models[s->n_fleet_models];
+	s->fleet_model_own[s->n_fleet_models] = path != NULL;
+	s->fleet_uncert[s->n_fleet_models] = (sb_uncert){ 0 };
 	if (!path) {
 		sb_model_copy(m, &s->model);
 	} else {
@@ -46,13 +48,14 @@ static int fleet_groups(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 		if (f->model_files.n > SB_FLEET_MAX_GROUPS)
 			return sb_error_set(e, "--model-file: given %zu times; at most %d fleet groups",
 					    f->model_files.n, SB_FLEET_MAX_GROUPS);
-		fl->groups[fl->n_groups++] = (sb_fleet_group){ NULL, per };
+		fl->groups[fl->n_groups++] = (sb_fleet_group){ .model = NULL, .count = per };
 		for (size_t i = 1; i < f->model_files.n; i++) {
 			int r = load_group_model(f, s, f->model_files.v[i], 0, "--model-file", e);
 			if (r < 0)
 				return r;
-			fl->groups[fl->n_groups++] =
-				(sb_fleet_group){ &s->fleet_models[s->n_fleet_models - 1], per };
+			fl->groups[fl->n_groups++] = (sb_fleet_group){
+				.model = &s->fleet_models[s->n_fleet_models - 1], .count = per
+			};
 		}
 		return 0;
 	}
@@ -72,7 +75,34 @@ static int fleet_groups(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 				return r;
 			m = &s->fleet_models[s->n_fleet_models - 1];
 		}
-		fl->groups[fl->n_groups++] = (sb_fleet_group){ m, s->scenario.fleet[g].count };
+		fl->groups[fl->n_groups++] =
+			(sb_fleet_group){ .model = m, .count = s->scenario.fleet[g].count };
+	}
+	return 0;
+}
+
+/* With parameter draws, each group's own model's covariance (setup.h). */
+static int fleet_uncertainty(const sb_setup_flags *f, sb_setup *s, sb_error *e)
+{
+	sb_fleet *fl = &s->opts.fleet;
+	if (!s->opts.uncert || s->opts.uncert->n == 0)
+		return 0;
+	for (int g = 0; g < fl->n_groups; g++) {
+		sb_fleet_group *G = &fl->groups[g];
+		if (!G->model)
+			continue;
+		int k = (int)(G->model - s->fleet_models);
+		int r = sb_uncert_from_model(&s->fleet_uncert[k], G->model, e);
+		if (r < 0) {
+			sb_error_prefix(e, "fleet group %d's model", g + 1);
+			return r;
+		}
+		if (s->fleet_uncert[k].n == 0 && f->uncertainty)
+			return sb_error_set(e, "--uncertainty: fleet group %d's model \"%s\" has no "
+					       "fit.covariance (or give --no-uncertainty)", g + 1,
+					    G->model->name);
+		G->uncert = &s->fleet_uncert[k];
+		G->own_calibration = s->fleet_model_own[k];
 	}
 	return 0;
 }
@@ -81,6 +111,8 @@ int sb_setup_fleet(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 {
 	sb_fleet *fl = &s->opts.fleet;
 	int r = fleet_groups(f, s, e);
+	if (r == 0)
+		r = fleet_uncertainty(f, s, e);
 	if (r < 0)
 		return r;
 	if (f->route && sb_route_parse(f->route, &fl->route, e) < 0) {
@@ -103,8 +135,10 @@ int sb_setup_fleet(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 
 void sb_setup_fini_fleet(sb_setup *s)
 {
-	for (int i = 0; i < s->n_fleet_models; i++)
+	for (int i = 0; i < s->n_fleet_models; i++) {
+		sb_uncert_fini(&s->fleet_uncert[i]);
 		sb_model_fini(&s->fleet_models[i]);
+	}
 	s->n_fleet_models = 0;
 }
 
@@ -117,8 +151,11 @@ void sb_setup_print_fleet(FILE *out, const sb_setup *s)
 	fprintf(out, "fleet: %d replicas behind a %s router", n, sb_route_name(fl->route));
 	for (int g = 0; g < fl->n_groups; g++) {
 		const sb_model *m = fl->groups[g].model ? fl->groups[g].model : &s->model;
-		fprintf(out, "%s%d x \"%s\" (%d slots)", g ? ", " : ": ", fl->groups[g].count,
+		fprintf(out, "%s%d x \"%s\" (%d slots", g ? ", " : ": ", fl->groups[g].count,
 			m->name, m->slots);
+		if (s->opts.uncert && s->opts.uncert->n > 0)
+			fprintf(out, "; %s", sb_fleet_group_draws(fl, g));
+		fprintf(out, ")");
 	}
 	fprintf(out, "\n");
 }

@@ -38,10 +38,11 @@ static json_t *fleet_json(const sb_sweep_doc *d)
 	int n = f->n_groups ? f->n_groups : 1;
 	for (int g = 0; g < n; g++) {
 		const sb_model *m = f->n_groups && f->groups[g].model ? f->groups[g].model : d->model;
-		json_array_append_new(groups, json_pack("{s:s, s:i, s:i}", "model", m->name,
-							"count", f->n_groups ? f->groups[g].count
-									     : f->replicas,
-							"slots", m->slots));
+		json_t *o = json_pack("{s:s, s:i, s:i}", "model", m->name, "count",
+				      f->n_groups ? f->groups[g].count : f->replicas, "slots", m->slots);
+		if (f->n_groups && d->opts->uncert && d->opts->uncert->n > 0)
+			json_object_set_new(o, "draws", json_string(sb_fleet_group_draws(f, g)));
+		json_array_append_new(groups, o);
 	}
 	return json_pack("{s:i, s:s, s:o}", "replicas", sb_fleet_size(f), "route",
 			 sb_route_name(f->route), "groups", groups);

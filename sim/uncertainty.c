@@ -165,19 +165,52 @@ int sb_uncert_draw(const sb_uncert *u, const sb_model *m, gsl_rng *r, sb_model *
 	return rc;
 }
 
+/* *out = m drawn by u from stream k of seed; initialised (finalise with
+ * sb_model_fini) whatever the result. */
+static int draw_from_stream(const sb_uncert *u, const sb_model *m, unsigned long seed,
+			    unsigned long k, sb_model *out, sb_error *e)
+{
+	gsl_rng *r = sb_rng_new(sb_seed_derive(seed, SB_UNCERT_STREAM, k));
+	if (!r) {
+		sb_model_copy(out, m);
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	}
+	int rc = sb_uncert_draw(u, m, r, out, e);
+	gsl_rng_free(r);
+	return rc;
+}
+
+/* The fleet groups' own models drawn into drawn[] (each initialised, *n of
+ * them) and f's groups pointed at them. */
+static int draw_groups(sb_fleet *f, unsigned long seed, sb_model *drawn, int *n, sb_error *e)
+{
+	int rc = 0;
+	for (int g = 0; g < f->n_groups && rc == 0; g++) {
+		sb_fleet_group *G = &f->groups[g];
+		if (!G->model || !G->uncert || G->uncert->n == 0)
+			continue;
+		unsigned long k = G->own_calibration ? (unsigned long)g + 1 : 0;
+		rc = draw_from_stream(G->uncert, G->model, seed, k, &drawn[*n], e);
+		G->model = &drawn[(*n)++];
+	}
+	return rc;
+}
+
 int sb_uncert_run_level(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 			double level, unsigned long seed, sb_sim_level *out, sb_error *e)
 {
 	if (!o->uncert || o->uncert->n == 0)
 		return sb_sim_run_level(m, o, w, level, seed, out, e);
-	gsl_rng *r = sb_rng_new(sb_seed_derive(seed, SB_UNCERT_STREAM, 0));
-	if (!r)
-		return sb_error_code(e, -ENOMEM, "out of memory");
-	sb_model drawn;
-	int rc = sb_uncert_draw(o->uncert, m, r, &drawn, e);
-	gsl_rng_free(r);
+	sb_sim_opts od = *o;
+	sb_model drawn, groups[SB_FLEET_MAX_GROUPS];
+	int n = 0;
+	int rc = draw_from_stream(o->uncert, m, seed, 0, &drawn, e);
 	if (rc == 0)
-		rc = sb_sim_run_level(&drawn, o, w, level, seed, out, e);
+		rc = draw_groups(&od.fleet, seed, groups, &n, e);
+	if (rc == 0)
+		rc = sb_sim_run_level(&drawn, &od, w, level, seed, out, e);
+	for (int i = 0; i < n; i++)
+		sb_model_fini(&groups[i]);
 	sb_model_fini(&drawn);
 	return rc;
 }

@@ -53,7 +53,11 @@ int sb_uncert_draw(const sb_uncert *u, const sb_model *m, gsl_rng *r, sb_model *
 
 /* One replication: sb_sim_run_level on m itself when o->uncert is NULL or
  * empty, else on a model drawn (sb_uncert_draw) from a stream seeded by
- * sb_seed_derive(seed, SB_UNCERT_STREAM, 0). Same arguments, same result. */
+ * sb_seed_derive(seed, SB_UNCERT_STREAM, 0). A fleet group with its own
+ * model and uncert (fleet.h) is drawn too: from stream g + 1 when it is a
+ * calibration of its own, else from stream 0 (the same normal deviates as
+ * the level's model: one calibration, one draw). Same arguments, same
+ * result. */
 int sb_uncert_run_level(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 			double level, unsigned long seed, sb_sim_level *out, sb_error *e);
 

@@ -758,7 +758,7 @@ static int routed_fleet(const sb_model *m, const sb_results *meas, sb_fleet *f,
 		sb_model *g = &(*models)[f->n_groups];
 		sb_model_copy(g, m);
 		g->slots = slots;
-		f->groups[f->n_groups++] = (sb_fleet_group){ g, 1 };
+		f->groups[f->n_groups++] = (sb_fleet_group){ .model = g, .count = 1 };
 	}
 	return sb_fleet_validate(f, e) < 0 ? -EINVAL : 1;
 }

@@ -4,8 +4,11 @@
 # same model without the covariance prints (today's point prediction, same
 # seed), and writes the same levels; the default with a covariance shows
 # 90% intervals (table and JSON "pi90", "simulation.uncertainty"), 40
-# replications; --plan states its confidence; bad covariances and
-# --uncertainty without one exit 2 naming the file.
+# replications; --plan states its confidence; a fleet's second model
+# (--model-file twice) is drawn from its own covariance (a wide one widens
+# the interval; one without a covariance is "not drawn", and an error with
+# --uncertainty); bad covariances and --uncertainty without one exit 2
+# naming the file.
 set -u
 SBSIM=$1
 T=$(mktemp -d)
@@ -59,6 +62,24 @@ EOP
 grep -Eq "slots meet p99 TTFT <= 500 ms at 2 req/s in [0-9]+% of 10 parameter draws" "$T/plan.txt" ||
 	{ fail "--plan states no confidence"; cat "$T/plan.txt"; }
 
+# a fleet of two calibrations: the second's overhead sd 20 ms widens the
+# TTFT interval far beyond the first model's own (overhead sd 1 ms)
+model "$T/wide.json" ', "fit": { "covariance": { "params": ["overhead_ms"], "matrix": [[400.0]] } }'
+FLEET="--concurrency 2 --requests 100 --seed 5"
+"$SBSIM" --model-file "$T/cov.json" --model-file "$T/wide.json" $FLEET --json "$T/fw.json" \
+	>"$T/fw.txt" 2>&1 || fail "fleet of two calibrations"
+grep -q '1 x "uncertainty test" (4 slots; its own draws)' "$T/fw.txt" || { fail "fleet draws not said"; cat "$T/fw.txt"; }
+"$SBSIM" --model-file "$T/cov.json" --model-file "$T/plain.json" $FLEET --json "$T/fp.json" \
+	>"$T/fp.txt" 2>&1 || fail "fleet with an undrawn model"
+grep -q "(4 slots; not drawn)" "$T/fp.txt" || { fail "undrawn group not said"; cat "$T/fp.txt"; }
+python3 - "$T/fw.json" "$T/fp.json" <<'EOP' || fail "the fleet's second model is not drawn"
+import json, sys
+w, p = (json.load(open(f))["levels"][0]["pi90"]["ttft_ms.p50"] for f in sys.argv[1:3])
+print("fleet TTFT p50 interval: second model drawn %s, not drawn %s" % (w, p))
+# the drawn overhead moves half the requests' TTFT by +-1.645 x 20 ms
+sys.exit(0 if w[1] - w[0] > 2 * (p[1] - p[0]) and w[1] - w[0] > 10 else 1)
+EOP
+
 bad() { # bad WANT ARGS...: exit 2, stderr has WANT
 	want=$1; shift
 	"$SBSIM" "$@" >"$T/out" 2>"$T/err"
@@ -71,6 +92,8 @@ bad "positive definite" --model-file "$T/notpd.json" --concurrency 1
 bad "decode_ms[3]" --model-file "$T/badname.json" --concurrency 1
 bad "has no fit.covariance" --model-file "$T/plain.json" --concurrency 1 --uncertainty
 bad "has no fit.covariance" --concurrency 1 --uncertainty
+bad "fleet group 2's model \"uncertainty test\" has no fit.covariance" --model-file "$T/cov.json" \
+	--model-file "$T/plain.json" --concurrency 1 --uncertainty
 bad "not both" --model-file "$T/cov.json" --concurrency 1 --uncertainty --no-uncertainty
 
 if [ $fails -ne 0 ]; then

@@ -5,7 +5,10 @@
  * Tolerances: the draws' sample mean within 4 standard errors (sd/sqrt(n))
  * of the model's values, each sample (co)variance within 4 of its standard
  * errors, sqrt((s_ii s_jj + s_ij^2) / n) for n normal draws; the share of
- * draws clipped at 0 within 4 binomial standard errors of Phi(-mean/sd). */
+ * draws clipped at 0 within 4 binomial standard errors of Phi(-mean/sd).
+ * Fleet groups: the sd over seeds of a noiseless level's mean TTFT within
+ * 4 standard errors (sd / sqrt(2 (n - 1)) for n normal values) of what the
+ * groups' draws make it. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -173,6 +176,87 @@ static void test_from_model(void)
 	sb_model_fini(&m);
 }
 
+/* Mean TTFT of one noiseless replication of a two-replica fleet (one
+ * replica of a, one of b, round robin, no queueing), drawn. */
+static double fleet_ttft(const sb_model *a, const sb_sim_opts *o, unsigned long seed)
+{
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = SB_MODE_RATE;
+	w.input_len = (sb_dist){ SB_DIST_DET, 16, 0 };
+	w.output_len = (sb_dist){ SB_DIST_DET, 4, 0 };
+	w.requests = 20;
+	w.warmup = 0;
+	sb_sim_level l;
+	sb_error e = { "" };
+	CHECK(sb_uncert_run_level(a, o, &w, 0.2, seed, &l, &e) == 0);
+	double t = l.sum.ttft_ms.mean;
+	sb_sim_level_fini(&l);
+	return t;
+}
+
+/* The sd over 400 seeds of fleet_ttft with b's group drawn as a
+ * calibration of its own (own 1) or as a copy of a (own 0). */
+static double fleet_sd(const sb_model *a, const sb_model *b, const sb_uncert *ua,
+		       const sb_uncert *ub, int own)
+{
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	o.no_noise = 1;
+	o.uncert = ua;
+	o.fleet.groups[0] = (sb_fleet_group){ .model = NULL, .count = 1 };
+	o.fleet.groups[1] = (sb_fleet_group){ .model = b, .count = 1, .uncert = ub,
+					      .own_calibration = own };
+	o.fleet.n_groups = 2;
+	double s1 = 0, s2 = 0;
+	const int n = 400;
+	for (int k = 0; k < n; k++) {
+		double t = fleet_ttft(a, &o, 1000 + (unsigned long)k);
+		s1 += t;
+		s2 += t * t;
+	}
+	return sqrt((s2 - s1 * s1 / n) / (n - 1));
+}
+
+/* A fleet group's own model is drawn: from its own covariance when it is a
+ * calibration of its own, with the level's model's deviates when it is a
+ * copy. The replicas take every other request, so the mean TTFT moves by
+ * half of each replica's overhead draw. */
+static void test_fleet_groups(void)
+{
+	sb_model a, b;
+	model3(&a);
+	model3(&b);
+	b.overhead_ms = 50;
+	const char *names[1] = { "overhead_ms" };
+	const double tiny[1] = { 1e-6 }, wide[1] = { 100.0 };
+	sb_uncert ua, ub;
+	sb_error e;
+	const double se = 1.0 / sqrt(2.0 * 399);
+	/* a pinned (sd 0.001), b sd 10: the mean moves by 10 / 2 */
+	CHECK(sb_uncert_init(&ua, &a, names, tiny, 1, &e) == 0);
+	CHECK(sb_uncert_init(&ub, &b, names, wide, 1, &e) == 0);
+	double own = fleet_sd(&a, &b, &ua, &ub, 1);
+	double none = fleet_sd(&a, &b, &ua, NULL, 1);
+	fprintf(stderr, "fleet groups: b drawn sd %.3f (expected 5), not drawn %.5f\n", own, none);
+	CHECK_NEAR(own, 5.0, 4 * 5.0 * se);
+	CHECK(none < 0.01);
+	sb_uncert_fini(&ua);
+	/* both sd 10: independent calibrations move the mean by
+	 * 10 / sqrt(2), one calibration's copy moves both replicas together */
+	CHECK(sb_uncert_init(&ua, &a, names, wide, 1, &e) == 0);
+	double indep = fleet_sd(&a, &b, &ua, &ub, 1);
+	double same = fleet_sd(&a, &b, &ua, &ub, 0);
+	fprintf(stderr, "fleet groups: independent sd %.3f (expected 7.07), a copy %.3f (10)\n",
+		indep, same);
+	CHECK_NEAR(indep, 10.0 / sqrt(2.0), 4 * 7.07 * se);
+	CHECK_NEAR(same, 10.0, 4 * 10.0 * se);
+	sb_uncert_fini(&ua);
+	sb_uncert_fini(&ub);
+	sb_model_fini(&a);
+	sb_model_fini(&b);
+}
+
 static void test_pi90(void)
 {
 	double x[22];
@@ -202,6 +286,7 @@ int main(void)
 	test_clipping();
 	test_bad_matrices();
 	test_from_model();
+	test_fleet_groups();
 	test_pi90();
 	CHECK_DONE();
 }
