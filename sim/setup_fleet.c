@@ -67,7 +67,7 @@ static int fleet_groups(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 		return sb_error_set(e, "--replicas: the scenario's \"fleet\" sets the counts");
 	for (int g = 0; g < s->scenario.n_fleet; g++) {
 		const char *mf = s->scenario.fleet[g].model_file;
-		const sb_model *m = &s->model;
+		const sb_model *m = NULL; /* the level's model (drawn with it) */
 		if (mf[0] || s->scenario.fleet[g].slots > 0) {
 			int r = load_group_model(f, s, mf[0] ? mf : NULL, s->scenario.fleet[g].slots,
 						 "scenario fleet model_file", e);

@@ -79,6 +79,16 @@ print("fleet TTFT p50 interval: second model drawn %s, not drawn %s" % (w, p))
 # the drawn overhead moves half the requests' TTFT by +-1.645 x 20 ms
 sys.exit(0 if w[1] - w[0] > 2 * (p[1] - p[0]) and w[1] - w[0] > 10 else 1)
 EOP
+# a scenario's groups: the model itself and a copy with other slots share
+# its draw, a model file of its own has its own
+cat >"$T/fleet-sc.json" <<EOS
+{ "name": "fleet draws", "model_file": "cov.json",
+  "workload": { "mode": "concurrency", "levels": [2], "requests": 50 },
+  "fleet": [ { "count": 1 }, { "count": 1, "slots": 2 }, { "count": 1, "model_file": "wide.json" } ] }
+EOS
+"$SBSIM" --scenario "$T/fleet-sc.json" >"$T/fs.txt" 2>&1 || fail "scenario fleet with draws"
+grep -qF '1 x "uncertainty test" (4 slots; the model'"'"'s draws), 1 x "uncertainty test" (2 slots; the model'"'"'s draws), 1 x "uncertainty test" (4 slots; its own draws)' "$T/fs.txt" ||
+	{ fail "scenario fleet draws not said"; cat "$T/fs.txt"; }
 
 bad() { # bad WANT ARGS...: exit 2, stderr has WANT
 	want=$1; shift
