@@ -31,6 +31,19 @@ static double median_of(double *v, long n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* A level's streams, ordered by first token; lmax the longest one's span
+ * (s): a stream alive in a gap (a, b] starts after a - lmax. */
+typedef struct streams {
+	stream *s;
+	size_t n;
+	double lmax;
+} streams;
+
+static int cmp_first_token(const void *a, const void *b)
+{
+	return cmp_double(((const stream *)a)->t, ((const stream *)b)->t);
+}
+
 static void streams_free(stream *s, size_t n)
 {
 	for (size_t i = 0; s && i < n; i++)
@@ -72,6 +85,30 @@ static int streams_of(const sb_rlevel *lv, stream **out, size_t *ns)
 	return 0;
 }
 
+/* Orders v's streams by first token and finds the longest span. */
+static void streams_index(streams *v)
+{
+	qsort(v->s, v->n, sizeof(*v->s), cmp_first_token);
+	v->lmax = 0;
+	for (size_t i = 0; i < v->n; i++)
+		if (v->s[i].t[v->s[i].n - 1] - v->s[i].t[0] > v->lmax)
+			v->lmax = v->s[i].t[v->s[i].n - 1] - v->s[i].t[0];
+}
+
+/* The first of v's streams whose first token is after t. */
+static size_t first_after(const streams *v, double t)
+{
+	size_t lo = 0, hi = v->n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (v->s[mid].t[0] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* Tokens of x at or before t. */
 static size_t tokens_by(const stream *x, double t)
 {
@@ -88,14 +125,16 @@ static size_t tokens_by(const stream *x, double t)
 
 /* The model's cost (ms) of the step in the gap (a, b] on server `rep`: *dec
  * for that server's streams decoding across it, *pre for its prompt.
- * Returns the prompts in the gap, or -1 when no stream decoded across it. */
-static int step_model_ms(const sb_model *m, const stream *s, size_t ns, long rep, double a,
-			 double b, double eps, double *dec, double *pre)
+ * Returns the prompts in the gap, or -1 when no stream decoded across it.
+ * Only the streams that start within lmax before the gap can be alive in it. */
+static int step_model_ms(const sb_model *m, const streams *v, long rep, double a, double b,
+			 double eps, double *dec, double *pre)
 {
 	int B = 0, np = 0;
 	double ctx = 0, fill = 0;
-	for (size_t i = 0; i < ns; i++) {
-		const stream *x = &s[i];
+	size_t end = first_after(v, b + eps);
+	for (size_t i = first_after(v, a - v->lmax - eps); i < end; i++) {
+		const stream *x = &v->s[i];
 		if (x->replica != rep)
 			continue;
 		if (x->t[0] > a + eps && x->t[0] <= b + eps) {
@@ -122,6 +161,9 @@ int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out)
 	size_t ns, gaps = 0;
 	stream *s;
 	int r = streams_of(lv, &s, &ns);
+	streams v = { s, ns, 0 };
+	if (r == 0)
+		streams_index(&v);
 	for (size_t i = 0; i < ns; i++)
 		gaps += s[i].n - 1;
 	double *dec = r == 0 ? malloc((gaps + 1) * sizeof(*dec)) : NULL;
@@ -135,7 +177,7 @@ int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out)
 	for (size_t i = 0; r == 0 && i < ns; i++)
 		for (size_t k = 0; k + 1 < s[i].n; k++) {
 			double a = s[i].t[k], b = s[i].t[k + 1], d, p;
-			int prompts = step_model_ms(m, s, ns, s[i].replica, a, b, eps, &d, &p);
+			int prompts = step_model_ms(m, &v, s[i].replica, a, b, eps, &d, &p);
 			if (prompts == 0 && d > 0)
 				dec[out->n_decode++] = (b - a) * 1000 / d;
 			else if (prompts == 1 && p >= d) { /* the prompt most of the step */
