@@ -15,6 +15,7 @@ typedef struct stream {
 	size_t n;
 	double prompt_ctx, prompt_fill;
 	long replica; /* the fleet's server that took it; -1: one server */
+	long slot;    /* the slot that served it; -1: not reported */
 } stream;
 
 static int cmp_double(const void *a, const void *b)
@@ -31,12 +32,20 @@ static double median_of(double *v, long n)
 	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+/* A decoding stream in a gap: its slot and context. */
+typedef struct busy {
+	long slot;
+	double ctx;
+} busy;
+
 /* A level's streams, ordered by first token; lmax the longest one's span
- * (s): a stream alive in a gap (a, b] starts after a - lmax. */
+ * (s): a stream alive in a gap (a, b] starts after a - lmax; d room for
+ * all of them decoding in one gap. */
 typedef struct streams {
 	stream *s;
 	size_t n;
 	double lmax;
+	busy *d;
 } streams;
 
 static int cmp_first_token(const void *a, const void *b)
@@ -78,6 +87,7 @@ static int streams_of(const sb_rlevel *lv, stream **out, size_t *ns)
 		x->n = n_itl + 1;
 		x->prompt_ctx = (double)r->prompt_tokens;
 		x->replica = r->replica;
+		x->slot = r->slot;
 		double pn = lv->timing ? lv->timing[i].prompt_n : NAN;
 		x->prompt_fill = isfinite(pn) && pn >= 0 ? pn : x->prompt_ctx;
 		(*ns)++;
@@ -123,6 +133,34 @@ static size_t tokens_by(const stream *x, double t)
 	return lo;
 }
 
+static int cmp_slot(const void *a, const void *b)
+{
+	long x = ((const busy *)a)->slot, y = ((const busy *)b)->slot;
+	return (x > y) - (x < y);
+}
+
+/* The model's decode cost (ms) of the B streams in d: one pass of all of
+ * them, or with a per-slot cache and every slot known, one pass per run of
+ * consecutive slots (as the simulator costs them; d gets sorted). */
+static double decode_model_ms(const sb_model *m, busy *d, int B)
+{
+	int runs = m->kv_cache == SB_KV_PER_SLOT;
+	for (int i = 0; i < B && runs; i++)
+		runs = d[i].slot >= 0;
+	if (runs)
+		qsort(d, (size_t)B, sizeof(*d), cmp_slot);
+	double ms = 0;
+	for (int i = 0; i < B;) {
+		int j = i + 1;
+		double ctx = d[i].ctx;
+		while (j < B && (!runs || d[j].slot == d[j - 1].slot + 1))
+			ctx += d[j++].ctx;
+		ms += sb_model_decode_ms(m, j - i) + sb_model_decode_kv(m, j - i) * ctx;
+		i = j;
+	}
+	return ms;
+}
+
 /* The model's cost (ms) of the step in the gap (a, b] on server `rep`: *dec
  * for that server's streams decoding across it, *pre for its prompt.
  * Returns the prompts in the gap, or -1 when no stream decoded across it.
@@ -130,8 +168,9 @@ static size_t tokens_by(const stream *x, double t)
 static int step_model_ms(const sb_model *m, const streams *v, long rep, double a, double b,
 			 double eps, double *dec, double *pre)
 {
+	busy *d = v->d;
 	int B = 0, np = 0;
-	double ctx = 0, fill = 0;
+	double fill = 0;
 	size_t end = first_after(v, b + eps);
 	for (size_t i = first_after(v, a - v->lmax - eps); i < end; i++) {
 		const stream *x = &v->s[i];
@@ -141,13 +180,12 @@ static int step_model_ms(const sb_model *m, const streams *v, long rep, double a
 			np++;
 			fill = x->prompt_fill;
 		} else if (x->t[0] <= a + eps && x->t[x->n - 1] >= b - eps) {
-			B++;
-			ctx += x->prompt_ctx + (double)tokens_by(x, a + eps);
+			d[B++] = (busy){ x->slot, x->prompt_ctx + (double)tokens_by(x, a + eps) };
 		}
 	}
 	if (B < 1)
 		return -1;
-	*dec = sb_model_decode_ms(m, B) + sb_model_decode_kv(m, B) * ctx;
+	*dec = decode_model_ms(m, d, B);
 	/* as the simulator costs a step: a per-slot cache's prompt is a pass of its own */
 	*pre = (m->kv_cache == SB_KV_PER_SLOT ? m->prefill_base_ms : 0) +
 	       m->per_prefill_token_ms * fill + m->per_prefill_attn_ms * fill * (fill - 1) / 2;
@@ -161,7 +199,9 @@ int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out)
 	size_t ns, gaps = 0;
 	stream *s;
 	int r = streams_of(lv, &s, &ns);
-	streams v = { s, ns, 0 };
+	streams v = { s, ns, 0, r == 0 ? malloc((ns ? ns : 1) * sizeof(busy)) : NULL };
+	if (r == 0 && !v.d)
+		r = -ENOMEM;
 	if (r == 0)
 		streams_index(&v);
 	for (size_t i = 0; i < ns; i++)
@@ -198,6 +238,7 @@ int sb_step_speed_of(const sb_rlevel *lv, const sb_model *m, sb_step_speed *out)
 	}
 	free(dec);
 	free(pre);
+	free(v.d);
 	streams_free(s, ns);
 	return r;
 }

@@ -10,8 +10,12 @@
  *   decode only:  decode_ms(B) + decode_kv(B) x (the B requests' contexts)
  *   one prompt:   the same + per_prefill_token x P + per_prefill_attn x
  *                 P(P-1)/2 (P: its prompt tokens), + prefill_base with a
- *                 per-slot cache (as the simulator costs a step; a per-slot
- *                 cache's decoding slots are taken as one run)
+ *                 per-slot cache (as the simulator costs a step)
+ * With a per-slot cache and every decoding request's slot known (llama.cpp's
+ * native API reports it), the decode part is one pass per run of
+ * consecutive slots, as the simulator costs it: a pair in slots 0 and 2
+ * is two passes of one (on the local target 21.6 ms a token against 28.9
+ * for one pass of two), else one pass of all.
  * The decode factor is the median of measured / model over the decode-only
  * gaps; the prompt factor the median over the gaps with one prompt of
  * (measured - decode factor x decode part) / prompt part, as the simulator

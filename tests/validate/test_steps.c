@@ -9,7 +9,10 @@
  * step speed must come back as (fd, fp); with random delays on every token
  * within the median's noise; and the plan check's prediction at a speed of
  * exactly 1 must be the plan's own (same model, same seed); and validate of
- * a level run 1.3x slower than the model must predict it at its step speed. */
+ * a level run 1.3x slower than the model must predict it at its step speed.
+ * On a per-slot cache a pair decoding in slots 0 and 2 runs two passes of
+ * one, in slots 1 and 2 one pass of two: the speed read must be the one
+ * the pair ran at either way. */
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
 #include <math.h>
@@ -190,6 +193,53 @@ static void test_recovers(void)
 	CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
 	CHECK(isnan(sp.f_decode));
 	CHECK(sb_step_speed_factors(&sp, &fp, &fd) == 0 && isnan(fp) && isnan(fd));
+	sb_model_fini(&m);
+}
+
+/* Two requests decoding side by side on a per-slot cache, in slots 0 and s2,
+ * every step costing f x the passes the slots make: (decode_ms(1) + kv) x 2
+ * apart, decode_ms(2) + kv x 2 together. */
+static void test_per_slot_runs(void)
+{
+	sb_model m;
+	model_for_test(&m);
+	m.kv_cache = SB_KV_PER_SLOT;
+	m.slots = 4;
+	m.per_kv_token_ms = 0;
+	static engine_level L;
+	const double f = 1.25;
+	for (int s2 = 1; s2 <= 2; s2++) {
+		memset(&L, 0, sizeof(L));
+		double step = f * (s2 == 1 ? sb_model_decode_ms(&m, 2) : 2 * sb_model_decode_ms(&m, 1));
+		for (int r = 0; r < 2; r++) {
+			sb_reqrec *q = &L.reqs[r];
+			q->id = r;
+			q->ttft_ms = 100;
+			for (int k = 0; k < OUT - 1; k++)
+				L.itl[r][k] = step;
+			q->itl_ms = L.itl[r];
+			q->n_itl = OUT - 1;
+			q->e2e_ms = 100 + step * (OUT - 1);
+			q->prompt_tokens = PROMPT;
+			q->output_tokens = OUT;
+			q->slot = r ? s2 : 0;
+			q->replica = -1;
+		}
+		L.lv.sum.mode = SB_MODE_CONCURRENCY;
+		L.lv.sum.level = 2;
+		L.lv.reqs = L.reqs;
+		L.lv.n_reqs = 2;
+		sb_step_speed sp;
+		CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
+		fprintf(stderr, "per-slot pair in slots 0 and %d: decode factor %.4f (ran at %.2f)\n",
+			s2, sp.f_decode, f);
+		CHECK_NEAR(sp.f_decode, f, 1e-9);
+		CHECK(sp.n_decode == 2 * (OUT - 1));
+		/* slots not reported: one pass of both, as the unified cost */
+		L.reqs[0].slot = L.reqs[1].slot = -1;
+		CHECK(sb_step_speed_of(&L.lv, &m, &sp) == 0);
+		CHECK_NEAR(sp.f_decode, step / sb_model_decode_ms(&m, 2), 1e-9);
+	}
 	sb_model_fini(&m);
 }
 
@@ -396,6 +446,7 @@ int main(void)
 {
 	test_plan_outcome();
 	test_recovers();
+	test_per_slot_runs();
 	test_plan_at_speed();
 	test_validate_at_step_speed();
 	CHECK_DONE();
