@@ -104,8 +104,9 @@ void sb_setup_fini(sb_setup *s);
  * (default: the online CPUs); with parameter draws (s->opts.uncert), each
  * group's model is drawn from its own fit.covariance (a group whose file
  * has none is not drawn; with --uncertainty that is an error). Called by
- * sb_setup_build after the model and the counts. Returns 0 or -EINVAL/-ENOMEM with a message naming the flag
- * or file; s->fleet_models are s's to free either way. */
+ * sb_setup_build after the model and the counts. Returns 0 or
+ * -EINVAL/-ENOMEM with a message naming the flag or file; s->fleet_models
+ * are s's to free either way. */
 int sb_setup_fleet(const sb_setup_flags *f, sb_setup *s, sb_error *e);
 
 /* Frees the groups' models sb_setup_fleet loaded. */
