@@ -38,6 +38,22 @@ def probe_change(server_speed, q):
     return c[q] if c.get(q) is not None else float("nan")
 
 
+def model_spread(cmp, q, stats):
+    """The model's own spread for a run of this size (%): the median over
+    validate's levels (JSON "levels[].metrics") of the replay's predicted_sd
+    / predicted for q at the given statistics. The replications differ by
+    step noise and the split draws, so an exact model's error is of this
+    size whatever the server did (a c = 2 level lands in lockstep or split,
+    +-15% TTFT). NaN without replications."""
+    rr = []
+    for l in cmp["levels"]:
+        for s in stats:
+            m = l["metrics"].get("%s_%s" % (q, s)) or {}
+            if m.get("predicted") and m.get("predicted_sd") is not None:
+                rr.append(m["predicted_sd"] / m["predicted"] * 100)
+    return median(rr)
+
+
 def bound(*terms):
     """The largest of the terms that are numbers (0 when none)."""
     return max([t for t in terms if t == t] + [0.0])

@@ -15,8 +15,8 @@
 #   tokens; then a repeat of the closed-loop levels with `servebench run`.
 #   Asserted per server, quantity (TTFT, TPOT, E2E) and class (mean/p50,
 #   p90/p99), as validate-live does (live_validate.sh, steps 5 and 6):
-#       median |prediction error| <= 2 x max(repeat, speed) + goal
-#       speed-adjusted error      <= 2 x max(repeat, probe change) + goal
+#       median |prediction error| <= 2 x max(repeat, speed, model sd) + goal
+#       speed-adjusted error      <= 2 x max(repeat, probe change, model sd) + goal
 #   with goals 5% and 10%; repeat: the median |difference| of the repeat
 #   from the validation over the closed-loop levels (two runs of the same
 #   load); speed: how far the server's one-client speed (validate's probes)
@@ -25,7 +25,9 @@
 #   calibrating and validating that no model can know, validate-live's
 #   calibration term (its calibration sweep has the validation's lengths;
 #   calibrate --url's has not); probe change: the median change between
-#   consecutive probes, the noise of the speed-adjusted scale factors. Printed, not asserted: how
+#   consecutive probes, the noise of the speed-adjusted scale factors;
+#   model sd: the replay's own spread for a run of this size (median sd /
+#   mean of its replications), what an exact model errs by. Printed, not asserted: how
 #   many measured figures fell in the forecast intervals (validate's
 #   fresh-traffic intervals from sbsim replications).
 #   After the 2-slot validation, on the same server: `validate --plan` with
@@ -222,7 +224,7 @@ if [[ $MODE == slots ]]; then
   plan_verdict || prc=$?
   "$PY" - <<'PY'
 import json, re
-from live_bounds import bound, median, probe_change, speed_offset
+from live_bounds import bound, median, model_spread, probe_change, speed_offset
 quant = ["ttft", "tpot", "e2e"]
 classes = {"central": ["mean", "p50"], "tail": ["p90", "p99"]}
 floor = {"central": 5.0, "tail": 10.0}
@@ -259,22 +261,23 @@ for S in (2, 4):
         fail.append("%d slots: no server_speed (probes)" % S)
         continue
     ad = sp["adjusted"]["summary"]
-    print("  %-4s %-7s %8s %8s %8s %8s %8s | %9s %8s %8s" % ("", "", "error", "repeat",
-          "speed", "limit", "", "adjusted", "probes", "limit"))
+    print("  %-4s %-7s %8s %8s %8s %8s %8s %8s | %9s %8s %8s" % ("", "", "error", "repeat",
+          "speed", "model sd", "limit", "", "adjusted", "probes", "limit"))
     for q in quant:
         for cls, stats in classes.items():
             err = s["%s_%s_mdape_pct" % (q, cls)]
             err = err if err is not None else float("nan")
             r = repeat_diff(cmp, rep, q, stats)
             off = speed_offset(sp, q)
-            limit = 2 * bound(r, off) + floor[cls]
+            msd = model_spread(cmp, q, stats)
+            limit = 2 * bound(r, off, msd) + floor[cls]
             aerr = ad[q][cls + "_pct"]
             aerr = aerr if aerr is not None else float("nan")
             pc = probe_change(sp, q)
-            alimit = 2 * bound(r, pc) + floor[cls]
+            alimit = 2 * bound(r, pc, msd) + floor[cls]
             ok, aok = err <= limit, aerr <= alimit
-            print("  %-4s %-7s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8s | %8.1f%% %7.1f%% %7.1f%% %s"
-                  % (q.upper(), cls, err, r, off, limit, "ok" if ok else "FAIL", aerr, pc,
+            print("  %-4s %-7s %7.1f%% %7.1f%% %7.1f%% %7.1f%% %7.1f%% %8s | %8.1f%% %7.1f%% %7.1f%% %s"
+                  % (q.upper(), cls, err, r, off, msd, limit, "ok" if ok else "FAIL", aerr, pc,
                      alimit, "ok" if aok else "FAIL"))
             if not ok:
                 fail.append("%d slots: %s %s error %.1f%% > %.1f%%" % (S, q, cls, err, limit))
