@@ -63,8 +63,8 @@
 # 5b. Beyond 2 slots: the two calibrations' predictions of the same requests
 #    differ by at most 2 x the larger of the repeat's difference and the
 #    server's drift between the two calibrations (their one-client prompt
-#    sweeps and their concurrency sweeps, same lengths: the larger) + the
-#    same floors.
+#    sweeps, concurrency sweeps and pinned decode passes, same lengths and
+#    loads: the largest) + the same floors.
 # 6. The speed-adjusted prediction (each level's prefill and decode times
 #    scaled by validate's one-client probes beside it; c = 1 left out) is
 #    held to the same form of bound, the run-to-run term being the largest
@@ -297,12 +297,12 @@ else:
 if sys.argv[5] != "2" and rp is None:
     fail.append("validate wrote no repeatability (--second-model model2.json)")
 # The server's own speed can move between the two calibrations too: each
-# calibration's prompt sweep at one client and its concurrency sweep (cal/
-# and cal2/, the same lengths and loads) measured it. The median |change| of
-# TTFT and TPOT p50 over each is the drift no calibration can remove; the
-# larger of the two counts (the concurrency sweep sees the batched steps, which
-# moved by up to 30% while one client's moved by 5%). E2E: the larger of
-# TTFT's and TPOT's.
+# calibration's prompt sweep at one client, its concurrency sweep and its
+# pinned decode passes (cal/ and cal2/, the same lengths and loads) measured
+# it. The median |change| of TTFT and TPOT p50 over each is the drift no
+# calibration can remove; the largest of the three counts (the batched steps
+# moved by up to 30% while one client's moved by 5%, and the decode table is
+# fitted from the pinned passes). E2E: the larger of TTFT's and TPOT's.
 def sweep_drift(pattern, q):
     rr = []
     for f in sorted(glob.glob("cal/" + pattern)):
@@ -321,7 +321,8 @@ def sweep_drift(pattern, q):
 def cal_drift(q):
     if q == "e2e":
         return max(cal_drift("ttft"), cal_drift("tpot"))
-    return bound(sweep_drift("prompt-*.json", q), sweep_drift("sweep.json", q))
+    return bound(sweep_drift("prompt-*.json", q), sweep_drift("sweep.json", q),
+                 sweep_drift("decode-pinned-*.json", q))
 
 if rp is not None:
     print("calibration to calibration, median |B - A| / A over all levels:")
