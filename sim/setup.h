@@ -66,8 +66,6 @@ typedef struct sb_setup {
 				an sb_setup is not copied */
 	double kv_memory_gb; /* --kv-memory-gb: the slots came from it; 0: not */
 	sb_model fleet_models[SB_FLEET_MAX_GROUPS]; /* groups' own models */
-	int fleet_model_own[SB_FLEET_MAX_GROUPS];   /* from a file of its own (not
-						       a copy of model) */
 	sb_uncert fleet_uncert[SB_FLEET_MAX_GROUPS]; /* their covariances, with
 							parameter draws */
 	int n_fleet_models;

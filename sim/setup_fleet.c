@@ -15,7 +15,6 @@ static int load_group_model(const sb_setup_flags *f, sb_setup *s, const char *pa
 	if (s->n_fleet_models >= SB_FLEET_MAX_GROUPS)
 		return sb_error_set(e, "%s: at most %d fleet groups", what, SB_FLEET_MAX_GROUPS);
 	sb_model *m = &s->fleet_models[s->n_fleet_models];
-	s->fleet_model_own[s->n_fleet_models] = path != NULL;
 	s->fleet_uncert[s->n_fleet_models] = (sb_uncert){ 0 };
 	if (!path) {
 		sb_model_copy(m, &s->model);
@@ -54,7 +53,8 @@ static int fleet_groups(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 			if (r < 0)
 				return r;
 			fl->groups[fl->n_groups++] = (sb_fleet_group){
-				.model = &s->fleet_models[s->n_fleet_models - 1], .count = per
+				.model = &s->fleet_models[s->n_fleet_models - 1], .count = per,
+				.own_calibration = 1
 			};
 		}
 		return 0;
@@ -75,8 +75,9 @@ static int fleet_groups(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 				return r;
 			m = &s->fleet_models[s->n_fleet_models - 1];
 		}
-		fl->groups[fl->n_groups++] =
-			(sb_fleet_group){ .model = m, .count = s->scenario.fleet[g].count };
+		fl->groups[fl->n_groups++] = (sb_fleet_group){
+			.model = m, .count = s->scenario.fleet[g].count, .own_calibration = mf[0] != 0
+		};
 	}
 	return 0;
 }
@@ -102,7 +103,6 @@ static int fleet_uncertainty(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 					       "fit.covariance (or give --no-uncertainty)", g + 1,
 					    G->model->name);
 		G->uncert = &s->fleet_uncert[k];
-		G->own_calibration = s->fleet_model_own[k];
 	}
 	return 0;
 }

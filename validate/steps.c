@@ -100,9 +100,10 @@ static void streams_index(streams *v)
 {
 	qsort(v->s, v->n, sizeof(*v->s), cmp_first_token);
 	v->lmax = 0;
-	for (size_t i = 0; i < v->n; i++)
-		if (v->s[i].t[v->s[i].n - 1] - v->s[i].t[0] > v->lmax)
-			v->lmax = v->s[i].t[v->s[i].n - 1] - v->s[i].t[0];
+	for (size_t i = 0; i < v->n; i++) {
+		double span = v->s[i].t[v->s[i].n - 1] - v->s[i].t[0];
+		v->lmax = span > v->lmax ? span : v->lmax;
+	}
 }
 
 /* The first of v's streams whose first token is after t. */
