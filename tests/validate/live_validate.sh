@@ -56,10 +56,11 @@
 #    -p/(1+p)), as in live_slots.sh. And the model is one calibration of
 #    many the server could have given: how far the second calibration's
 #    prediction of the same requests is from the first's (step 5b) is the
-#    pipeline's own run-to-run difference, a term too. One CI run failed
-#    here when the server's batch-2 steps ran at 23 ms during calibration
-#    and 27-31 ms at validation, as in most other runs (the one-client
-#    probes moved 1-5%); two calibrations minutes apart differed as much.
+#    pipeline's own run-to-run difference, a term too. A CI run failed this
+#    test (its log was not kept); a rerun showed how: one calibration put the
+#    server's batch-2 steps at 23 ms where most runs measure 27-31 ms (the
+#    one-client probes moved 1-5%), and two calibrations minutes apart
+#    differed by as much.
 # 5b. Beyond 2 slots: the two calibrations' predictions of the same requests
 #    differ by at most 2 x the larger of the repeat's difference and the
 #    server's drift between the two calibrations (their one-client prompt
@@ -229,7 +230,7 @@ def run_to_run(other, q, stats):
 # the same drift is then read from validate's one-client probes
 # (live_bounds.speed_offset), as live_slots.sh does.
 
-# and the model's own spread for a run of this size (live_bounds.model_spread)
+# The model's own spread for a run of this size: live_bounds.model_spread.
 # Beyond 2 slots, the two calibrations' predictions of the same requests
 # (validate --second-model): how far one calibration of this server is from
 # another minutes later, the pipeline's own run-to-run difference.
@@ -303,7 +304,7 @@ if sys.argv[5] != "2" and rp is None:
 # calibration can remove; the largest of the three counts (the batched steps
 # moved by up to 30% while one client's moved by 5%, and the decode table is
 # fitted from the pinned passes). E2E: the larger of TTFT's and TPOT's.
-def sweep_drift(pattern, q):
+def same_load_drift(pattern, q):
     rr = []
     for f in sorted(glob.glob("cal/" + pattern)):
         g = "cal2/" + os.path.basename(f)
@@ -321,8 +322,8 @@ def sweep_drift(pattern, q):
 def cal_drift(q):
     if q == "e2e":
         return max(cal_drift("ttft"), cal_drift("tpot"))
-    return bound(sweep_drift("prompt-*.json", q), sweep_drift("sweep.json", q),
-                 sweep_drift("decode-pinned-*.json", q))
+    return bound(same_load_drift("prompt-*.json", q), same_load_drift("sweep.json", q),
+                 same_load_drift("decode-pinned-*.json", q))
 
 if rp is not None:
     print("calibration to calibration, median |B - A| / A over all levels:")
