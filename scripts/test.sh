@@ -58,6 +58,7 @@ root, rc = sys.argv[1], int(sys.argv[2])
 logs = ["build/meson-logs/testlog.json", "build/meson-logs/live.json",
         "build-asan/meson-logs/testlog.json", "build/meson-logs/valgrind-valgrind.json"]
 passed = failed = skipped = 0
+digest = []  # each failed test's verdict lines, repeated here at the end of the output
 for l in logs:
     p = os.path.join(root, l)
     if not os.path.exists(p):
@@ -66,13 +67,20 @@ for l in logs:
         line = line.strip()
         if not line:
             continue
-        r = json.loads(line).get("result")
+        t = json.loads(line)
+        r = t.get("result")
         if r in ("OK", "EXPECTEDFAIL"):
             passed += 1
         elif r == "SKIP":
             skipped += 1
         else:
             failed += 1
+            out = ((t.get("stdout") or "") + (t.get("stderr") or "")).splitlines()
+            keep = [x for x in out if "FAIL" in x][-20:] + ["  ..."] + out[-12:]
+            digest.append(f"== failed: {t.get('name')} ({l}, {r})")
+            digest += ["  " + x[:160] for x in keep]
+if digest:
+    print("\n".join(digest))
 if rc and not failed:
     failed = 1  # a meson run failed without a result in its log (it could not start)
 if skipped:
