@@ -97,6 +97,23 @@ static int parse_len(const char *s, void *dest, const char *what, sb_error *e)
 	return 0;
 }
 
+/* FP,FD: two factors in [0.01, 100]. */
+static int parse_speed(const char *s, void *dest, const char *what, sb_error *e)
+{
+	double *v = NULL, *f = dest;
+	size_t k = 0;
+	if (sb_parse_double_list(s, 0.01, 100, &v, &k, what, e) < 0)
+		return -EINVAL;
+	if (k != 2) {
+		free(v);
+		return sb_error_set(e, "%s: '%s' is not two factors PREFILL,DECODE", what, s);
+	}
+	f[0] = v[0];
+	f[1] = v[1];
+	free(v);
+	return 0;
+}
+
 static int parse_api(const char *s, void *dest, const char *what, sb_error *e)
 {
 	(void)what;
@@ -138,6 +155,11 @@ static const sb_cli_opt opts[] = {
 		   "replays per level (simulator noise; default 20)"),
 	SB_CLI_OPT("no-forecast", SB_CLI_FLAG, &cmd.no_forecast, 0, 0, NULL,
 		   "skip the fresh-traffic forecast intervals"),
+	FN("speed-factors", C->speed_factors, "FP,FD", parse_speed,
+	   "replay with the model's prompt-side times (overheads,\n"
+	   "prefill) x FP and its decode steps x FD: the server's\n"
+	   "speed beside the run as a share of the model's (say, a\n"
+	   "one-client run's TTFT and TPOT over the model's)"),
 	SB_CLI_OPT("probe", SB_CLI_LONG, &C->probe_requests, 0, 1000, "N",
 		   "requests of the one-client speed probe taken before each\n"
 		   "level and after the last (default 3; 0: none)"),

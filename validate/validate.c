@@ -279,12 +279,18 @@ static int load_one(const char *path, sb_model *m, int *loaded, sb_error *e)
 	return r;
 }
 
-/* The model and, when given, the second model. */
+/* The model and, when given, the second model, each scaled by the given
+ * speed factors. */
 static int load_model(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
 {
 	int r = load_one(c->model_file, &res->model, &res->model_loaded, e);
 	if (r == 0 && c->second_model_file)
 		r = load_one(c->second_model_file, &res->model2, &res->model2_loaded, e);
+	if (r == 0 && c->speed_factors[0] > 0) {
+		sb_speed_scale_model(&res->model, c->speed_factors[0], c->speed_factors[1]);
+		if (res->model2_loaded)
+			sb_speed_scale_model(&res->model2, c->speed_factors[0], c->speed_factors[1]);
+	}
 	return r;
 }
 
@@ -586,6 +592,9 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 {
 	const sb_comparison *cmp = &res->cmp;
 	report_slots(f, res);
+	if (c->speed_factors[0] > 0)
+		fprintf(f, "the model's times scaled by the given speed: prompts x%.3f, decode x%.3f\n",
+			c->speed_factors[0], c->speed_factors[1]);
 	if (!quiet) {
 		fprintf(f, "model %s (%d slots) against %s\n", res->model.name, res->model.slots,
 			c->measured ? c->measured : c->run.url);
@@ -623,6 +632,10 @@ json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_resul
 	if (!j)
 		return NULL;
 	json_object_set_new(j, "model_file", json_string(c->model_file));
+	if (c->speed_factors[0] > 0)
+		json_object_set_new(j, "speed_factors",
+				    json_pack("{s:f,s:f}", "prefill", c->speed_factors[0], "decode",
+					      c->speed_factors[1]));
 	json_object_set_new(j, "goals", json_pack("{s:f,s:f,s:b}", "central_pct", g->central_pct,
 						  "tail_pct", g->tail_pct, "require_knee",
 						  g->require_knee));

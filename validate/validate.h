@@ -56,6 +56,11 @@ typedef struct sb_validate_config {
 	double conc[SB_WORKLOAD_MAX_LEVELS];
 	int n_rates;             /* open-loop rates; -1: the default; 0: none */
 	double rates[SB_WORKLOAD_MAX_LEVELS];
+	double speed_factors[2]; /* the model's prompt-side and decode times
+				    scaled by these before anything (the
+				    server's speed measured beside the run, as
+				    a share of the model's; speed.h's
+				    sb_speed_scale_model); 0: unscaled */
 	long probe_requests;     /* requests per speed probe; 0: no probes */
 	int replications;        /* replays per level */
 	int forecast;            /* also the fresh-traffic forecast intervals */

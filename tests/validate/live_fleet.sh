@@ -16,23 +16,31 @@
 #    seed, so the same arrivals and lengths, and --no-cache-prompt, so the
 #    server prefills every prompt afresh both times (the repeat: how far two
 #    runs of the same requests differ by the servers' own noise).
-# 5. Replay each measured run through the model server by server (`servebench
+# 5. Probe both replicas at once just before a route's runs (one client
+#    each, 3 requests): their speed as a share of the model's, TTFT for the
+#    prompt-side times and TPOT for the decode steps, the mean of the two.
+#    That is the servers' drift since calibrating, which no model can know
+#    (on this VM one client's speed moves 10-20% within minutes), and the
+#    two servers' sharing of two cores with the client, which the fleet
+#    model leaves out (its replicas are independent machines).
+# 6. Replay each measured run through the model server by server (`servebench
 #    validate --measured`: each replica's requests at their measured send
-#    times on a server of the model's) and assert, per quantity (TTFT, E2E)
-#    and class (mean/p50, p90/p99), the bound validate-live uses:
-#        median |replay error| <= 2 x max(repeat difference, speed, model sd) + floor
-#    where model sd is the replay's own spread for a run of this size (its
-#    replications' sd / mean, live_bounds.model_spread), what an exact model
-#    errs by (least-outstanding's routed replay spreads 8-15%), and speed
-#    is how far each replica's one-client TTFT / E2E p50 (3 requests, both
-#    replicas probed at once just before the route's runs) is from the
-#    model's: the server's drift since calibrating, which no model can know
-#    (on this VM one client's speed moves 10-20% within
-#    minutes; one CI run had both replicas 17% slower than the calibration
-#    minutes before), and the two servers' sharing of two cores with the
-#    client, which the fleet model leaves out (its replicas are
-#    independent machines; a quiet run had least-outstanding's replay 27%
-#    below the measurement with a repeat of 5% and lone probes within 7%).
+#    times on a server of the model's), once as calibrated and once with the
+#    model's times scaled by the probes (`--speed-factors`), and assert, per
+#    quantity (TTFT, E2E) and class (mean/p50, p90/p99), the two bounds
+#    validate-live uses:
+#        median |replay error|        <= 2 x max(repeat, speed, model sd) + floor
+#        the same at the probes' speed <= 2 x max(repeat, probes differ, model sd) + floor
+#    where repeat is the median difference of the two runs; speed the
+#    median |plain / scaled - 1| of the two replays' predictions, the error
+#    an exact model makes when the servers ran at the probes' speed, carried
+#    through the run's own queueing (near saturation a few percent of speed
+#    become tens of percent of TTFT: a fresh-clone run had probes 5-14% slow
+#    and least-outstanding's replay 17-23% below the measurement; in another
+#    run it was 16-26% below, and 2-10% off when scaled); probes differ how far the two replicas' probes are apart, the
+#    noise of the scale factors; and model sd the replay's own spread for a
+#    run of this size (its replications' sd / mean,
+#    live_bounds.model_spread), what an exact model errs by.
 #    With floors of 5% (mean/p50) and 10% (p90/p99): the repeat has the
 #    same arrivals and routes (round-robin) as the run, so what differs is
 #    what a replay cannot know, and an exact model's error would be of the
@@ -43,11 +51,8 @@
 #    least-outstanding's choices depend on the servers' state.
 #    Also asserted: round-robin's records alternate 0, 1, 0, 1 in send order
 #    and every request of a level went to one of the two servers.
-# 6. Report (not asserted) the forward prediction of step 3 against the
+# 7. Report (not asserted) the forward prediction of step 3 against the
 #    measurement: that comparison also carries the luck of 24 arrivals.
-# The two servers share the machine's two cores with the client: while both
-# are busy each runs slower than the calibration (one server alone) saw, so
-# the replay's errors include that (printed beside them).
 # Exit 0 pass, 1 fail. About 4-5 minutes on a 2-core machine.
 set -euo pipefail
 
@@ -122,6 +127,18 @@ for r in "${routes[@]}"; do
   for i in 0 1; do
     [[ -s "probe-$r-$i.json" ]] || { echo "live_fleet: probe of replica $i wrote nothing"; exit 1; }
   done
+  # the replicas' speed as a share of the model's: prompts from TTFT,
+  # decode from TPOT, the mean of the two replicas' probes
+  factors=$("$PY" - "$r" <<'PY'
+import json, sys
+one = json.load(open("one.json"))["levels"][0]
+def ratio(i, q):
+    return json.load(open(f"probe-{sys.argv[1]}-{i}.json"))["levels"][0][q + "_ms"]["p50"] \
+        / one[q + "_ms"]["p50"]
+print("%.4f,%.4f" % tuple((ratio(0, q) + ratio(1, q)) / 2 for q in ("ttft", "tpot")))
+PY
+) || { echo "live_fleet: the probes of $r give no speed"; exit 1; }
+  echo "$r: replicas at x$factors of the model's speed (prompts, decode; probes)"
   for k in 1 2; do
     rc=0
     "$SB" run --url "${urls[0]}" --url "${urls[1]}" --route "$r" --model live --quiet \
@@ -130,12 +147,17 @@ for r in "${routes[@]}"; do
     if [[ $rc -ne 0 && $rc -ne 1 ]]; then
       echo "live_fleet: servebench run ($r) failed with status $rc"; exit 1
     fi
-    rc=0
-    "$SB" validate --model-file model.json --measured "run-$r-$k.json" --seed 3 \
-      --json "cmp-$r-$k.json" --quiet >"cmp-$r-$k.txt" 2>&1 || rc=$?
-    if [[ $rc -ge 2 ]]; then
-      echo "live_fleet: validate --measured ($r) failed with status $rc"; cat "cmp-$r-$k.txt"; exit 1
-    fi
+    # the replay at the model's speed (cmp-) and at the probes' (adj-)
+    for v in cmp adj; do
+      speed=()
+      [[ $v == adj ]] && speed=(--speed-factors "$factors")
+      rc=0
+      "$SB" validate --model-file model.json --measured "run-$r-$k.json" --seed 3 "${speed[@]}" \
+        --json "$v-$r-$k.json" --quiet >"$v-$r-$k.txt" 2>&1 || rc=$?
+      if [[ $rc -ge 2 ]]; then
+        echo "live_fleet: validate --measured ($r) failed with status $rc"; cat "$v-$r-$k.txt"; exit 1
+      fi
+    done
   done
 done
 
@@ -156,25 +178,42 @@ def diff(a, b, q, stats):
                 out.append(abs(y - x) / x * 100)
     return out
 
-# How far each replica's one-client speed, probed just before a route's
-# runs, is from the model's: the drift since calibrating (and any
-# difference between the replicas) that no model can know; as the error an
-# exact model would make, |predicted - probe| / probe (the larger of the two
-# replicas), validate-live's calibration term in another form.
-one = json.load(open("one.json"))["levels"][0]
-def speed(r, q):
-    errs = []
-    for i in (0, 1):
-        m = json.load(open(f"probe-{r}-{i}.json"))["levels"][0][q + "_ms"].get("p50")
-        p = one[q + "_ms"]["p50"]
-        if m:
-            errs.append(abs(p - m) / m * 100)
-    return max(errs) if errs else float("nan")
+# How far the replicas' speed, probed just before a route's runs, is from
+# the model's, carried through the run's own load: the replay with the
+# model's times scaled by the probes (adj-) against the plain replay (cmp-),
+# the median over levels of |plain / scaled - 1|. An exact model errs by
+# this much when the servers ran at the probes' speed; near saturation the
+# queue turns a few percent of speed into tens of percent of TTFT (a
+# fresh-clone run: probes 5-14% slow, least-outstanding's burst measured
+# 17-23% above the plain replay, 4-9% from the scaled one).
+def speed_effect(plain, adj, q, stats):
+    out = []
+    for lp, la in zip(plain["levels"], adj["levels"]):
+        for s in stats:
+            p = lp["metrics"].get(f"{q}_{s}", {}).get("predicted")
+            a = la["metrics"].get(f"{q}_{s}", {}).get("predicted")
+            if p and a:
+                out.append(abs(p / a - 1) * 100)
+    return median(out)
+
+# How far the two replicas' probes differ (% of their mean): the noise of
+# the scale factors (3 requests each). E2E: the larger of TTFT's and TPOT's.
+def probe_diff(r, q):
+    if q == "e2e":
+        return max(probe_diff(r, "ttft"), probe_diff(r, "tpot"))
+    a, b = (json.load(open(f"probe-{r}-{i}.json"))["levels"][0][q + "_ms"]["p50"]
+            for i in (0, 1))
+    return abs(a - b) / ((a + b) / 2) * 100
+
+def mdape(block, q, cls):
+    e = block["summary"].get(f"{q}_{cls}_mdape_pct") if block else None
+    return e if e is not None else float("nan")
 
 fail = []
 for r in routes:
     runs = [json.load(open(f"run-{r}-{k}.json")) for k in (1, 2)]
     cmps = [json.load(open(f"cmp-{r}-{k}.json")) for k in (1, 2)]
+    adjs = [json.load(open(f"adj-{r}-{k}.json")) for k in (1, 2)]
     pred = json.load(open(f"pred-{r}.json"))
     for k, run in enumerate(runs, 1):
         reps = run["target"].get("replicas") or []
@@ -194,23 +233,32 @@ for r in routes:
                   + ", ".join("%.2f" % x for x in shares))
     for what, block in (("per-replica replay", lambda c: c),
                         ("routed replay", lambda c: c.get("routed"))):
-        print(f"== {r}: {what} error (median |error| over levels) against the repeat")
+        print(f"== {r}: {what} error (median |error| over levels) against the repeat; "
+              "| the same at the probes' speed")
         for q in quant:
             for cls, stats in classes.items():
                 rep = median(diff(runs[0], runs[1], q, stats))
-                spd = speed(r, q)
-                for k, c in enumerate(cmps, 1):
-                    b = block(c)
-                    msd = model_spread(b, q, stats) if b else float("nan")
+                pd = probe_diff(r, q)
+                for k in (1, 2):
+                    b, ba = block(cmps[k - 1]), block(adjs[k - 1])
+                    if not b or not ba:
+                        fail.append(f"{r} run {k}: no {what}")
+                        continue
+                    msd, amsd = model_spread(b, q, stats), model_spread(ba, q, stats)
+                    spd = speed_effect(b, ba, q, stats)
                     limit = 2 * bound(rep, spd, msd) + floor[cls]
-                    e = b["summary"].get(f"{q}_{cls}_mdape_pct") if b else None
-                    ok = e is not None and e <= limit
-                    print(f"  {q.upper():4s} {cls:7s} run {k}: "
-                          f"{e if e is not None else float('nan'):5.1f}% "
-                          f"(repeat {rep:.1f}%, speed {spd:.1f}%, model sd {msd:.1f}%, "
-                          f"limit {limit:.1f}%) {'ok' if ok else 'FAIL'}")
+                    alimit = 2 * bound(rep, pd, amsd) + floor[cls]
+                    e, ea = mdape(b, q, cls), mdape(ba, q, cls)
+                    ok, aok = e <= limit, ea <= alimit
+                    print(f"  {q.upper():4s} {cls:7s} run {k}: {e:5.1f}% (repeat {rep:.1f}%, "
+                          f"speed {spd:.1f}%, model sd {msd:.1f}%, limit {limit:.1f}%) "
+                          f"{'ok' if ok else 'FAIL'} | {ea:5.1f}% (probes differ {pd:.1f}%, "
+                          f"model sd {amsd:.1f}%, limit {alimit:.1f}%) {'ok' if aok else 'FAIL'}")
                     if not ok:
-                        fail.append(f"{r} run {k} {q} {cls}: {what} error {e} > limit {limit:.1f}%")
+                        fail.append(f"{r} run {k} {q} {cls}: {what} error {e:.1f}% > {limit:.1f}%")
+                    if not aok:
+                        fail.append(f"{r} run {k} {q} {cls}: {what} at the probes' speed: "
+                                    f"error {ea:.1f}% > {alimit:.1f}%")
     print(f"== {r}: forward prediction (sbsim --replicas 2 --route {r}) against both runs (reported)")
     for pl, l1, l2 in zip(pred["levels"], runs[0]["levels"], runs[1]["levels"]):
         for q in quant:

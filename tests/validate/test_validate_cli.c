@@ -181,6 +181,39 @@ static void test_other_slots(sb_validate_config *c, const char *meas_p)
 }
 
 /* The library: a comparison of meas_p with the model in model_p. */
+/* --speed-factors: the model that is 2x slow in its decode steps, scaled by
+ * decode x0.5, is the model that made the measurement (goals met, and the
+ * JSON and the report say how it was scaled); the right model scaled 2x is
+ * wrong; factors that are not two numbers in [0.01, 100] are bad usage. */
+static void test_speed_factors(const char *dir, const char *good_p, const char *bad_p,
+			       const char *meas_p, const char *cmp_p)
+{
+	char out_p[256];
+	snprintf(out_p, sizeof(out_p), "%s/speed.txt", dir);
+	const char *ok[] = { "validate", "--model-file", bad_p, "--measured", meas_p,
+			     "--speed-factors", "1,0.5", "--seed", "3", "--json", cmp_p, "--quiet",
+			     NULL };
+	CHECK(validate_to(out_p, 12, ok) == 0);
+	json_t *cmp = sb_json_load_file(cmp_p, NULL);
+	CHECK(cmp && json_is_true(json_object_get(cmp, "goals_met")));
+	json_t *sf = json_object_get(cmp, "speed_factors");
+	CHECK_NEAR(json_number_value(json_object_get(sf, "prefill")), 1.0, 0);
+	CHECK_NEAR(json_number_value(json_object_get(sf, "decode")), 0.5, 0);
+	json_decref(cmp);
+	char *txt = slurp(out_p);
+	CHECK(txt && strstr(txt, "scaled by the given speed: prompts x1.000, decode x0.500"));
+	free(txt);
+	const char *slow[] = { "validate", "--model-file", good_p, "--measured", meas_p,
+			       "--speed-factors", "2,2", "--seed", "3", "--quiet", NULL };
+	CHECK(validate(10, slow) == 1);
+	const char *bad[] = { "1", "0,1", "1,200", "a,b", "1,2,3", "" };
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *u[] = { "validate", "--model-file", good_p, "--measured", meas_p,
+				    "--speed-factors", bad[i], NULL };
+		CHECK(validate(7, u) == 2);
+	}
+}
+
 static void test_library(const char *model_p, const char *meas_p)
 {
 	sb_validate_config c;
@@ -337,6 +370,7 @@ int main(int argc, char **argv)
 	CHECK(validate(2, u7) == 2);
 
 	test_second_model(dir, good_p, bad_p, meas_p, cmp_p);
+	test_speed_factors(dir, good_p, bad_p, meas_p, cmp_p);
 	test_library(good_p, meas_p);
 
 	unlink(meas_p);
