@@ -16,31 +16,35 @@
 #    seed, so the same arrivals and lengths, and --no-cache-prompt, so the
 #    server prefills every prompt afresh both times (the repeat: how far two
 #    runs of the same requests differ by the servers' own noise).
-# 5. Probe both replicas at once just before a route's runs (one client
-#    each, 3 requests): their speed as a share of the model's, TTFT for the
-#    prompt-side times and TPOT for the decode steps, the mean of the two.
-#    That is the servers' drift since calibrating, which no model can know
-#    (on this VM one client's speed moves 10-20% within minutes), and the
-#    two servers' sharing of two cores with the client, which the fleet
-#    model leaves out (its replicas are independent machines).
+# 5. Probe both replicas at once just before a route's runs and just after
+#    them (one client each, 3 requests): their speed as a share of the
+#    model's, TTFT for the prompt-side times and TPOT for the decode steps,
+#    the mean of the four. That is the servers' drift since calibrating,
+#    which no model can know (on this VM one client's speed moves 10-20%
+#    within minutes), and the two servers' sharing of two cores with the
+#    client, which the fleet model leaves out (its replicas are independent
+#    machines).
 # 6. Replay each measured run through the model server by server (`servebench
 #    validate --measured`: each replica's requests at their measured send
 #    times on a server of the model's), once as calibrated and once with the
 #    model's times scaled by the probes (`--speed-factors`), and assert, per
 #    quantity (TTFT, E2E) and class (mean/p50, p90/p99), the two bounds
 #    validate-live uses:
-#        median |replay error|        <= 2 x max(repeat, speed, model sd) + floor
-#        the same at the probes' speed <= 2 x max(repeat, probes differ, model sd) + floor
+#        median |replay error|         <= 2 x max(repeat, speed, model sd) + floor
+#        the same at the probes' speed <= 2 x max(repeat, probes apart, model sd) + floor
 #    where repeat is the median difference of the two runs; speed the
 #    median |plain / scaled - 1| of the two replays' predictions, the error
 #    an exact model makes when the servers ran at the probes' speed, carried
 #    through the run's own queueing (near saturation a few percent of speed
 #    become tens of percent of TTFT: a fresh-clone run had probes 5-14% slow
 #    and least-outstanding's replay 17-23% below the measurement; in another
-#    run it was 16-26% below, and 2-10% off when scaled); probes differ how far the two replicas' probes are apart, the
-#    noise of the scale factors; and model sd the replay's own spread for a
-#    run of this size (its replications' sd / mean,
-#    live_bounds.model_spread), what an exact model errs by.
+#    run it was 16-26% below, and 2-10% off when scaled); probes apart the
+#    four probes' (largest - smallest) / mean, the noise of the scale
+#    factors (the replicas' difference and the drift over the runs: one run
+#    had both replicas' probes 18% fast, 3% apart, before runs that went at
+#    the model's speed); and model sd the replay's own spread for a run of
+#    this size (its replications' sd / mean, live_bounds.model_spread), what
+#    an exact model errs by.
 #    With floors of 5% (mean/p50) and 10% (p90/p99): the repeat has the
 #    same arrivals and routes (round-robin) as the run, so what differs is
 #    what a replay cannot know, and an exact model's error would be of the
@@ -108,6 +112,22 @@ echo "fleet capacity predicted: $("$PY" -c 'import json; print("%.2f" % json.loa
 "$SIM" --model-file model.json --no-uncertainty --concurrency 1 "${lens[@]}" \
   --requests 200 --warmup 0 --seed 9 --json one.json >/dev/null
 
+# probe_both ROUTE WHEN: one client on each replica at once, 3 requests
+# (probe-ROUTE-I-WHEN.json): each one's speed while the other also serves,
+# since on this machine the two servers share two cores with the client
+# (the model, calibrated on one replica alone, assumes they do not)
+probe_both() {
+  for i in 0 1; do
+    "$SB" run --url "${urls[$i]}" --model live --quiet --concurrency 1 --num-requests 3 \
+      "${lens[@]}" --warmup 0 --no-cache-prompt --seed $((seed + 50 + i)) \
+      --out "probe-$1-$i-$2.json" &
+  done
+  wait || { echo "live_fleet: a probe failed"; exit 1; }
+  for i in 0 1; do
+    [[ -s "probe-$1-$i-$2.json" ]] || { echo "live_fleet: probe of replica $i wrote nothing"; exit 1; }
+  done
+}
+
 routes=(round-robin least-outstanding)
 seed=31
 for r in "${routes[@]}"; do
@@ -115,30 +135,7 @@ for r in "${routes[@]}"; do
   echo "== $r: predict, then measure twice"
   "$SIM" --model-file model.json --no-uncertainty --replicas 2 --route "$r" --rate "$rates" \
     "${lens[@]}" --requests 2000 --warmup 0 --seed 5 --json "pred-$r.json" >/dev/null
-  # both replicas probed at once: each one's speed while the other also
-  # serves, since on this machine the two servers share two cores with the
-  # client (the model, calibrated on one replica alone, assumes they do not)
-  for i in 0 1; do
-    "$SB" run --url "${urls[$i]}" --model live --quiet --concurrency 1 --num-requests 3 \
-      "${lens[@]}" --warmup 0 --no-cache-prompt --seed $((seed + 50 + i)) \
-      --out "probe-$r-$i.json" &
-  done
-  wait || { echo "live_fleet: a probe failed"; exit 1; }
-  for i in 0 1; do
-    [[ -s "probe-$r-$i.json" ]] || { echo "live_fleet: probe of replica $i wrote nothing"; exit 1; }
-  done
-  # the replicas' speed as a share of the model's: prompts from TTFT,
-  # decode from TPOT, the mean of the two replicas' probes
-  factors=$("$PY" - "$r" <<'PY'
-import json, sys
-one = json.load(open("one.json"))["levels"][0]
-def ratio(i, q):
-    return json.load(open(f"probe-{sys.argv[1]}-{i}.json"))["levels"][0][q + "_ms"]["p50"] \
-        / one[q + "_ms"]["p50"]
-print("%.4f,%.4f" % tuple((ratio(0, q) + ratio(1, q)) / 2 for q in ("ttft", "tpot")))
-PY
-) || { echo "live_fleet: the probes of $r give no speed"; exit 1; }
-  echo "$r: replicas at x$factors of the model's speed (prompts, decode; probes)"
+  probe_both "$r" before
   for k in 1 2; do
     rc=0
     "$SB" run --url "${urls[0]}" --url "${urls[1]}" --route "$r" --model live --quiet \
@@ -147,7 +144,22 @@ PY
     if [[ $rc -ne 0 && $rc -ne 1 ]]; then
       echo "live_fleet: servebench run ($r) failed with status $rc"; exit 1
     fi
-    # the replay at the model's speed (cmp-) and at the probes' (adj-)
+  done
+  probe_both "$r" after
+  # the replicas' speed as a share of the model's: prompts from TTFT,
+  # decode from TPOT, the mean of the four probes
+  factors=$("$PY" - "$r" <<'PY'
+import json, sys
+one = json.load(open("one.json"))["levels"][0]
+def ratio(f, q):
+    return json.load(open(f))["levels"][0][q + "_ms"]["p50"] / one[q + "_ms"]["p50"]
+files = [f"probe-{sys.argv[1]}-{i}-{w}.json" for i in (0, 1) for w in ("before", "after")]
+print("%.4f,%.4f" % tuple(sum(ratio(f, q) for f in files) / 4 for q in ("ttft", "tpot")))
+PY
+) || { echo "live_fleet: the probes of $r give no speed"; exit 1; }
+  echo "$r: replicas at x$factors of the model's speed (prompts, decode; probes)"
+  # each run replayed at the model's speed (cmp-) and at the probes' (adj-)
+  for k in 1 2; do
     for v in cmp adj; do
       speed=()
       [[ $v == adj ]] && speed=(--speed-factors "$factors")
@@ -196,14 +208,16 @@ def speed_effect(plain, adj, q, stats):
                 out.append(abs(p / a - 1) * 100)
     return median(out)
 
-# How far the two replicas' probes differ (% of their mean): the noise of
-# the scale factors (3 requests each). E2E: the larger of TTFT's and TPOT's.
-def probe_diff(r, q):
+# How far the four probes (two replicas, before and after the runs) are
+# apart: (largest - smallest) / mean, in %: the replicas' difference and the
+# drift over the runs, the noise of the scale factors (validate-live's
+# change between consecutive probes). E2E: the larger of TTFT's and TPOT's.
+def probe_spread(r, q):
     if q == "e2e":
-        return max(probe_diff(r, "ttft"), probe_diff(r, "tpot"))
-    a, b = (json.load(open(f"probe-{r}-{i}.json"))["levels"][0][q + "_ms"]["p50"]
-            for i in (0, 1))
-    return abs(a - b) / ((a + b) / 2) * 100
+        return max(probe_spread(r, "ttft"), probe_spread(r, "tpot"))
+    xs = [json.load(open(f"probe-{r}-{i}-{w}.json"))["levels"][0][q + "_ms"]["p50"]
+          for i in (0, 1) for w in ("before", "after")]
+    return (max(xs) - min(xs)) / (sum(xs) / len(xs)) * 100
 
 def mdape(block, q, cls):
     e = block["summary"].get(f"{q}_{cls}_mdape_pct") if block else None
@@ -238,7 +252,7 @@ for r in routes:
         for q in quant:
             for cls, stats in classes.items():
                 rep = median(diff(runs[0], runs[1], q, stats))
-                pd = probe_diff(r, q)
+                pd = probe_spread(r, q)
                 for k in (1, 2):
                     b, ba = block(cmps[k - 1]), block(adjs[k - 1])
                     if not b or not ba:
@@ -252,7 +266,7 @@ for r in routes:
                     ok, aok = e <= limit, ea <= alimit
                     print(f"  {q.upper():4s} {cls:7s} run {k}: {e:5.1f}% (repeat {rep:.1f}%, "
                           f"speed {spd:.1f}%, model sd {msd:.1f}%, limit {limit:.1f}%) "
-                          f"{'ok' if ok else 'FAIL'} | {ea:5.1f}% (probes differ {pd:.1f}%, "
+                          f"{'ok' if ok else 'FAIL'} | {ea:5.1f}% (probes {pd:.1f}% apart, "
                           f"model sd {amsd:.1f}%, limit {alimit:.1f}%) {'ok' if aok else 'FAIL'}")
                     if not ok:
                         fail.append(f"{r} run {k} {q} {cls}: {what} error {e:.1f}% > {limit:.1f}%")
