@@ -106,7 +106,7 @@ static int parse_speed(const char *s, void *dest, const char *what, sb_error *e)
 		return -EINVAL;
 	if (k != 2) {
 		free(v);
-		return sb_error_set(e, "%s: '%s' is not two factors PREFILL,DECODE", what, s);
+		return sb_error_set(e, "%s: '%s' is not two factors FP,FD (prompts, decode)", what, s);
 	}
 	f[0] = v[0];
 	f[1] = v[1];
