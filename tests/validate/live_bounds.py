@@ -16,17 +16,29 @@ def median(xs):
     return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
 
 
+def probe_offsets(server_speed, q):
+    """Each of validate's one-client probes (JSON "server_speed"): how far
+    its q (ttft or tpot) p50 is from the model's, as a fraction
+    (measured / model - 1)."""
+    probes = (server_speed or {}).get("probes", [])
+    return [p[q + "_pct"] / 100 for p in probes if p.get(q + "_pct") is not None]
+
+
+def probe_ratio(server_speed, q):
+    """The server's one-client speed as a share of the model's: the median
+    over the probes of measured / model for q (ttft or tpot). NaN without
+    probes."""
+    return median([1 + x for x in probe_offsets(server_speed, q)])
+
+
 def speed_offset(server_speed, q):
-    """How far the server's one-client speed (validate's probes, JSON
-    "server_speed") is from the model's, in the units of a prediction error:
-    a probe p% off the model makes an exact model's prediction err by
-    -p / (1 + p); the median over the probes, in %. E2E: the larger of
-    TTFT's and TPOT's. NaN without probes."""
+    """How far the server's one-client speed is from the model's, in the
+    units of a prediction error: a probe p% off the model makes an exact
+    model's prediction err by -p / (1 + p); the median over the probes, in
+    %. E2E: the larger of TTFT's and TPOT's. NaN without probes."""
     if q == "e2e":
         return max(speed_offset(server_speed, "ttft"), speed_offset(server_speed, "tpot"))
-    probes = (server_speed or {}).get("probes", [])
-    xs = [p[q + "_pct"] / 100 for p in probes if p.get(q + "_pct") is not None]
-    return median([abs(x / (1 + x)) * 100 for x in xs if x > -1])
+    return median([abs(x / (1 + x)) * 100 for x in probe_offsets(server_speed, q) if x > -1])
 
 
 def probe_change(server_speed, q):

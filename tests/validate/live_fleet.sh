@@ -197,7 +197,7 @@ def diff(a, b, q, stats):
 # this much when the servers ran at the probes' speed; near saturation the
 # queue turns a few percent of speed into tens of percent of TTFT (a
 # fresh-clone run: probes 5-14% slow, least-outstanding's burst measured
-# 17-23% above the plain replay, 4-9% from the scaled one).
+# 17-23% above the plain replay; a local run's 16-26% became 2-10% scaled).
 def speed_effect(plain, adj, q, stats):
     out = []
     for lp, la in zip(plain["levels"], adj["levels"]):
@@ -220,7 +220,7 @@ def probe_spread(r, q):
     return (max(xs) - min(xs)) / (sum(xs) / len(xs)) * 100
 
 def mdape(block, q, cls):
-    e = block["summary"].get(f"{q}_{cls}_mdape_pct") if block else None
+    e = block["summary"].get(f"{q}_{cls}_mdape_pct")
     return e if e is not None else float("nan")
 
 fail = []

@@ -181,14 +181,12 @@ plan_check() {
 plan_verdict() {
   "$PY" - plan.json <<'PY2'
 import json, sys
-from live_bounds import median
+from live_bounds import probe_ratio
 doc = json.load(open(sys.argv[1]))
 p = doc["plan_check"]
 # the probes' speed as a share of the model's: decode steps from TPOT,
 # steps with a prompt from TTFT
-probes = (doc.get("server_speed") or {}).get("probes", [])
-probe = {k: median([1 + x[q + "_pct"] / 100 for x in probes if x.get(q + "_pct") is not None])
-         for k, q in (("decode", "tpot"), ("prefill", "ttft"))}
+probe = {k: probe_ratio(doc.get("server_speed"), q) for k, q in (("decode", "tpot"), ("prefill", "ttft"))}
 print("probes x%.3f/%.3f of the model (decode/prefill)" % (probe["decode"], probe["prefill"]))
 print("validate --plan's own outcome: %s" % p["outcome"])
 # printed, not asserted: the same requests replayed at each level's step speed
