@@ -83,9 +83,16 @@ def verdict_lines(t):
     keep = [x for x in out if "FAIL" in x][-20:] + ["  ..."] + out[-12:]
     return ["  " + x[:160] for x in keep]
 
-# a live test run twice (above) counts by its second run
+def skip_reason(t):
+    out = ((t.get("stdout") or "") + (t.get("stderr") or "")).splitlines()
+    why = [x for x in out if "INCONCLUSIVE" in x]
+    return why[-1][:300] if why else "(no reason printed)"
+
+# a live test run twice (above) counts by its second run; the closing lines
+# say how many passed only then
 again = {t["name"]: t for t in results("build/meson-logs/live-again.json")}
 passed = failed = skipped = 0
+rerun_passed, skips = [], []
 digest = []  # each failure's verdict lines, repeated at the end of the output
 for l in logs:
     for t in results(l):
@@ -94,10 +101,13 @@ for l in logs:
         if second:
             digest.append(f"== {t['name']}: failed, then {r} when run again; its first run:")
             digest += verdict_lines(t)
+            if r in ("OK", "EXPECTEDFAIL"):
+                rerun_passed.append(t["name"])
         if r in ("OK", "EXPECTEDFAIL"):
             passed += 1
         elif r == "SKIP":
             skipped += 1
+            skips.append(f"  skipped: {t['name']}: {skip_reason(second or t)}")
         else:
             failed += 1
             digest.append(f"== failed: {t['name']} ({l}, {r})")
@@ -106,9 +116,11 @@ if digest:
     print("\n".join(digest))
 if rc and not failed:
     failed = 1  # a meson run failed without a result in its log (it could not start)
-if skipped:
-    print(f"({skipped} skipped)")
-print(f"tests: {passed} passed, {failed} failed")
+if skips:
+    print("\n".join(skips))
+print(f"live tests that failed their first run and passed on the rerun: {len(rerun_passed)}"
+      + (f" ({', '.join(rerun_passed)})" if rerun_passed else ""))
+print(f"tests: {passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
 sys.exit(1 if failed or passed == 0 else 0)
 PY
 count_rc=$?

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Start and stop a real llama.cpp llama-server with a random-weight model.
 #
-#   llama.sh start [--np N] [--ctx C] [--port P] [--threads T] [--model GGUF]
-#                  [--extra ARG...]
+#   llama.sh start [--np N] [--ctx C] [--port P] [--threads T] [--cpus LIST]
+#                  [--model GGUF] [--extra ARG...]
 #       Builds llama-server and writes the model if needed (both cached), starts
 #       the server on 127.0.0.1, waits until GET /health is OK and prints
 #       shell-evaluable lines: URL=... PID=... PIDFILE=... LOG=... MODEL=...
@@ -13,6 +13,8 @@
 #       0.39-0.45 with one, in calibrations on the same machine and day);
 #       one thread is slower but steadier, and steadiness is what the live
 #       tests and the guide's comparisons need.
+#       --cpus LIST runs the server on those CPUs only (taskset -c LIST), so a
+#       client pinned to the others does not take its core.
 #       --ctx is the total context (split over the N slots), a multiple of
 #       1024; default 4096*N. Files go to $SERVEBENCH_RUN_DIR (or a new
 #       temporary directory).
@@ -26,7 +28,7 @@ HEALTH_TIMEOUT="${SERVEBENCH_HEALTH_TIMEOUT:-60}"
 
 log() { printf 'llama.sh: %s\n' "$*" >&2; }
 die() { printf 'llama.sh: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,16s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 
@@ -73,7 +75,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 
 cmd_start() {
     local np=4 ctx="" port="" threads=1 model=""
-    local -a extra=()
+    local -a extra=() pin=()
     while (($#)); do
         case "$1" in
             --np) np="${2:?--np needs a value}"; shift 2 ;;
@@ -81,6 +83,7 @@ cmd_start() {
             --port) port="${2:?--port needs a value}"; shift 2 ;;
             --threads) threads="${2:?--threads needs a value}"; shift 2 ;;
             --model) model="${2:?--model needs a value}"; shift 2 ;;
+            --cpus) pin=(taskset -c "${2:?--cpus needs a value}"); shift 2 ;;
             --extra) shift; extra=("$@"); break ;;
             -h|--help) usage ;;
             *) die "unknown option for start: $1" ;;
@@ -120,7 +123,7 @@ cmd_start() {
         fi
         pidfile="$run_dir/llama-server-$port.pid"
         logfile="$run_dir/llama-server-$port.log"
-        "$bin" -m "$model" --host 127.0.0.1 --port "$port" -np "$np" -c "$ctx" -t "$threads" \
+        ${pin[@]+"${pin[@]}"} "$bin" -m "$model" --host 127.0.0.1 --port "$port" -np "$np" -c "$ctx" -t "$threads" \
             --metrics --slots --no-webui ${extra[@]+"${extra[@]}"} \
             </dev/null >"$logfile" 2>&1 &
         pid=$!

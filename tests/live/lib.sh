@@ -1,0 +1,128 @@
+# lib.sh — what the live accuracy tests share (sourced by live_*.sh).
+#
+# Before sourcing: SB (servebench), LLAMA (target/llama.sh), NAME (the
+# test's name, for messages and the work directory). Sets PY, LC
+# (livecheck.py), work (a temporary directory the script runs in, removed
+# on exit; SERVEBENCH_LIVE_KEEP=DIR keeps its files there).
+
+PY=${SERVEBENCH_PYTHON:-python3}
+LC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/livecheck.py"
+SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
+LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
+work=$(mktemp -d "${TMPDIR:-/tmp}/sb-$NAME.XXXXXX")
+pidfiles=()
+export SERVEBENCH_RUN_DIR="$work/srv"
+
+stop_servers() {
+  local p
+  for p in "${pidfiles[@]}"; do "$LLAMA" stop "$p" >/dev/null 2>&1 || true; done
+  pidfiles=()
+}
+live_cleanup() {
+  stop_servers
+  if [[ -n "${SERVEBENCH_LIVE_KEEP:-}" ]]; then
+    mkdir -p "$SERVEBENCH_LIVE_KEEP" && cp -r "$work"/* "$SERVEBENCH_LIVE_KEEP"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap live_cleanup EXIT
+trap 'exit 1' INT TERM
+cd "$work"
+
+die() { echo "$NAME: $*"; exit 1; }
+
+# start_server SLOTS: a llama-server of SLOTS slots and one thread (with two
+# on two cores every step waits at a barrier for whichever thread the
+# client displaced: target/README.md); sets URL. SERVEBENCH_LIVE_PORT=P
+# gives the servers ports P, P+1, ...
+# SERVEBENCH_LIVE_PIN=1 (on a machine of 2 or more CPUs): the servers on
+# the last CPU, servebench on the others (taskset).
+starts=0
+pin_server=()
+if [[ "${SERVEBENCH_LIVE_PIN:-0}" == 1 && $(nproc) -ge 2 ]]; then
+  pin_server=(--cpus $(($(nproc) - 1)))
+  SB_PIN=(taskset -c 0-$(($(nproc) - 2)))
+else
+  SB_PIN=()
+fi
+start_server() {
+  local out opts=("${pin_server[@]}")
+  [[ -n "${SERVEBENCH_LIVE_PORT:-}" ]] && opts+=(--port $((SERVEBENCH_LIVE_PORT + starts)))
+  starts=$((starts + 1))
+  out=$("$LLAMA" start --np "$1" "${opts[@]}" 2>start.log) \
+    || { tail -20 start.log; die "llama-server did not start"; }
+  eval "$out"   # URL PID PIDFILE LOG ...
+  pidfiles+=("$PIDFILE")
+  echo "llama-server with $1 slots at $URL (pid $PID)"
+}
+
+# sb STATUS_OK CMD...: runs servebench; a status above STATUS_OK stops the
+# test (run and validate exit 1 for failed requests or missed goals, which
+# the judge reads for itself).
+sb() {
+  local ok=$1 rc=0
+  shift
+  ${SB_PIN[@]+"${SB_PIN[@]}"} "$SB" "$@" || rc=$?
+  [[ $rc -le $ok ]] || die "servebench $1 failed with status $rc"
+}
+
+# validate_twice PREFIX MODEL REF ARGS...: validates MODEL twice on $URL
+# with one seed and the prompt cache off (the same prompts at the same
+# times), re-measuring REF's one-client load before and after each
+# (--drift-ref); PREFIX-m1.json, -m2.json (measured), -v1.json, -v2.json.
+validate_twice() {
+  local p=$1 model=$2 ref=$3 k
+  shift 3
+  for k in 1 2; do
+    sb 1 validate --model-file "$model" --url "$URL" --model live --seed 11 --no-cache-prompt \
+      --drift-ref "$ref" --quiet --out-measured "$p-m$k.json" --json "$p-v$k.json" "$@"
+  done
+}
+
+# replay_all PREFIX MODEL SLOTS: both measurements through MODEL and through
+# the wrong models at the server's speed of the day (the drift
+# re-measurements' TTFT and TPOT ratios: livecheck.py factors); sets
+# JUDGE_ARGS for livecheck.py judge. The wrong models: every time x1.2,
+# decode passes of 2+ sequences x1.25 (beyond 1 slot), prefill per token
+# x1.25, one slot fewer (beyond 1 slot), and the other KV layout (beyond 2
+# slots, where slot ids decide the passes).
+replay_all() {
+  local p=$1 model=$2 S=$3 f n=0 kv other
+  f=$("$PY" "$LC" factors "$p-v1.json" "$p-v2.json")
+  echo "the server's speed against the calibration's measurement of the same load (TTFT, TPOT): x$f"
+  replay1() {   # NAME FLAGS...
+    local k
+    for k in 1 2; do
+      sb 1 validate --measured "$p-m$k.json" --model-file "$model" --speed-factors "$f" \
+        --seed 11 --no-forecast --quiet --json "$p-$1-$k.json" "${@:2}" >/dev/null
+    done
+  }
+  replay1 right
+  JUDGE_ARGS=(--slots "$S" --right "$p-right-1.json" "$p-right-2.json")
+  control() {   # NAME FLAGS...
+    n=$((n + 1))
+    replay1 "ctl$n" "${@:2}"
+    JUDGE_ARGS+=(--control "$1" "$p-ctl$n-1.json" "$p-ctl$n-2.json")
+  }
+  control "all x1.2" --scale all=1.2
+  [[ $S -gt 1 ]] && control "decode B>=2 x1.25" --scale decode_batched=1.25
+  control "prefill/token x1.25" --scale prefill_token=1.25
+  [[ $S -gt 1 ]] && control "one slot fewer" --sim-slots $((S - 1))
+  if [[ $S -gt 2 ]]; then
+    kv=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('kv_cache', 'unified'))" "$model")
+    other=$([[ $kv == per-slot ]] && echo unified || echo per-slot)
+    control "KV $other" --kv-cache "$other"
+  fi
+  return 0
+}
+
+# worse RC...: the combined verdict: fail if any failed, else inconclusive
+# (77) if any was, else pass.
+worse() {
+  local r out=0
+  for r in "$@"; do
+    if [[ $r == 1 ]]; then out=1; elif [[ $r == 77 && $out == 0 ]]; then out=77
+    elif [[ $r != 0 && $r != 77 ]]; then out=1; fi
+  done
+  echo $out
+}

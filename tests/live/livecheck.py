@@ -1,0 +1,462 @@
+"""livecheck.py — how a live accuracy test decides (tests/live/*.sh use it).
+
+A live test measures a real server twice with the same requests (two
+`servebench validate` runs with one seed and the prompt cache off: the same
+prompts, lengths and arrivals), replays both measurements through the model
+under test and through deliberately wrong models (the negative controls),
+and judges the model's error per regime against a bound whose every excuse
+is measured without any model:
+
+  repeat   how far the two measurements of the same requests differ
+           (median |B - A| / A over the cell's levels and statistics);
+  drift    how far the server's speed moved while it was measured: validate
+           re-measured a load the calibration itself measured (--drift-ref,
+           one client) before and after each validation, measured against
+           measured; the largest distance of those speed ratios from their
+           mean (the factor the replays use, below).
+
+The replays run at the server's speed of the day: the model's prompt-side
+times scaled by the mean TTFT ratio of those re-measurements and its decode
+times by the TPOT ratio (validate --speed-factors), a correction read from
+measurements alone, so a model k-times off stays k-times off and a server
+that slowed down since calibrating is not called a wrong model.
+
+Cells: regime (unloaded: closed loop below the slot count; batched: closed
+loop at or above it; open: Poisson arrivals) x quantity (TTFT, TPOT, E2E)
+x class (central: mean and p50; tail: p90 — a p99 of 10-16 requests is
+their largest, one request's luck). A cell's figure is the median |error|
+over its levels and statistics, each level's error the mean of its two
+replays' signed errors. A cell is decided when its noise (the larger of
+repeat and drift) is at most CAP; its limit is then GOAL + noise: a fixed
+goal when the machine is quiet, never more than GOAL + CAP. Also judged,
+per quantity: the worst level's central error against WORST x the largest
+central limit.
+
+The verdict: FAIL when the model misses a decided cell; INCONCLUSIVE
+(exit 77, meson's skip) when any central cell is undecided (the run was
+too noisy to tell a 15% error from none); FAIL when a control model passes
+every decided cell ("the bound cannot tell this model from a wrong one");
+else PASS. Every run prints one line, "livecheck-record {json}", with every
+term, limit, error, control outcome and the verdict.
+"""
+import json
+import sys
+
+GOAL = {"central": 10.0, "tail": 15.0}
+CAP = {"central": 5.0, "tail": 10.0}
+STATS = {"central": ("mean", "p50"), "tail": ("p90",)}
+QUANTS = ("ttft", "tpot", "e2e")
+REGIMES = ("unloaded", "batched", "open")
+WORST = 2.0
+PASS, FAIL, INCONCLUSIVE = 0, 1, 77
+VERDICT = {PASS: "pass", FAIL: "fail", INCONCLUSIVE: "inconclusive"}
+
+
+def median(xs):
+    """The median of the numbers in xs (NaNs left out); NaN when none."""
+    xs = sorted(x for x in xs if x is not None and x == x)
+    n = len(xs)
+    if n == 0:
+        return float("nan")
+    return xs[n // 2] if n % 2 else 0.5 * (xs[n // 2 - 1] + xs[n // 2])
+
+
+def key(level):
+    """A level's identity in validate's JSON: (mode, level)."""
+    return (level["mode"], round(level["level"], 4))
+
+
+def regime(level, slots):
+    """unloaded, batched or open (see the header)."""
+    if level["mode"] != "concurrency":
+        return "open"
+    return "unloaded" if level["level"] < slots else "batched"
+
+
+def metric(level, q, s, field):
+    """levels[].metrics[q_s][field], None when absent."""
+    return (level.get("metrics", {}).get("%s_%s" % (q, s)) or {}).get(field)
+
+
+def levels_of(cmp, in_sample=()):
+    """cmp's levels by key, the in-sample ones left out."""
+    return {key(l): l for l in cmp["levels"] if key(l) not in in_sample}
+
+
+# ---- the terms measured without the model -----------------------------------
+
+def repeat_diffs(meas_a, meas_b, slots):
+    """{(regime, q, class): median |B - A| / A in %} over the levels both
+    comparisons hold, from their measured figures."""
+    a, b = levels_of(meas_a), levels_of(meas_b)
+    out = {}
+    for r in REGIMES:
+        for q in QUANTS:
+            for cls, stats in STATS.items():
+                d = []
+                for k, la in a.items():
+                    lb = b.get(k)
+                    if lb is None or regime(la, slots) != r:
+                        continue
+                    for s in stats:
+                        x, y = metric(la, q, s, "measured"), metric(lb, q, s, "measured")
+                        if x and y:
+                            d.append(abs(y - x) / x * 100)
+                out[(r, q, cls)] = median(d)
+    return out
+
+
+def drift_runs(docs):
+    """Every drift re-measurement (validate's reference_drift.runs) of the
+    given validate JSON documents, as speed ratios {q: measured/reference}."""
+    runs = []
+    for d in docs:
+        for run in (d.get("reference_drift") or {}).get("runs", []):
+            ratios = {q: 1 + run[q + "_pct"] / 100 for q in ("ttft", "tpot", "e2e")
+                      if run.get(q + "_pct") is not None}
+            if ratios:
+                runs.append(ratios)
+    return runs
+
+
+def drift_doc(ref, runs):
+    """The drift re-measurements a test took itself (servebench run files of
+    one client at the reference's lengths) against the reference's first
+    one-client level, in the shape of validate's reference_drift."""
+    r0 = next(l for l in ref["levels"] if l["mode"] == "concurrency" and l["level"] == 1)
+    out = []
+    for d in runs:
+        l = d["levels"][0]
+        out.append({q + "_pct": (l[q + "_ms"]["p50"] / r0[q + "_ms"]["p50"] - 1) * 100
+                    for q in ("ttft", "tpot", "e2e")})
+    return {"reference_drift": {"runs": out}}
+
+
+def speed_factors(runs):
+    """(FP, FD): the mean TTFT and TPOT ratios of the drift runs, the
+    server's speed of the day against the calibration's measurement of the
+    same load. (1, 1) without runs."""
+    def mean(q):
+        xs = [r[q] for r in runs if q in r]
+        return sum(xs) / len(xs) if xs else 1.0
+    return mean("ttft"), mean("tpot")
+
+
+def drift_spread(runs):
+    """{q: the largest |ratio - mean| / mean over the drift runs, in %}: how
+    far the server's speed strayed from the mean factor the replays use (a
+    level measured while the speed was at one end is off by about that
+    much). E2E: the largest of TTFT, TPOT and E2E. NaN without two runs."""
+    out = {}
+    for q in ("ttft", "tpot", "e2e"):
+        xs = [r[q] for r in runs if q in r]
+        m = sum(xs) / len(xs) if xs else float("nan")
+        out[q] = max(abs(x - m) for x in xs) / m * 100 if len(xs) >= 2 else float("nan")
+    ok = [v for v in out.values() if v == v]
+    out["e2e"] = max(ok) if ok else float("nan")
+    return out
+
+
+# ---- the model's errors -----------------------------------------------------
+
+def level_errors(cmps, in_sample=()):
+    """{key: {(q, s): mean signed error %}} over the comparisons (the two
+    replays of one model), and each level's regime key's level object."""
+    out = {}
+    first = levels_of(cmps[0], in_sample)
+    for k, l0 in first.items():
+        e = {}
+        for q in QUANTS:
+            for stats in STATS.values():
+                for s in stats:
+                    xs = []
+                    for c in cmps:
+                        l = levels_of(c, in_sample).get(k)
+                        x = metric(l, q, s, "error_pct") if l else None
+                        if x is not None:
+                            xs.append(x)
+                    if xs:
+                        e[(q, s)] = sum(xs) / len(xs)
+        out[k] = (l0, e)
+    return out
+
+
+def cell_errors(errs, slots):
+    """{(regime, q, class): median |error| %} and {q: (worst |central
+    error|, its level key)}."""
+    cells, worst = {}, {}
+    for r in REGIMES:
+        for q in QUANTS:
+            for cls, stats in STATS.items():
+                cells[(r, q, cls)] = median(
+                    [abs(e[(q, s)]) for l, e in errs.values() if regime(l, slots) == r
+                     for s in stats if (q, s) in e])
+    for q in QUANTS:
+        best = (float("nan"), None)
+        for k, (l, e) in errs.items():
+            for s in STATS["central"]:
+                x = abs(e.get((q, s), float("nan")))
+                if x == x and not (x <= best[0]):
+                    best = (x, k)
+        worst[q] = best
+    return cells, worst
+
+
+# ---- the bound and the verdict ----------------------------------------------
+
+def bounds(rep, spread):
+    """{cell: (noise, limit, decided)} from the repeat and the drift spread."""
+    out = {}
+    for (r, q, cls), rd in rep.items():
+        noise = max([x for x in (rd, spread.get(q, float("nan"))) if x == x] or [float("nan")])
+        decided = noise == noise and noise <= CAP[cls]
+        out[(r, q, cls)] = (noise, GOAL[cls] + noise if noise == noise else float("nan"), decided)
+    return out
+
+
+def present(cell, errs_cells):
+    """Whether the run measured the cell at all (a 2-slot test has one
+    unloaded level; a run without open loop has none)."""
+    x = errs_cells.get(cell)
+    return x is not None and x == x
+
+
+def misses(cells, worst, lim):
+    """The decided cells (and worst levels) where the errors exceed their
+    limit, as text. A quantity's worst level is judged when all its central
+    cells are decided, against WORST x the largest of their limits."""
+    out = []
+    for c, (noise, limit, decided) in lim.items():
+        e = cells.get(c)
+        if decided and e is not None and e == e and e > limit:
+            out.append("%s %s %s %.1f%% > %.1f%%" % (c[0], c[1].upper(), c[2], e, limit))
+    for q, (e, k) in worst.items():
+        cl = [v for c, v in lim.items() if c[1] == q and c[2] == "central"]
+        if not cl or not all(d for _, _, d in cl) or e != e:
+            continue
+        wl = WORST * max(l for _, l, _ in cl)
+        if e > wl:
+            out.append("worst level %s %g %s central %.1f%% > %.1f%%" % (k[0], k[1], q.upper(), e, wl))
+    return out
+
+
+def judge(right, controls, rep, spread, slots, in_sample=()):
+    """The verdict (PASS, FAIL or INCONCLUSIVE), its reasons, and the
+    record's figures. right: the model's replays (validate JSON documents);
+    controls: [(name, replays)]."""
+    lim = bounds(rep, spread)
+    cells, worst = cell_errors(level_errors(right, in_sample), slots)
+    lim = {c: v for c, v in lim.items() if present(c, cells)}
+    reasons, ctl = [], []
+    bad = misses(cells, worst, lim)
+    for name, cmps in controls:
+        cc, cw = cell_errors(level_errors(cmps, in_sample), slots)
+        m = misses(cc, cw, lim)
+        ctl.append({"name": name, "caught": bool(m), "misses": m,
+                    "cells": {"%s/%s/%s" % c: v for c, v in cc.items() if c in lim}})
+    undecided = [c for c, (_, _, d) in lim.items() if c[2] == "central" and not d]
+    if bad:
+        verdict = FAIL
+        reasons = ["the model missed: " + "; ".join(bad)]
+    elif undecided:
+        verdict = INCONCLUSIVE
+        reasons = ["too noisy to tell a 15%% error from none in %s (noise %s > %.0f%%)"
+                   % (", ".join("%s %s" % (c[0], c[1].upper()) for c in undecided),
+                      ", ".join("%.1f%%" % lim[c][0] for c in undecided), CAP["central"])]
+    else:
+        blind = [c["name"] for c in ctl if not c["caught"]]
+        verdict = FAIL if blind else PASS
+        if blind:
+            reasons = ["the bound cannot tell this model from a wrong one: " + ", ".join(blind)]
+    rec = {"cells": [{"cell": "%s/%s/%s" % c, "error": cells.get(c), "noise": n, "repeat": rep[c],
+                      "drift": spread.get(c[1]), "limit": l, "decided": d}
+                     for c, (n, l, d) in lim.items()],
+           "worst": {q: {"error": e, "level": list(k) if k else None} for q, (e, k) in worst.items()},
+           "controls": ctl}
+    return verdict, reasons, rec
+
+
+def print_table(rec, controls_names):
+    """The cells, one line each: error, repeat, drift, limit, each control's
+    error, and whether it is decided."""
+    print("%-22s %7s %7s %7s %7s  %s" % ("cell", "error", "repeat", "drift", "limit",
+                                         "  ".join("%9s" % n[:9] for n in controls_names)))
+    ctl = {c["name"]: c["cells"] for c in rec["controls"]}
+
+    def pct(x):
+        return "%6.1f%%" % x if x is not None and x == x else "     - "
+    for c in rec["cells"]:
+        row = "  ".join("%8s" % pct(ctl[n].get(c["cell"])) for n in controls_names)
+        state = ("ok" if c["error"] is None or c["error"] != c["error"] or c["error"] <= c["limit"]
+                 else "MISS") if c["decided"] else "undecided"
+        print("%-22s %7s %7s %7s %7s  %s  %s" % (c["cell"], pct(c["error"]), pct(c["repeat"]),
+                                                 pct(c["drift"]), pct(c["limit"]), row, state))
+    for q, w in rec["worst"].items():
+        print("worst level %-5s central %s at %s" % (q.upper(), pct(w["error"]), w["level"]))
+    for c in rec["controls"]:
+        print("control %-28s %s" % (c["name"], "caught: " + c["misses"][0] if c["caught"]
+                                    else "NOT caught"))
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+# ---- two calibrations of one server ------------------------------------------
+
+def same_load_drift(dir_a, dir_b, q):
+    """How far the server moved between two calibrations, measured against
+    measured: for each results file both calibration directories hold (the
+    same plan: one client at each prompt length, the concurrency sweep, the
+    pinned passes), the median |change| of the levels' q p50 (%); the
+    largest over the files. NaN when none pair up."""
+    import glob
+    import os
+    out = []
+    for fa in sorted(glob.glob(os.path.join(dir_a, "*.json"))):
+        fb = os.path.join(dir_b, os.path.basename(fa))
+        if not os.path.exists(fb):
+            continue
+        try:
+            la = {key(l): l for l in load(fa)["levels"]}
+            lb = load(fb)["levels"]
+        except (KeyError, ValueError):
+            continue
+        d = []
+        for l in lb:
+            o = la.get(key(l))
+            a = o and (o.get(q + "_ms") or {}).get("p50")
+            b = (l.get(q + "_ms") or {}).get("p50")
+            if a and b:
+                d.append(abs(b - a) / a * 100)
+        out.append(median(d))
+    return max([x for x in out if x == x] or [float("nan")])
+
+
+def prediction_diffs(first, second):
+    """{(q, class): median |B - A| / A (%)} of two models' predictions of the
+    same measured levels (validate JSON documents)."""
+    a, b = levels_of(first), levels_of(second)
+    out = {}
+    for q in QUANTS:
+        for cls, stats in STATS.items():
+            d = []
+            for k, la in a.items():
+                for s in stats:
+                    x = metric(la, q, s, "predicted")
+                    y = metric(b.get(k, {}), q, s, "predicted")
+                    if x and y:
+                        d.append(abs(y - x) / x * 100)
+            out[(q, cls)] = median(d)
+    return out
+
+
+def judge_calibrations(first, second, dir_a, dir_b):
+    """Two calibrations minutes apart must predict the same requests as
+    closely as the server itself stayed the same: per quantity and class,
+    the predictions' difference <= GOAL + the measured drift between the
+    calibrations (TTFT's, TPOT's; E2E the larger), decided when that drift
+    is at most CAP."""
+    drift = {q: same_load_drift(dir_a, dir_b, q) for q in ("ttft", "tpot")}
+    drift["e2e"] = max([x for x in drift.values() if x == x] or [float("nan")])
+    diffs = prediction_diffs(first, second)
+    cells, bad, undecided = [], [], []
+    for (q, cls), d in diffs.items():
+        n = drift[q]
+        decided = n == n and n <= CAP[cls]
+        limit = GOAL[cls] + n if n == n else float("nan")
+        cells.append({"cell": "%s/%s" % (q, cls), "difference": d, "drift": n, "limit": limit,
+                      "decided": decided})
+        print("calibration to calibration %-5s %-8s %5.1f%% (drift between them %.1f%%, "
+              "limit %.1f%%) %s" % (q.upper(), cls, d, n, limit,
+                                    "undecided" if not decided else "ok" if d <= limit else "MISS"))
+        if decided and d > limit:
+            bad.append("%s %s %.1f%% > %.1f%%" % (q.upper(), cls, d, limit))
+        elif not decided and cls == "central":
+            undecided.append("%s (drift %.1f%%)" % (q.upper(), n))
+    if bad:
+        return FAIL, ["the calibrations disagree: " + "; ".join(bad)], {"cells": cells}
+    if undecided:
+        return INCONCLUSIVE, ["the server moved too much between the calibrations: "
+                              + ", ".join(undecided)], {"cells": cells}
+    return PASS, [], {"cells": cells}
+
+
+def clean(x):
+    """x with every NaN made None (JSON has no NaN)."""
+    if isinstance(x, float):
+        return x if x == x else None
+    if isinstance(x, dict):
+        return {k: clean(v) for k, v in x.items()}
+    if isinstance(x, (list, tuple)):
+        return [clean(v) for v in x]
+    return x
+
+
+def finish(test, verdict, reasons, rec, extra=None):
+    """Prints the verdict and the record line; returns the exit status."""
+    rec = dict(rec, test=test, verdict=VERDICT[verdict], reasons=reasons,
+               goal=GOAL, cap=CAP, worst_factor=WORST, **(extra or {}))
+    print("livecheck-record " + json.dumps(clean(rec), sort_keys=True))
+    print("%s: %s%s" % (test, VERDICT[verdict].upper(), (": " + "; ".join(reasons)) if reasons else ""))
+    sys.stdout.flush()
+    return verdict
+
+
+def main(argv):
+    """livecheck.py factors VALIDATE.json...   prints FP,FD (speed_factors)
+    livecheck.py cal2cal --test NAME --first A --second B --cal DIR --cal2 DIR
+    livecheck.py measure-drift REF.json RUN.json...   prints a drift document
+    livecheck.py judge --test NAME --slots S --right A B [--control NAME A B]...
+        [--in-sample MODE:LEVEL]... [--extra JSON] [--drift DOC...] [--block KEY]
+    A and B: the two replays' validate JSON documents (validate --measured)."""
+    import argparse
+    if argv[:1] == ["cal2cal"]:
+        ap = argparse.ArgumentParser(prog="livecheck.py cal2cal")
+        for f in ("--test", "--first", "--second", "--cal", "--cal2"):
+            ap.add_argument(f, required=True)
+        a = ap.parse_args(argv[1:])
+        v, reasons, rec = judge_calibrations(load(a.first), load(a.second), a.cal, a.cal2)
+        return finish(a.test, v, reasons, rec)
+    if argv[:1] == ["measure-drift"]:
+        print(json.dumps(drift_doc(load(argv[1]), [load(p) for p in argv[2:]])))
+        return 0
+    if argv[:1] == ["factors"]:
+        fp, fd = speed_factors(drift_runs([load(p) for p in argv[1:]]))
+        print("%.4f,%.4f" % (fp, fd))
+        return 0
+    ap = argparse.ArgumentParser(prog="livecheck.py judge")
+    ap.add_argument("cmd", choices=["judge"])
+    ap.add_argument("--test", required=True)
+    ap.add_argument("--slots", type=int, required=True)
+    ap.add_argument("--right", nargs=2, required=True)
+    ap.add_argument("--control", nargs=3, action="append", default=[])
+    ap.add_argument("--in-sample", action="append", default=[])
+    ap.add_argument("--extra", default=None, help="a JSON object added to the record")
+    ap.add_argument("--drift", nargs="+", default=None,
+                    help="documents holding the drift runs (default: the right replays)")
+    ap.add_argument("--block", default=None,
+                    help="judge this member of each document (e.g. routed)")
+    a = ap.parse_args(argv)
+    pick = (lambda d: d[a.block]) if a.block else (lambda d: d)
+    right = [pick(load(p)) for p in a.right]
+    controls = [(n, [pick(load(x)), pick(load(y))]) for n, x, y in a.control]
+    ins = set()
+    for s in a.in_sample:
+        m, l = s.split(":")
+        ins.add((m, round(float(l), 4)))
+    rep = repeat_diffs(right[0], right[1], a.slots)
+    runs = drift_runs([load(p) for p in a.drift] if a.drift else right)
+    spread = drift_spread(runs)
+    verdict, reasons, rec = judge(right, controls, rep, spread, a.slots, ins)
+    print_table(rec, [n for n, _ in controls])
+    fp, fd = speed_factors(runs)
+    extra = dict(json.loads(a.extra) if a.extra else {}, slots=a.slots,
+                 speed_factors={"prefill": fp, "decode": fd}, drift_runs=runs,
+                 in_sample=sorted(list(k) for k in ins))
+    return finish(a.test, verdict, reasons, rec, extra)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,131 @@
+"""test_livecheck.py — the live tests' judge (livecheck.py) on synthetic
+validations whose truth is known: a server with fixed true figures per
+level, measured twice with a run noise of sd `noise` (lognormal-like, a
+seeded generator), and models whose predictions are the truth times a
+factor per regime and quantity. An exact model must pass, every wrong one
+must fail, and a run too noisy to tell must say inconclusive, not pass.
+
+Usage: python3 test_livecheck.py (exit 0: every check held)."""
+import os
+import random
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import livecheck as lc  # noqa: E402
+
+SLOTS = 2
+LEVELS = [("concurrency", c) for c in (1, 2, 3, 4)] + [("rate", r) for r in (0.5, 0.9, 1.3, 1.7)]
+STATS = ("mean", "p50", "p90", "p99")
+
+
+def truth(mode, lv, q, s):
+    """The true figure of a level (ms): grows with load, tails above centres."""
+    base = {"ttft": 200.0, "tpot": 12.0, "e2e": 600.0}[q]
+    load = lv if mode == "concurrency" else 1 + lv
+    return base * (1 + 0.3 * (load - 1)) * {"mean": 1.0, "p50": 0.97, "p90": 1.3, "p99": 1.5}[s]
+
+
+def measure(rng, noise):
+    """{(mode, level, q, s): measured}: one run of the true server."""
+    return {(m, l, q, s): truth(m, l, q, s) * (1 + rng.gauss(0, noise))
+            for m, l in LEVELS for q in lc.QUANTS for s in STATS}
+
+
+def replay(meas, factor, drift_pct=0.0):
+    """A validate JSON document: the measured figures, a prediction of the
+    truth x factor(mode, level, q), and the drift runs."""
+    levels = []
+    for m, l in LEVELS:
+        mt = {}
+        for q in lc.QUANTS:
+            for s in STATS:
+                x = meas[(m, l, q, s)]
+                p = truth(m, l, q, s) * factor(m, l, q)
+                mt["%s_%s" % (q, s)] = {"measured": x, "predicted": p,
+                                        "error_pct": (p - x) / x * 100}
+        levels.append({"mode": m, "level": l, "metrics": mt})
+    runs = [{"when": w, "ttft_pct": d, "tpot_pct": d, "e2e_pct": d}
+            for w, d in (("before", 0.0), ("after", drift_pct))]
+    return {"levels": levels, "reference_drift": {"runs": runs}}
+
+
+def exact(m, l, q):
+    return 1.0
+
+
+WRONG = {
+    "all x1.2": lambda m, l, q: 1.2,
+    "all x0.85": lambda m, l, q: 0.85,
+    "batched decode x1.25": lambda m, l, q: 1.25 if q in ("tpot", "e2e") and
+    (m == "rate" or l >= SLOTS) else 1.0,
+    "prefill x1.25": lambda m, l, q: 1.25 if q == "ttft" else 1.0,
+    "open loop TPOT x0.8": lambda m, l, q: 0.8 if q == "tpot" and m == "rate" else 1.0,
+}
+
+
+def run(rng, noise, model, controls=(), drift_pct=0.0):
+    """The verdict of one synthetic live test."""
+    a, b = measure(rng, noise), measure(rng, noise)
+    right = [replay(a, model, drift_pct), replay(b, model, drift_pct)]
+    ctl = [(n, [replay(a, f, drift_pct), replay(b, f, drift_pct)]) for n, f in controls]
+    rep = lc.repeat_diffs(right[0], right[1], SLOTS)
+    spread = lc.drift_spread(lc.drift_runs(right))
+    return lc.judge(right, ctl, rep, spread, SLOTS)
+
+
+failures = []
+
+
+def check(what, got, want):
+    ok = got == want
+    print("%-62s %-12s %s" % (what, lc.VERDICT[got], "ok" if ok else "FAIL (want %s)" % lc.VERDICT[want]))
+    if not ok:
+        failures.append(what)
+
+
+rng = random.Random(20261203)
+controls = [(n, f) for n, f in WRONG.items() if n in ("all x1.2", "batched decode x1.25",
+                                                      "prefill x1.25")]
+# Quiet machine (run noise sd 1%): decided; an exact model passes in every
+# one of 20 runs, its controls caught in every one.
+for i in range(20):
+    v, reasons, rec = run(rng, 0.01, exact, controls)
+    check("quiet, exact model with its controls (run %d)" % i, v, lc.PASS)
+    if v == lc.PASS:
+        missed = [c["name"] for c in rec["controls"] if not c["caught"]]
+        if missed:
+            failures.append("controls passed: %s" % missed)
+# Every wrong model fails the same bound on a quiet machine.
+for name, f in WRONG.items():
+    for i in range(5):
+        v, _, _ = run(rng, 0.01, f)
+        check("quiet, %s (run %d)" % (name, i), v, lc.FAIL)
+# A noisy machine (sd 8%: repeat differences ~9%) cannot tell: inconclusive
+# for the exact model, never pass.
+for i in range(5):
+    v, _, _ = run(rng, 0.08, exact, controls)
+    check("noisy, exact model (run %d)" % i, v, lc.INCONCLUSIVE)
+# The speed moving 14% during the validation (drift runs 7% from their mean)
+# is noise too.
+v, _, _ = run(rng, 0.01, exact, controls, drift_pct=14.0)
+check("quiet, speed moved 14% between the drift runs", v, lc.INCONCLUSIVE)
+# A control that changes nothing the test measures cannot be caught: the
+# test must then fail, not pass.
+v, reasons, _ = run(rng, 0.01, exact, [("a copy of the model", exact)])
+check("quiet, a 'control' identical to the model", v, lc.FAIL)
+if v == lc.FAIL and "cannot tell" not in reasons[0]:
+    failures.append("the blind control's reason: %s" % reasons)
+# The record is valid JSON without NaN.
+import json  # noqa: E402
+v, reasons, rec = run(rng, 0.01, exact, controls)
+json.loads(json.dumps(lc.clean(rec), allow_nan=False))
+# The small helpers.
+assert lc.median([3, float("nan"), 1, 2]) == 2
+assert lc.median([]) != lc.median([])
+fp, fd = lc.speed_factors([{"ttft": 1.1, "tpot": 0.9}, {"ttft": 1.3, "tpot": 1.1}])
+assert abs(fp - 1.2) < 1e-12 and abs(fd - 1.0) < 1e-12, (fp, fd)
+sp = lc.drift_spread([{"ttft": 1.0, "tpot": 1.0}, {"ttft": 1.2, "tpot": 1.05}])
+assert abs(sp["ttft"] - 10 / 1.1) < 1e-9 and abs(sp["e2e"] - sp["ttft"]) < 1e-9, sp
+
+print("livecheck: %d failure(s)" % len(failures))
+sys.exit(1 if failures else 0)
