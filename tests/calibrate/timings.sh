@@ -9,8 +9,13 @@
 # multiplicative prefill noise, so the fits' own 95% intervals must hold
 # the truth; with a fixed seed the test is deterministic, and for an
 # unbiased fitter the chance that one of the five intervals misses is
-# about 5 x 5% for an arbitrary seed (this seed was not chosen for passing:
-# it is the first one tried).
+# about 5 x 5% for an arbitrary seed (82 of 400 seeds tried; this seed was
+# not chosen for passing: it is the first one tried).
+# Holding the truth is not enough (0..inf holds it): each interval must
+# also be as wide as the estimator's true sd, computed from the truth and
+# the design, says a 95% interval with an estimated sd is — 2.63..5.45 sds
+# (3.92 nominal), 2.10..6.81 for the prefill fit's terms; where the numbers
+# come from is in timings.py (check).
 # usage: timings.sh SERVEBENCH
 set -eu
 sb=$1
@@ -19,17 +24,4 @@ trap 'rm -rf "$dir"' EXIT INT TERM HUP
 here=$(cd "$(dirname "$0")" && pwd)
 python3 "$here/timings.py" "$dir" 1
 "$sb" calibrate "$dir"/p*.json --slots 2 -o "$dir/model.json" >"$dir/report"
-python3 - "$dir/model.json" <<'PY'
-import json, sys
-c = json.load(open(sys.argv[1]))["fit"]["coefficients"]
-truth = {"overhead_ms": 3.0, "overhead_per_prompt_token": 0.011, "prefill_base": 5.0,
-         "per_prefill_token": 0.5, "prefill_cv": 0.03}
-bad = 0
-for k, v in truth.items():
-    lo, hi = c[k]["ci95"]
-    ok = lo is not None and hi is not None and lo <= v <= hi
-    print(f"{k:28s} truth {v:<8g} fitted {c[k]['value']:<10.5g} 95% CI [{lo}, {hi}]"
-          f"{'' if ok else '  <-- outside'}")
-    bad += not ok
-sys.exit(1 if bad else 0)
-PY
+python3 "$here/timings.py" --check "$dir/model.json"
