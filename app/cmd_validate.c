@@ -22,6 +22,7 @@
 #include "core/cli.h"
 #include "core/dist.h"
 #include "core/jsonfile.h"
+#include "core/model_scale.h"
 #include "core/parse.h"
 #include "core/workload.h"
 #include "measure/progress.h"
@@ -195,6 +196,30 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("verbose", SB_CLI_FLAG, &cmd.verbose, 0, 0, NULL,
 		   "per-request errors and replay spread"),
 	SB_CLI_OPT("quiet", SB_CLI_FLAG, &cmd.quiet, 0, 0, NULL, "only the summary and the verdict"),
+	SB_CLI_HEAD("what-if (the model changed on purpose; the report and JSON say so):"),
+	FN("scale", &C->what_if.scale, "KEY=F[,...]", sb_model_scale_cli,
+	   "scale the model's times by F > 0, per KEY: all (prompt\n"
+	   "and decode, as --speed-factors F,F), prompt (overheads and\n"
+	   "prefill coefficients), prefill_token (per-token prefill\n"
+	   "only), decode (decode passes, decode_kv, per_kv_token),\n"
+	   "decode_batched (decode passes of batch >= 2; a table of\n"
+	   "batch 1 alone is unchanged); keys that overlap multiply"),
+	SB_CLI_OPT("sim-slots", SB_CLI_LONG, &C->what_if.sim_slots, 1, 4096, "N",
+		   "simulate N slots whatever the server or the measured\n"
+		   "file reports (the levels measured follow the server)"),
+	{ "kv-cache", 0, SB_CLI_CHOICE, &C->what_if.kv_cache, 0, 0, SB_WHATIF_KV_CHOICES,
+	  "simulate this KV-cache layout instead of the model's\n"
+	  "(server.kv_cache)", SB_WHATIF_KV_CHOICES, NULL },
+	SB_CLI_HEAD("the server's own drift:"),
+	SB_CLI_OPT("drift-ref", SB_CLI_STRING, &C->drift_ref, 0, 0, "FILE",
+		   "a results file (servebench run --out) whose first\n"
+		   "concurrency-1 level is measured again, same lengths, before\n"
+		   "the first level and after the last: the server against its\n"
+		   "own earlier measurement, no model (not with --measured: its\n"
+		   "document carries the runs)"),
+	SB_CLI_OPT("drift-requests", SB_CLI_LONG, &C->drift_requests, 1, 1000, "N",
+		   "requests per drift run (default: the reference level's,\n"
+		   "clamped to 4..16; one warm-up request before)"),
 };
 #undef C
 #undef W
@@ -240,6 +265,21 @@ static void usage(FILE *f)
 		"near the knee one run's percentile varies widely, and the planned rate is\n"
 		"where the model's mean meets the SLO. Each rate is also predicted at the\n"
 		"speed the server's steps ran in it, read from its tokens (JSON: \"plan_check\").\n"
+		"\n"
+		"What-ifs (--scale, --sim-slots, --kv-cache) replay the same requests through a\n"
+		"deliberately changed model: \"what if the server were 20%% slower\", or a check's\n"
+		"negative control (a slower decode at batch >= 2, a costlier prefill, a slot\n"
+		"fewer must miss where the calibrated model meets). They apply after\n"
+		"--speed-factors, to both models, before anything is predicted (the default\n"
+		"rates and --plan included); one report line and JSON \"what_if\" say what changed.\n"
+		"\n"
+		"--drift-ref FILE tells \"the server slowed down\" from \"the model is wrong\": the\n"
+		"reference's one-client load (FILE's first concurrency-1 level, its workload's\n"
+		"fixed lengths; distributions are refused) is measured again with fresh prompts\n"
+		"before the first level and after the last, and its p50 TTFT, TPOT and E2E are\n"
+		"compared with the reference's: measured against measured, no model. The runs\n"
+		"go into --out-measured (\"reference_drift\"), so --measured reports them again;\n"
+		"JSON \"reference_drift\". A failed drift run is a note, not a failure.\n"
 		"\n");
 	sb_cli_usage(f, opts, N_OPTS, 24);
 	fprintf(f,
@@ -288,6 +328,11 @@ static int configure(const sb_cli_args *a, sb_error *e)
 	if (c->measured && (c->run.url || c->n_conc >= 0 || c->n_rates >= 0))
 		return sb_error_set(e, "--measured compares an existing file; it takes no --url, "
 				       "--concurrency or --rates");
+	if (c->measured && c->drift_ref)
+		return sb_error_set(e, "--drift-ref measures the server; with --measured the drift "
+				       "runs come from the file (its \"reference_drift\")");
+	if (c->drift_requests > 0 && !c->drift_ref)
+		return sb_error_set(e, "--drift-requests goes with --drift-ref FILE");
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 
 #include "core/cli.h"
 #include "core/jsonfile.h"
+#include "core/model_scale.h"
 #include "core/parse.h"
 #include "core/results.h"
 #include "exit_status.h"
@@ -109,6 +110,17 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("service", SB_CLI_STRING, &F->service, 0, 0,
 		   "exp:MEAN_S|det:S|lognormal:MU,SIGMA|gamma:K,THETA",
 		   "independent-service mode (M/G/c, no batching)"),
+	{ "scale", 0, SB_CLI_FUNC, &F->what_if.scale, 0, 0, "KEY=F[,...]",
+	  "what-if: the model's times x F > 0 per KEY: all (prompt\n"
+	  "and decode), prompt (overheads, prefill coefficients),\n"
+	  "prefill_token (per-token prefill only), decode (decode\n"
+	  "passes, decode_kv, per_kv_token), decode_batched (passes\n"
+	  "of batch >= 2; a table of batch 1 alone is unchanged);\n"
+	  "overlapping keys multiply. Every model, --compare too", NULL,
+	  sb_model_scale_cli },
+	{ "kv-cache", 0, SB_CLI_CHOICE, &F->what_if.kv_cache, 0, 0, SB_WHATIF_KV_CHOICES,
+	  "what-if: this KV-cache layout instead of the model's\n"
+	  "(server.kv_cache); --compare too", SB_WHATIF_KV_CHOICES, NULL },
 	SB_CLI_OPT("pin-slots", SB_CLI_LONG, &F->pin_slots, 1, 4096, "K",
 		   "a request takes the lowest free slot of 0, K, 2K... (as\n"
 		   "servebench run --pin-slots K on llama.cpp)"),
@@ -177,8 +189,8 @@ static int fail(const sb_error *e, int err)
 /* --compare takes only the flags that make sense for a replay. */
 static int check_compare_flags(const sb_cli_args *a, sb_error *e)
 {
-	static const char *ok[] = { "compare", "model-file", "slots", "seed",
-				    "replications", "no-noise", "json", "second-model" };
+	static const char *ok[] = { "compare", "model-file", "slots", "seed", "replications",
+				    "no-noise", "json", "second-model", "scale", "kv-cache" };
 	for (size_t k = 0; k < N_OPTS; k++) {
 		int allowed = 0;
 		for (size_t j = 0; j < sizeof(ok) / sizeof(ok[0]); j++)
@@ -186,7 +198,8 @@ static int check_compare_flags(const sb_cli_args *a, sb_error *e)
 		if (a->given[k] && !allowed)
 			return sb_error_set(e, "--compare replays the measured workload; it takes "
 					       "only --model-file, --slots, --seed, --replications, "
-					       "--no-noise, --json and --second-model (not --%s)",
+					       "--no-noise, --json, --second-model, --scale and "
+					       "--kv-cache (not --%s)",
 					    opts[k].name);
 	}
 	if (cmd.f.seed != LONG_MIN && cmd.f.seed > 0x7fffffffL)
@@ -209,6 +222,7 @@ static int compare_second(const sb_comparison *c, const sb_results *meas,
 	}
 	if (cmd.f.slots != LONG_MIN)
 		m2.slots = (int)cmd.f.slots;
+	sb_whatif_apply(&cmd.f.what_if, &m2); /* the same what-if server */
 	r = sb_compare_run(&m2, meas, o, &c2, e);
 	if (r == 0) {
 		r = sb_repeatability_compute(c, &c2, &rp, e);
@@ -222,6 +236,23 @@ static int compare_second(const sb_comparison *c, const sb_results *meas,
 	int status = sb_repeatability_report(stdout, &rp, c, cmd.second_model) < 0 ? 1 : 0;
 	sb_repeatability_fini(&rp);
 	return status;
+}
+
+/* "what-if: ..." when the model was changed on purpose. */
+static void print_what_if(void)
+{
+	if (!sb_whatif_given(&cmd.f.what_if))
+		return;
+	char what[512];
+	sb_whatif_describe(&cmd.f.what_if, what, sizeof(what));
+	printf("what-if: the model changed on purpose (%s)\n", what);
+}
+
+/* Adds "what_if" to a results document (borrowed) when there is one. */
+static void add_what_if(json_t *doc)
+{
+	if (sb_whatif_given(&cmd.f.what_if))
+		json_object_set_new(doc, "what_if", sb_whatif_to_json(&cmd.f.what_if));
 }
 
 /* Replays the measured file through the model; prints the comparison. */
@@ -241,6 +272,8 @@ static int compare_with(const sb_model *m, sb_results *meas, sb_error *e)
 		return fail(e, r);
 	}
 	printf("sbsim: model \"%s\" against %s\n", m->name, cmd.compare);
+	print_what_if();
+	add_what_if(c.simulated);
 	int status = sb_compare_report(stdout, &c, 0) < 0 ? 1 : 0;
 	if (cmd.second_model) {
 		int s2 = compare_second(&c, meas, &o, e);
@@ -310,6 +343,7 @@ static int write_json(const sb_setup *s, const sb_sweep *sw, json_t *plan, sb_er
 	json_t *res = sb_sweep_to_results(sw, &d, plan);
 	if (!res)
 		return fail(&(sb_error){ "out of memory building the results" }, -ENOMEM);
+	add_what_if(res);
 	int r = sb_json_write_file(cmd.json, res, e);
 	json_decref(res);
 	if (r < 0) {
@@ -340,6 +374,7 @@ static int run_sweep(sb_error *e)
 	if (r < 0)
 		return fail(e, r);
 	sb_setup_print(stdout, &s);
+	print_what_if();
 	sb_sweep sw;
 	int status = 0;
 	if ((r = sb_sweep_run(&s.model, &s.opts, &s.w, s.reps, &sw, e)) < 0) {

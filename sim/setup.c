@@ -22,6 +22,7 @@ void sb_setup_flags_init(sb_setup_flags *f)
 	f->ctx_per_slot = LONG_MIN;
 	f->kv_bytes_per_token = f->kv_memory_gb = NAN;
 	f->replicas = f->jobs = LONG_MIN;
+	sb_whatif_init(&f->what_if);
 }
 
 #define GIVEN_L(x) ((x) != LONG_MIN)
@@ -56,6 +57,7 @@ int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model
 	}
 	if (GIVEN_L(f->slots))
 		m->slots = (int)f->slots;
+	sb_whatif_apply(&f->what_if, m);
 	return 0;
 }
 

@@ -14,6 +14,7 @@
 #include "core/cli.h"
 #include "core/error.h"
 #include "core/model.h"
+#include "core/whatif.h"
 #include "core/workload.h"
 #include "scenario.h"
 #include "capacity_plan.h"
@@ -45,6 +46,9 @@ typedef struct sb_setup_flags {
 	long replicas, jobs;
 	const char *route;
 	sb_cli_strings model_files;
+	/* --scale, --kv-cache: applied to every model loaded (its sim_slots
+	 * unused: --slots sets sbsim's) */
+	sb_whatif what_if;
 } sb_setup_flags;
 
 /* Everything "not given", flags 0. */
@@ -78,7 +82,7 @@ typedef struct sb_setup {
 
 /* Loads the model: flags->model_file, else the scenario's model_file
  * (sc may be NULL), else the embedded default; then the scenario's server
- * settings and --slots. m must not be initialised (this does); on failure it
+ * settings, --slots and the what-ifs (--scale, --kv-cache). m must not be initialised (this does); on failure it
  * is left finalised. Returns 0, -EINVAL with a message naming the file, or
  * -ENOTRECOVERABLE when the embedded model is broken. */
 int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model *m,

@@ -7,8 +7,9 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Loads a group's own model from path (NULL: a copy of s->model) into
- * s->fleet_models; slots > 0 overrides its slots, and --slots both. */
+/* Loads a group's own model from path (NULL: a copy of s->model, already
+ * changed by the what-ifs) into s->fleet_models; slots > 0 overrides its
+ * slots, and --slots both; a file's model gets the what-ifs too. */
 static int load_group_model(const sb_setup_flags *f, sb_setup *s, const char *path, int slots,
 			    const char *what, sb_error *e)
 {
@@ -24,6 +25,7 @@ static int load_group_model(const sb_setup_flags *f, sb_setup *s, const char *pa
 			sb_error_prefix(e, "%s", what);
 			return r;
 		}
+		sb_whatif_apply(&f->what_if, m);
 	}
 	s->n_fleet_models++;
 	if (slots > 0)

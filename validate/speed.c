@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "core/jsonfile.h"
+#include "core/model_scale.h"
 #include "core/results.h"
 
 void sb_speed_init(sb_speed *sp)
@@ -100,16 +101,11 @@ int sb_speed_from_results(sb_speed *sp, json_t *root, sb_error *e)
 
 void sb_speed_scale_model(sb_model *m, double fp, double fd)
 {
-	m->overhead_ms *= fp;
-	m->overhead_sd_ms *= fp;
-	m->overhead_per_token_ms *= fp;
-	m->prefill_base_ms *= fp;
-	m->per_prefill_token_ms *= fp;
-	m->per_prefill_attn_ms *= fp;
-	m->prefill_per_prompt_ms *= fp;
-	for (int i = 0; i < m->n_decode; i++)
-		m->decode[i].ms *= fd;
-	m->per_kv_token_ms *= fd;
+	sb_model_scale s;
+	sb_model_scale_init(&s);
+	s.f[SB_SCALE_PROMPT] = fp;
+	s.f[SB_SCALE_DECODE] = fd;
+	sb_model_scale_apply(&s, m);
 }
 
 int sb_speed_factors(const sb_speed *sp, size_t li, double *fp, double *fd)

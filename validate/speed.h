@@ -69,10 +69,10 @@ int sb_speed_from_results(sb_speed *sp, json_t *root, sb_error *e);
 int sb_speed_analyse(sb_speed *sp, const sb_model *m, const sb_results *meas,
 		     const sb_comparison *cmp, const sb_compare_opts *o, sb_error *e);
 
-/* Scales m's prefill-side times (overhead_ms, overhead_sd_ms,
- * overhead_per_token_ms, prefill_base_ms, per_prefill_token_ms,
- * per_prefill_attn_ms) by fp and its decode-side times (every decode[].ms,
- * per_kv_token_ms) by fd. */
+/* Scales m's prompt-side times by fp and its decode-side times by fd:
+ * core/model_scale.h's keys prompt=fp and decode=fd (overheads and prefill
+ * coefficients; every decode_ms and decode_kv entry and per_kv_token_ms).
+ * fp or fd 0 leaves that side unscaled. */
 void sb_speed_scale_model(sb_model *m, double fp, double fd);
 
 /* The scale factors of level li: the mean over the probes beside it

@@ -21,6 +21,7 @@ void sb_validate_config_init(sb_validate_config *c)
 	c->workload.output_len = (sb_dist){ SB_DIST_DET, 128, 0 };
 	c->n_conc = -1;
 	c->n_rates = -1;
+	sb_whatif_init(&c->what_if);
 	c->probe_requests = 3;
 	c->replications = 20;
 	c->forecast = 1;
@@ -75,11 +76,12 @@ static int default_rates(const sb_validate_config *c, const sb_model *m, sb_work
 }
 
 /* The closed-loop (wc) and open-loop (wo) parts to measure; with a plan
- * (p, else NULL) its two rates only. m's slots are the server's. */
-static int plan_levels(const sb_validate_config *c, const sb_model *m, const sb_plan_check *p,
-		       sb_workload *wc, sb_workload *wo, sb_error *e)
+ * (p, else NULL) its two rates only. S: the server's slots (the default
+ * closed-loop levels are 1..2S; what is measured follows the server, not
+ * a what-if); m predicts the default rates. */
+static int plan_levels(const sb_validate_config *c, int S, const sb_model *m,
+		       const sb_plan_check *p, sb_workload *wc, sb_workload *wo, sb_error *e)
 {
-	int S = m->slots;
 	*wc = *wo = c->workload;
 	wc->mode = SB_MODE_CONCURRENCY;
 	wo->mode = SB_MODE_RATE;
@@ -148,6 +150,22 @@ static void take_probe(measuring *ms)
 			   sub_seed(c->workload.seed, 1000 + ms->li), sb_driver_now() - ms->t_start,
 			   ms->li, &e) < 0)
 		note(c, "note: a one-client speed probe failed (%s)\n", e.msg);
+}
+
+/* A drift run (refdrift.h) of the reference's load, `when` ("before",
+ * "after"); a failed one is noted and skipped: it only feeds the drift
+ * figures. Its prompts are hashed from the validation's seed, fresh for
+ * each run and never the reference's. */
+static void take_drift_run(measuring *ms, const char *when, unsigned long k)
+{
+	const sb_validate_config *c = ms->c;
+	if (!ms->res->refdrift.has_ref || stopped(c))
+		return;
+	sb_error e = { { 0 } };
+	if (sb_refdrift_measure(&ms->res->refdrift, ms->b, &ms->bo, &c->workload,
+				sub_seed(c->workload.seed, 2000 + k), sb_driver_now() - ms->t_start,
+				when, &e) < 0)
+		note(c, "note: the drift run %s the levels failed (%s)\n", when, e.msg);
 }
 
 /* Makes a one-level run's workload object describe its part: all of w's
@@ -238,6 +256,7 @@ static int measure_all(measuring *msp, const sb_workload *wc, const sb_workload 
 	const sb_validate_config *c = ms.c;
 	sb_validate_result *res = ms.res;
 	ms.t_start = sb_driver_now();
+	take_drift_run(&ms, "before", 0);
 	int go = 1;
 	for (int k = 0; k < 2 && go; k++) {
 		for (int l = 0; parts[k] && l < parts[k]->n_levels && go > 0; l++)
@@ -249,8 +268,10 @@ static int measure_all(measuring *msp, const sb_workload *wc, const sb_workload 
 			return go;
 		}
 	}
-	if (go)
-		take_probe(&ms); /* after the last level */
+	if (go) { /* after the last level */
+		take_probe(&ms);
+		take_drift_run(&ms, "after", 1);
+	}
 	sb_bench_free(ms.b);
 	if (stopped(c) && !res->signal)
 		res->signal = (int)*c->run.stop;
@@ -260,6 +281,9 @@ static int measure_all(measuring *msp, const sb_workload *wc, const sb_workload 
 			"comparison\n", res->failed_requests);
 	if (res->speed.n_probes > 0)
 		json_object_set(res->doc, "speed_probes", res->speed.probes);
+	if (res->refdrift.has_ref)
+		json_object_set_new(res->doc, "reference_drift",
+				    sb_refdrift_to_results(&res->refdrift));
 	return 0;
 }
 
@@ -279,18 +303,31 @@ static int load_one(const char *path, sb_model *m, int *loaded, sb_error *e)
 	return r;
 }
 
+/* The speed factors, then the what-ifs into m (the file at path), checked
+ * again: a huge factor can overflow a coefficient. */
+static int change_model(const sb_validate_config *c, sb_model *m, const char *path, sb_error *e)
+{
+	if (c->speed_factors[0] > 0)
+		sb_speed_scale_model(m, c->speed_factors[0], c->speed_factors[1]);
+	sb_whatif_apply(&c->what_if, m);
+	if (sb_model_validate(m, e) < 0) {
+		sb_error_prefix(e, "%s changed by --speed-factors/--scale", path);
+		return -EINVAL;
+	}
+	return 0;
+}
+
 /* The model and, when given, the second model, each scaled by the given
- * speed factors. */
+ * speed factors and changed by the what-ifs. */
 static int load_model(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
 {
 	int r = load_one(c->model_file, &res->model, &res->model_loaded, e);
 	if (r == 0 && c->second_model_file)
 		r = load_one(c->second_model_file, &res->model2, &res->model2_loaded, e);
-	if (r == 0 && c->speed_factors[0] > 0) {
-		sb_speed_scale_model(&res->model, c->speed_factors[0], c->speed_factors[1]);
-		if (res->model2_loaded)
-			sb_speed_scale_model(&res->model2, c->speed_factors[0], c->speed_factors[1]);
-	}
+	if (r == 0)
+		r = change_model(c, &res->model, c->model_file, e);
+	if (r == 0 && res->model2_loaded)
+		r = change_model(c, &res->model2, c->second_model_file, e);
 	return r;
 }
 
@@ -312,9 +349,9 @@ static int compare_second(const sb_validate_config *c, sb_validate_result *res,
 	return 0;
 }
 
-/* The slot count the prediction simulates: the server's (reported, else
- * --slots), the model's own when neither is known; res->model's slots are
- * set to it and the change noted. */
+/* The slot count the prediction simulates: the what-if's (--sim-slots),
+ * else the server's (reported, else --slots), the model's own when neither
+ * is known; res->model's slots are set to it and the change noted. */
 static void use_server_slots(const sb_validate_config *c, sb_validate_result *res, long reported)
 {
 	res->calibrated_slots = res->model.slots;
@@ -322,12 +359,14 @@ static void use_server_slots(const sb_validate_config *c, sb_validate_result *re
 	if (reported > 0 && c->slots > 0 && c->slots != reported)
 		note(c, "note: the server reports %ld slots; --slots %ld is ignored\n", reported,
 		     c->slots);
-	if (S <= 0 || S > 4096)
+	if (S > 0 && S <= 4096)
+		res->server_slots = (int)S;
+	long sim = c->what_if.sim_slots > 0 ? c->what_if.sim_slots : S;
+	if (sim <= 0 || sim > 4096)
 		return;
-	res->server_slots = (int)S;
-	res->model.slots = (int)S;
+	res->model.slots = (int)sim;
 	if (res->model2_loaded)
-		res->model2.slots = (int)S; /* the same server for both */
+		res->model2.slots = (int)sim; /* the same server for both */
 }
 
 /* Plans the rates to check (config.plan) with the server's slots. */
@@ -361,7 +400,8 @@ static int measure_fresh(const sb_validate_config *c, sb_validate_result *res, s
 	sb_workload wc, wo;
 	r = make_plan(c, res, e);
 	if (r == 0)
-		r = plan_levels(c, &res->model, res->has_plan ? &res->plan : NULL, &wc, &wo, e);
+		r = plan_levels(c, res->server_slots > 0 ? res->server_slots : res->calibrated_slots,
+				&res->model, res->has_plan ? &res->plan : NULL, &wc, &wo, e);
 	if (r < 0) {
 		sb_bench_free(ms.b);
 		return r;
@@ -389,6 +429,11 @@ static int get_measured(const sb_validate_config *c, sb_validate_result *res, sb
 	sb_error pe = { { 0 } };
 	if (sb_speed_from_results(&res->speed, res->meas.root, &pe) < 0)
 		note(c, "note: %s: %s; no speed figures\n", c->measured, pe.msg);
+	if (sb_refdrift_from_results(&res->refdrift, res->meas.root, &pe) < 0) {
+		note(c, "note: %s: %s; no reference drift figures\n", c->measured, pe.msg);
+		sb_refdrift_fini(&res->refdrift);
+		sb_refdrift_init(&res->refdrift);
+	}
 	return 0;
 }
 
@@ -431,12 +476,30 @@ static int replay_at_step_speed(sb_validate_result *res, const sb_compare_opts *
 	return 0;
 }
 
+/* The reference of the drift runs (config.drift_ref), read before the
+ * server is asked anything: a bad file is bad input, not a failed run. */
+static int load_drift_ref(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
+{
+	if (!c->drift_ref)
+		return 0;
+	if (c->measured)
+		return sb_error_set(e, "--drift-ref measures the server; a measured document "
+				       "carries its own drift runs (\"reference_drift\")");
+	int r = sb_refdrift_load_ref(&res->refdrift, c->drift_ref, e);
+	if (r == 0 && c->drift_requests > 0)
+		res->refdrift.requests = c->drift_requests;
+	return r;
+}
+
 int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
 {
 	memset(res, 0, sizeof(*res));
 	sb_speed_init(&res->speed);
+	sb_refdrift_init(&res->refdrift);
 	res->stage = SB_VALIDATE_INPUT;
 	int r = load_model(c, res, e);
+	if (r == 0)
+		r = load_drift_ref(c, res, e);
 	if (r == 0)
 		r = get_measured(c, res, e);
 	if (r < 0)
@@ -448,6 +511,8 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	o.replications = c->replications;
 	o.forecast = c->forecast;
 	r = sb_compare_run(&res->model, &res->meas, &o, &res->cmp, e);
+	if (r == 0 && sb_whatif_given(&c->what_if)) /* --out-simulated says so too */
+		json_object_set_new(res->cmp.simulated, "what_if", sb_whatif_to_json(&c->what_if));
 	if (r == 0 && c->second_model_file)
 		r = compare_second(c, res, &o, e);
 	if (r == 0 && res->has_plan)
@@ -468,6 +533,8 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	if (sb_speed_analyse(&res->speed, &res->model, &res->meas, &res->cmp, &o, &se) < 0)
 		note(c, "note: the speed probes could not be predicted (%s)\n", se.msg);
 	res->drift = sb_speed_drift(&res->speed);
+	if (sb_refdrift_analyse(&res->refdrift, &se) < 0)
+		note(c, "note: the reference drift could not be computed (%s)\n", se.msg);
 	res->stage = SB_VALIDATE_DONE;
 	return 0;
 }
@@ -485,6 +552,7 @@ void sb_validate_result_fini(sb_validate_result *res)
 	json_decref(res->doc);
 	json_decref(res->drift);
 	sb_speed_fini(&res->speed);
+	sb_refdrift_fini(&res->refdrift);
 	free(res->steps);
 	free(res->step_f);
 	sb_comparison_fini(&res->step_adj);
@@ -573,28 +641,52 @@ static int extrapolated_beyond(const sb_validate_result *res)
 	return top > 0 && m->slots > top ? top : 0;
 }
 
-/* Says so when the server's slot count is not the model's. */
-static void report_slots(FILE *f, const sb_validate_result *res)
+/* Says so when the slot count simulated is not the model's (with
+ * --sim-slots, report_what_if does). */
+static void report_slots(FILE *f, const sb_validate_config *c, const sb_validate_result *res)
 {
-	if (res->server_slots <= 0 || res->server_slots == res->calibrated_slots)
+	if (c->what_if.sim_slots > 0 || res->server_slots <= 0 ||
+	    res->server_slots == res->calibrated_slots)
 		return;
-	int top = extrapolated_beyond(res);
 	fprintf(f, "model calibrated at %d slots, server has %d: simulated with %d slots",
-		res->calibrated_slots, res->server_slots, res->server_slots);
+		res->calibrated_slots, res->server_slots, res->model.slots);
+	int top = extrapolated_beyond(res);
 	if (top)
 		fprintf(f, "; decode passes beyond %d extrapolated\n", top);
 	else
 		fprintf(f, "; every decode pass within the calibrated batch sizes\n");
 }
 
+/* One line saying what the what-ifs changed (with the slots: against what
+ * the server and the model have). */
+static void report_what_if(FILE *f, const sb_validate_config *c, const sb_validate_result *res)
+{
+	if (!sb_whatif_given(&c->what_if))
+		return;
+	char what[512];
+	sb_whatif_describe(&c->what_if, what, sizeof(what));
+	fprintf(f, "what-if: the model changed on purpose (%s)", what);
+	if (c->what_if.sim_slots > 0) {
+		fprintf(f, "; the model was calibrated at %d slots", res->calibrated_slots);
+		if (res->server_slots > 0)
+			fprintf(f, ", the server has %d", res->server_slots);
+		int top = extrapolated_beyond(res);
+		if (top)
+			fprintf(f, "; decode passes beyond %d extrapolated", top);
+	}
+	fprintf(f, "\n");
+}
+
 void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_result *res,
 			int quiet, int verbose)
 {
 	const sb_comparison *cmp = &res->cmp;
-	report_slots(f, res);
+	report_slots(f, c, res);
+	report_what_if(f, c, res);
 	if (c->speed_factors[0] > 0)
 		fprintf(f, "the model's times scaled by the given speed: prompts x%.3f, decode x%.3f\n",
 			c->speed_factors[0], c->speed_factors[1]);
+
 	if (!quiet) {
 		fprintf(f, "model %s (%d slots) against %s\n", res->model.name, res->model.slots,
 			c->measured ? c->measured : c->run.url);
@@ -621,6 +713,7 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 	}
 	if (res->drift)
 		report_drift(f, res->drift);
+	sb_refdrift_report(f, &res->refdrift);
 	if (res->has_plan)
 		sb_plan_check_report(f, &res->plan);
 }
@@ -643,12 +736,19 @@ json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_resul
 	if (res->drift)
 		json_object_set(j, "server_drift", res->drift);
 	int top = extrapolated_beyond(res);
-	json_object_set_new(j, "slots", json_pack("{s:i,s:o,s:i,s:o}", "calibrated",
-						  res->calibrated_slots, "server",
-						  res->server_slots > 0 ? json_integer(res->server_slots)
-									: json_null(),
-						  "simulated", res->model.slots, "extrapolated_beyond",
-						  top ? json_integer(top) : json_null()));
+	json_t *slots = json_pack("{s:i,s:o,s:i,s:o}", "calibrated", res->calibrated_slots,
+				  "server",
+				  res->server_slots > 0 ? json_integer(res->server_slots) : json_null(),
+				  "simulated", res->model.slots, "extrapolated_beyond",
+				  top ? json_integer(top) : json_null());
+	if (slots && c->what_if.sim_slots > 0) /* only then: the usual object stays as it was */
+		json_object_set_new(slots, "what_if_slots", json_integer(c->what_if.sim_slots));
+	json_object_set_new(j, "slots", slots);
+	if (sb_whatif_given(&c->what_if))
+		json_object_set_new(j, "what_if", sb_whatif_to_json(&c->what_if));
+	json_t *rd = sb_refdrift_to_json(&res->refdrift);
+	if (rd)
+		json_object_set_new(j, "reference_drift", rd);
 	if (res->has_plan)
 		json_object_set_new(j, "plan_check", sb_plan_check_to_json(&res->plan));
 	json_object_set_new(j, "step_speed", steps_json(res));

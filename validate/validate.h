@@ -16,6 +16,13 @@
  * the JSON ("slots") say so when they differ. With config.plan the levels
  * are a capacity plan's two rates instead (plan_check.h).
  *
+ * What-ifs (config.what_if, core/whatif.h) change the model on purpose
+ * before anything is predicted, the default rates and a plan included: a
+ * user's "what if it were 20% slower", and the accuracy checks' negative
+ * controls (a check must fail a deliberately wrong model). With a reference
+ * file (config.drift_ref) the server is also compared with its own earlier
+ * measurement of the same load, no model involved (refdrift.h).
+ *
  * `servebench validate` (app/cmd_validate.c) fills a config from its flags,
  * calls sb_validate_run, and prints with sb_validate_report.
  */
@@ -28,10 +35,12 @@
 #include "core/error.h"
 #include "core/model.h"
 #include "core/results.h"
+#include "core/whatif.h"
 #include "core/workload.h"
 #include "measure/run.h"
 #include "validate/compare.h"
 #include "validate/plan_check.h"
+#include "validate/refdrift.h"
 #include "validate/repeat.h"
 #include "validate/speed.h"
 #include "validate/steps.h"
@@ -61,6 +70,18 @@ typedef struct sb_validate_config {
 				    server's speed measured beside the run, as
 				    a share of the model's; speed.h's
 				    sb_speed_scale_model); 0: unscaled */
+	/* What-if changes to the model (and the second model), made after
+	 * the speed factors: its times scaled, its KV-cache layout, the slot
+	 * count simulated whatever the server reports (what_if.sim_slots; the
+	 * levels measured still follow the server's slots). */
+	sb_whatif what_if;
+	const char *drift_ref;   /* a results file whose concurrency-1 level is
+				    measured again before the first level and
+				    after the last (refdrift.h); NULL: none;
+				    borrowed. Not with `measured` (a measured
+				    document carries its own runs) */
+	long drift_requests;     /* requests per drift run; 0: the reference
+				    level's count clamped to 4..16 */
 	long probe_requests;     /* requests per speed probe; 0: no probes */
 	int replications;        /* replays per level */
 	int forecast;            /* also the fresh-traffic forecast intervals */
@@ -113,6 +134,9 @@ typedef struct sb_validate_result {
 	double *step_f;          /* owned: per level, the prompt factors, then
 				    the decode factors used (NaN: none) */
 	json_t *drift;           /* owned: sb_speed_drift; NULL: not known */
+	sb_refdrift refdrift;    /* the server against its own reference
+				    measurement (config.drift_ref, or the
+				    measured document's "reference_drift") */
 	int cut_rc;              /* the status of the level that cut the
 				    measurement short; 0: none */
 	int signal;              /* the signal that interrupted it; 0: none */
@@ -129,16 +153,19 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 
 void sb_validate_result_fini(sb_validate_result *res);
 
-/* Writes the report to f: the model and the target, the side-by-side table
+/* Writes the report to f: the slots simulated and what the what-ifs
+ * changed (a line each), the model and the target, the side-by-side table
  * (compare.h; verbose adds per-request errors), the second model's
  * difference (repeat.h) and the server's speed, or with quiet only the
- * median errors and differences; then the server's drift. */
+ * median errors and differences; then the server's drift between the
+ * probes and against its reference measurement (refdrift.h). */
 void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_result *res,
 			int quiet, int verbose);
 
 /* New JSON document: the comparison (sb_comparison_to_json) with
  * "model_file", "goals", "goals_met", "slots", "plan_check" (with a plan),
- * "server_drift", "server_speed" and,
+ * "server_drift", "server_speed", "what_if" (with what-ifs),
+ * "reference_drift" (with a reference) and,
  * with a second model, "repeatability" (sb_repeatability_to_json with its
  * "model_file").
  * NULL on allocation failure. */

@@ -126,6 +126,42 @@ bad "goes with --compare" --rate 3 --second-model "$T/slow.json"
 bad "--second-model" --compare "$T/r1.json" --second-model /nonexistent.json
 bad "/nonexistent.json" --compare /nonexistent.json
 
+# what-ifs: bad --scale and --kv-cache values are named; a model scaled x1.3
+# misses the goals its unscaled self meets, and the report and the JSON say
+# what changed; plain runs take them too (one client, no noise: TTFT, TPOT
+# and E2E exactly x1.2; decode_batched leaves one client alone)
+bad "unknown key 'bogus'" --rate 1 --scale bogus=2
+bad "--scale all: 0 is not a positive factor" --rate 1 --scale all=0
+bad "'all' is not KEY=F" --rate 1 --scale all
+bad "key 'all' given twice" --rate 1 --scale all=1,all=2
+bad "--kv-cache: unknown value 'paged'" --rate 1 --kv-cache paged
+"$SBSIM" --compare "$T/r1.json" --replications 5 --scale all=1.3 --kv-cache per-slot \
+	--json "$T/wi.json" >"$T/out" 2>"$T/err" ||
+	{ echo "FAIL: --compare --scale"; cat "$T/err"; fails=$((fails+1)); }
+has "$T/out" "what-if: the model changed on purpose (times scaled all=1.3; KV cache per-slot)"
+grep -q "goals missed" "$T/out" || { echo "FAIL: a model x1.3 passed the goals"; cat "$T/out"; fails=$((fails+1)); }
+python3 - "$T/wi.json" <<'PY' || { echo "FAIL: --compare what_if JSON"; fails=$((fails+1)); }
+import json, sys
+w = json.load(open(sys.argv[1]))["what_if"]
+assert w == {"scale": {"all": 1.3}, "sim_slots": None, "kv_cache": "per-slot"}, w
+PY
+for sc in "" all=1.2 decode_batched=2; do
+	"$SBSIM" --concurrency 1 --requests 50 --no-noise --no-uncertainty --seed 3 \
+		${sc:+--scale "$sc"} --json "$T/s-${sc:-none}.json" >/dev/null 2>"$T/err" ||
+		{ echo "FAIL: --scale '$sc'"; cat "$T/err"; fails=$((fails+1)); }
+done
+python3 - "$T/s-none.json" "$T/s-all=1.2.json" "$T/s-decode_batched=2.json" <<'PY' ||
+import json, sys
+base, sc, db = (json.load(open(p)) for p in sys.argv[1:])
+assert "what_if" not in base
+assert sc["what_if"]["scale"] == {"all": 1.2}, sc["what_if"]
+for q in ("ttft_ms", "tpot_ms", "e2e_ms"):
+    r = sc["levels"][0][q]["p50"] / base["levels"][0][q]["p50"]
+    assert abs(r - 1.2) < 1e-6, (q, r)
+    assert db["levels"][0][q]["p50"] == base["levels"][0][q]["p50"], q
+PY
+	{ echo "FAIL: --scale in plain runs"; fails=$((fails+1)); }
+
 # the extrapolation label: in the table and the JSON exactly when a level's
 # passes went beyond the model's decode table (the default's reaches 8)
 "$SBSIM" --slots 12 --concurrency 2,12 --requests 100 --json "$T/x.json" >"$T/out" 2>"$T/err" ||

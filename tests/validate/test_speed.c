@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "core/model.h"
+#include "core/model_scale.h"
 #include "core/results.h"
 #include "validate/speed.h"
 #include "simdoc.h"
@@ -26,7 +27,11 @@ static void test_scale_model(void)
 	m.per_prefill_attn_ms = 0.001;
 	m.per_kv_token_ms = 0.002;
 	m.decode[0].ms = 8;
+	m.n_decode_kv = 1;
+	m.decode_kv[0] = (sb_decode_point){ 1, 0.005 };
 	int slots = m.slots, nd = m.n_decode;
+	sb_model same;
+	sb_model_copy(&same, &m);
 	sb_speed_scale_model(&m, 1.5, 0.8);
 	CHECK_NEAR(m.overhead_ms, 15, 1e-12);
 	CHECK_NEAR(m.overhead_sd_ms, 3, 1e-12);
@@ -36,7 +41,17 @@ static void test_scale_model(void)
 	CHECK_NEAR(m.per_prefill_attn_ms, 0.0015, 1e-15);
 	CHECK_NEAR(m.decode[0].ms, 6.4, 1e-12);
 	CHECK_NEAR(m.per_kv_token_ms, 0.0016, 1e-15);
+	CHECK_NEAR(m.decode_kv[0].ms, 0.004, 1e-15); /* a decode time too */
 	CHECK(m.slots == slots && m.n_decode == nd); /* nothing else moves */
+	/* the one definition: --scale prompt=FP,decode=FD does the same */
+	sb_model_scale s;
+	sb_model_scale_init(&s);
+	CHECK(sb_model_scale_parse("prompt=1.5,decode=0.8", &s, "--scale", &e) == 0);
+	sb_model_scale_apply(&s, &same);
+	CHECK(same.overhead_ms == m.overhead_ms && same.decode[0].ms == m.decode[0].ms &&
+	      same.decode_kv[0].ms == m.decode_kv[0].ms && same.per_kv_token_ms == m.per_kv_token_ms &&
+	      same.per_prefill_attn_ms == m.per_prefill_attn_ms);
+	sb_model_fini(&same);
 	sb_model_fini(&m);
 }
 

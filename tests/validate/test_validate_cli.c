@@ -214,6 +214,137 @@ static void test_speed_factors(const char *dir, const char *good_p, const char *
 	}
 }
 
+/* metric k ("ttft_p50") of level i of a comparison JSON, side ("predicted",
+ * "measured"). */
+static double level_metric(json_t *cmp, size_t i, const char *k, const char *side)
+{
+	return jpath(json_array_get(json_object_get(cmp, "levels"), i), "metrics", k, side);
+}
+
+/* Runs validate --measured meas_p with model_p, seed 3, 5 replications, no
+ * forecast, the JSON into cmp_p, plus up to 4 more arguments (NULL-ended);
+ * the comparison loaded (NULL when validate failed beyond exit 1). */
+static json_t *whatif_run(const char *out_p, const char *model_p, const char *meas_p,
+			  const char *cmp_p, const char *x0, const char *x1, const char *x2,
+			  const char *x3)
+{
+	const char *a[20] = { "validate", "--model-file", model_p, "--measured", meas_p,
+			      "--seed", "3", "--replications", "5", "--no-forecast", "--json", cmp_p };
+	int n = 12;
+	const char *x[] = { x0, x1, x2, x3 };
+	for (int i = 0; i < 4 && x[i]; i++)
+		a[n++] = x[i];
+	a[n] = NULL;
+	unlink(cmp_p);
+	int rc = validate_to(out_p, n, a);
+	CHECK(rc == 0 || rc == 1);
+	return rc == 0 || rc == 1 ? sb_json_load_file(cmp_p, NULL) : NULL;
+}
+
+/* What-ifs: --scale all=1.2 raises the predicted TTFT and TPOT of the
+ * levels below the slot count by 20% (every time scaled; the scheduler's
+ * release time, which only queueing sees, is not) and leaves the measured
+ * side alone; decode_batched=2 leaves one client's TPOT exactly as it was
+ * and slows two clients'; --sim-slots 2 simulates 2 of the 4 slots (TTFT at
+ * 4 clients queues) and the JSON "slots" says so; --kv-cache is recorded;
+ * bad values are usage errors. */
+static void test_what_if(const char *dir, const char *good_p, const char *meas_p,
+			 const char *cmp_p)
+{
+	char out_p[256];
+	snprintf(out_p, sizeof(out_p), "%s/whatif.txt", dir);
+	json_t *base = whatif_run(out_p, good_p, meas_p, cmp_p, NULL, NULL, NULL, NULL);
+	CHECK(base && !json_object_get(base, "what_if"));
+	CHECK(base && !json_object_get(json_object_get(base, "slots"), "what_if_slots"));
+	char sim_p[300];
+	snprintf(sim_p, sizeof(sim_p), "%s/whatif-sim.json", dir);
+	json_t *sc = whatif_run(out_p, good_p, meas_p, cmp_p, "--scale", "all=1.2",
+				"--out-simulated", sim_p);
+	json_t *simd = sb_json_load_file(sim_p, NULL); /* the prediction says so too */
+	CHECK(simd && json_number_value(json_object_get(
+			      json_object_get(json_object_get(simd, "what_if"), "scale"), "all")) == 1.2);
+	json_decref(simd);
+	unlink(sim_p);
+	CHECK(sc != NULL);
+	for (size_t i = 0; base && sc && i < 2; i++) { /* c=1 and c=2 of 4 slots */
+		static const char *const k[] = { "ttft_p50", "ttft_mean", "tpot_p50", "tpot_mean",
+						 "e2e_p50" };
+		for (size_t j = 0; j < sizeof(k) / sizeof(k[0]); j++) {
+			double r = level_metric(sc, i, k[j], "predicted") /
+				   level_metric(base, i, k[j], "predicted");
+			if (!(fabs(r - 1.2) <= 0.02)) {
+				fprintf(stderr, "level %zu %s: scaled / unscaled %.4f, want 1.2\n", i,
+					k[j], r);
+				CHECK(0);
+			}
+			CHECK(level_metric(sc, i, k[j], "measured") ==
+			      level_metric(base, i, k[j], "measured"));
+		}
+	}
+	json_t *wi = json_object_get(sc, "what_if");
+	CHECK_NEAR(json_number_value(json_object_get(json_object_get(wi, "scale"), "all")), 1.2, 0);
+	CHECK(json_object_size(json_object_get(wi, "scale")) == 1);
+	CHECK(json_is_null(json_object_get(wi, "sim_slots")) &&
+	      json_is_null(json_object_get(wi, "kv_cache")));
+	char *txt = slurp(out_p);
+	CHECK(txt && strstr(txt, "what-if: the model changed on purpose (times scaled all=1.2)"));
+	free(txt);
+	json_decref(sc);
+
+	/* decode passes of batch >= 2 only */
+	json_t *db = whatif_run(out_p, good_p, meas_p, cmp_p, "--scale", "decode_batched=2", NULL,
+				NULL);
+	CHECK(db && base);
+	if (db && base) {
+		CHECK(level_metric(db, 0, "tpot_p50", "predicted") ==
+		      level_metric(base, 0, "tpot_p50", "predicted"));
+		CHECK(level_metric(db, 1, "tpot_mean", "predicted") >
+		      1.3 * level_metric(base, 1, "tpot_mean", "predicted"));
+	}
+	json_decref(db);
+
+	/* a slot count of the what-if's: 2 of the model's 4 */
+	json_t *ss = whatif_run(out_p, good_p, meas_p, cmp_p, "--sim-slots", "2", "--kv-cache",
+				"per-slot");
+	CHECK(ss != NULL);
+	json_t *sl = json_object_get(ss, "slots");
+	CHECK(json_integer_value(json_object_get(sl, "simulated")) == 2);
+	CHECK(json_integer_value(json_object_get(sl, "what_if_slots")) == 2);
+	CHECK(json_integer_value(json_object_get(sl, "calibrated")) == 4);
+	CHECK(json_is_null(json_object_get(sl, "server"))); /* the file declares none */
+	CHECK(json_integer_value(json_object_get(ss, "model_slots")) == 2);
+	wi = json_object_get(ss, "what_if");
+	CHECK(json_integer_value(json_object_get(wi, "sim_slots")) == 2);
+	CHECK_STR(json_string_value(json_object_get(wi, "kv_cache")), "per-slot");
+	if (ss && base) /* c=4 on 2 slots: half the requests wait */
+		CHECK(level_metric(ss, 2, "ttft_p90", "predicted") >
+		      1.5 * level_metric(base, 2, "ttft_p90", "predicted"));
+	txt = slurp(out_p);
+	CHECK(txt && strstr(txt, "what-if: the model changed on purpose (2 slots simulated; KV cache "
+				 "per-slot); the model was calibrated at 4 slots\n"));
+	CHECK(txt && !strstr(txt, "server has")); /* one line: the file declares no slots */
+	free(txt);
+	json_decref(ss);
+	json_decref(base);
+
+	static const char *const bad[][2] = {
+		{ "--scale", "bogus=1.2" }, { "--scale", "all=0" }, { "--scale", "all" },
+		{ "--scale", "all=1,all=2" }, { "--scale", "decode=x" }, { "--sim-slots", "0" },
+		{ "--kv-cache", "paged" }, { "--drift-ref", "x.json" }, /* with --measured */
+		{ "--drift-requests", "4" },                              /* no --drift-ref */
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *u[] = { "validate", "--model-file", good_p, "--measured", meas_p,
+				    bad[i][0], bad[i][1], NULL };
+		int rc = validate(7, u);
+		if (rc != 2) {
+			fprintf(stderr, "validate %s %s: exit %d, want 2\n", bad[i][0], bad[i][1], rc);
+			CHECK(0);
+		}
+	}
+	unlink(out_p);
+}
+
 static void test_library(const char *model_p, const char *meas_p)
 {
 	sb_validate_config c;
@@ -371,6 +502,7 @@ int main(int argc, char **argv)
 
 	test_second_model(dir, good_p, bad_p, meas_p, cmp_p);
 	test_speed_factors(dir, good_p, bad_p, meas_p, cmp_p);
+	test_what_if(dir, good_p, meas_p, cmp_p);
 	test_library(good_p, meas_p);
 
 	unlink(meas_p);
