@@ -227,12 +227,14 @@ static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
 }
 
 /* Reads the optional "scheduler" object of model j (admit_delay_ms,
- * split_prob, split_prob_crowded: split_prob unless given) into m. Returns 0
+ * split_prob, split_prob_crowded: split_prob unless given,
+ * release_ms, release_holds_queue) into m. Returns 0
  * or -EINVAL (e set). */
 static int scheduler_from_json(const json_t *j, sb_model *m, sb_error *e)
 {
 	static const char *const sched_keys[] = { "admit_delay_ms", "split_prob",
-						  "split_prob_crowded", "release_ms", NULL };
+						  "split_prob_crowded", "release_ms",
+						  "release_holds_queue", NULL };
 	const json_t *sched = json_object_get(j, "scheduler");
 	if (sched) {
 		if (!json_is_object(sched))
@@ -246,6 +248,10 @@ static int scheduler_from_json(const json_t *j, sb_model *m, sb_error *e)
 					e) < 0))
 			return -EINVAL;
 	}
+	const json_t *hold = json_object_get(sched, "release_holds_queue");
+	if (hold && !json_is_boolean(hold))
+		return sb_error_set(e, "model.scheduler.release_holds_queue: expected true or false");
+	m->release_holds_queue = hold && json_is_true(hold);
 	m->split_prob_crowded = m->split_prob;
 	if (json_object_get(sched, "split_prob_crowded") &&
 	    sb_json_get_double(sched, "split_prob_crowded", 0, 1, &m->split_prob_crowded,
@@ -391,6 +397,9 @@ json_t *sb_model_to_json(const sb_model *m)
 	if (j && m->split_prob_crowded != m->split_prob)
 		json_object_set_new(json_object_get(j, "scheduler"), "split_prob_crowded",
 				    json_real(m->split_prob_crowded));
+	if (j && m->release_holds_queue)
+		json_object_set_new(json_object_get(j, "scheduler"), "release_holds_queue",
+				    json_true());
 	if (j && m->n_release > 0) {
 		json_t *rel = json_object();
 		for (int i = 0; i < m->n_release; i++) {

@@ -50,6 +50,16 @@
  * request during it. One number, or a table keyed by the server's slot count
  * (linear between entries, the end values beyond them): the guide's
  * Experiment 3 shows it growing with the slot count (docs/accuracy.md).
+ * release_holds_queue: whether a request already waiting in the queue also
+ * waits out release_ms. false (the default): it takes the slot for the very
+ * next step, as llama.cpp's server does (a finished slot's release moves the
+ * first deferred task to the front of the task queue, which is launched
+ * before the next batch is built: tools/server/server-context.cpp,
+ * callback_on_release), so the step after a request ends already holds the
+ * next one's prompt and the other slots' decode waits for it; release_ms
+ * then delays only that client's next request. true: the slot stays held
+ * for everyone (the embedded Ollama model, whose 35-304 ms end-of-request
+ * cost was fitted that way).
  * kv_cache: how the server lays out its KV cache, which decides how a step's
  * tokens are grouped into the passes it computes:
  *   "unified"  one cache for all slots (vLLM, llama.cpp without -np): a step
@@ -87,7 +97,8 @@
  *                 "prefill_per_prompt": 0.0 },       (optional, default 0)
  *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0,
  *                   "split_prob_crowded": 0.0,
- *                   "release_ms": { "4": 35, "8": 304 } },  (optional; or a number)
+ *                   "release_ms": { "4": 35, "8": 304 },  (optional; or a number)
+ *                   "release_holds_queue": false },       (optional, default false)
  *                  (split_prob optional, default 0; split_prob_crowded
  *                   optional, default split_prob)
  *    "noise": { "kind": "none" | "lognormal" | "gamma", "cv": 0.0,
@@ -156,6 +167,7 @@ typedef struct sb_model {
 	sb_decode_point release[SB_MODEL_MAX_DECODE]; /* release_ms per slot count
 							 (batch = slots); ascending */
 	int n_release; /* 0: no end-of-request cost */
+	int release_holds_queue; /* 1: a queued request also waits out release_ms */
 	double split_prob; /* 0..1 */
 	double split_prob_crowded; /* 0..1 */
 	sb_noise_kind noise_kind;

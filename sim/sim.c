@@ -753,8 +753,10 @@ static void complete(sim *s, server *v, int si, double t)
 {
 	long ri = v->slots[si].r;
 	finish_req(s, ri, t, 0);
-	if (v->release_s > 0) {
-		/* the end-of-request cost: the slot stays held (state only) */
+	if (v->release_s > 0 && (v->qlen == 0 || v->m->release_holds_queue)) {
+		/* the end-of-request cost: the slot stays held (state only);
+		 * a request already queued takes it at once unless the model
+		 * says otherwise (core/model.h, release_holds_queue) */
 		v->slots[si].state = SL_RELEASE;
 		push(s, t + v->release_s, EV_RELEASE, (uint32_t)(v - s->srv), si);
 		return;

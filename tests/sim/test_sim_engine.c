@@ -485,8 +485,32 @@ static void test_prefill_per_prompt(void)
 	sb_model_fini(&m);
 }
 
+/* release_ms with a request already queued: llama.cpp hands the freed slot
+ * to it for the very next step (release_holds_queue false, the default);
+ * with release_holds_queue it waits out the end-of-request cost too. */
+static void test_release_queue(void)
+{
+	sb_model m;
+	test_model(&m, 1);
+	m.release[0] = (sb_decode_point){ 1, 20.0 };
+	m.n_release = 1;
+	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
+	sb_replay_req rq[2] = { { 0.0, 256, 10, -1 }, { 0.0, 256, 10, -1 } };
+	sb_replay_pred p[2];
+	sb_error e = { "" };
+	CHECK(sb_sim_replay(&m, &ro, rq, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[1].wait_ms, p[0].e2e_ms - 15, 1e-9), "queued, not held: wait %.9g want %.9g",
+	      p[1].wait_ms, p[0].e2e_ms - 15);
+	m.release_holds_queue = 1;
+	CHECK(sb_sim_replay(&m, &ro, rq, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK(NEAR(p[1].wait_ms, p[0].e2e_ms - 15 + 20, 1e-9), "held: wait %.9g want %.9g",
+	      p[1].wait_ms, p[0].e2e_ms - 15 + 20);
+	sb_model_fini(&m);
+}
+
 int main(void)
 {
+	test_release_queue();
 	test_per_slot();
 	test_prefill_per_prompt();
 	test_prefill_decode();
