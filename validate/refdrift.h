@@ -42,8 +42,9 @@
 #include "core/workload.h"
 #include "measure/bench.h"
 
-/* TTFT, TPOT, E2E (the order of core/metric.h's sb_quantity). */
-#define SB_REFDRIFT_N_QTY 3
+/* TTFT, TPOT, E2E (the order of core/metric.h's sb_quantity), then ITL:
+ * the p50 of every inter-token gap of the level. */
+#define SB_REFDRIFT_N_QTY 4 /* TTFT, TPOT, E2E, ITL */
 
 /* The drift runs per request count default to the reference level's own,
  * clamped to these (a run of 4 has a usable median; 16 costs little). */
@@ -96,7 +97,7 @@ int sb_refdrift_measure(sb_refdrift *d, sb_bench *b, const sb_bench_opts *o,
 			sb_error *e);
 
 /* {"file", "input_len", "output_len", "requests", "reference":
- * {"ttft_p50_ms", "tpot_p50_ms", "e2e_p50_ms", "requests"}, "runs": [{"when",
+ * {"ttft_p50_ms", "tpot_p50_ms", "e2e_p50_ms", "itl_p50_ms", "requests"}, "runs": [{"when",
  * "t_s", "level": {summary and records}}]}: what the measured document keeps
  * (new reference; NULL without a reference or out of memory). */
 json_t *sb_refdrift_to_results(const sb_refdrift *d);
@@ -117,8 +118,8 @@ void sb_refdrift_report(FILE *f, const sb_refdrift *d);
 
 /* {"file", "input_len", "output_len", "requests", "reference": {...},
  * "runs": [{"when", "t_s", "requests", "ttft_p50_ms", "tpot_p50_ms",
- * "e2e_p50_ms", "ttft_pct", "tpot_pct", "e2e_pct"}], "max_abs_pct":
- * {"ttft", "tpot", "e2e"}}; null for a number that cannot be computed (new
+ * "e2e_p50_ms", "itl_p50_ms", "ttft_pct", "tpot_pct", "e2e_pct", "itl_pct"}],
+ * "max_abs_pct": {"ttft", "tpot", "e2e", "itl"}}; null for a number that cannot be computed (new
  * reference; NULL when not analysed). */
 json_t *sb_refdrift_to_json(const sb_refdrift *d);
 

@@ -12,12 +12,13 @@ is measured without any model:
   drift    how far the server's speed moved while it was measured: validate
            re-measured a load the calibration itself measured (--drift-ref,
            one client) before and after each validation, measured against
-           measured; the standard error of their mean speed ratio (the
-           factor the replays use, below).
+           measured; how well their mean speed ratio (the factor the
+           replays use, below) is known: their sd x sqrt(1/n + 1), since the
+           reference is one such measurement too.
 
 The replays run at the server's speed of the day: the model's prompt-side
 times scaled by the mean TTFT ratio of those re-measurements and its decode
-times by the TPOT ratio (validate --speed-factors), a correction read from
+times by the ITL ratio (validate --speed-factors), a correction read from
 measurements alone, so a model k-times off stays k-times off and a server
 that slowed down since calibrating is not called a wrong model.
 
@@ -109,11 +110,12 @@ def repeat_diffs(meas_a, meas_b, slots):
 
 def drift_runs(docs):
     """Every drift re-measurement (validate's reference_drift.runs) of the
-    given validate JSON documents, as speed ratios {q: measured/reference}."""
+    given validate JSON documents, as speed ratios {q: measured/reference}:
+    TTFT for the prompt side, ITL (the p50 of every gap) for decode, E2E."""
     runs = []
     for d in docs:
         for run in (d.get("reference_drift") or {}).get("runs", []):
-            ratios = {q: 1 + run[q + "_pct"] / 100 for q in ("ttft", "tpot", "e2e")
+            ratios = {q: 1 + run[q + "_pct"] / 100 for q in ("ttft", "itl", "e2e")
                       if run.get(q + "_pct") is not None}
             if ratios:
                 runs.append(ratios)
@@ -129,37 +131,38 @@ def drift_doc(ref, runs):
     for d in runs:
         l = d["levels"][0]
         out.append({q + "_pct": (l[q + "_ms"]["p50"] / r0[q + "_ms"]["p50"] - 1) * 100
-                    for q in ("ttft", "tpot", "e2e")})
+                    for q in ("ttft", "itl", "e2e")})
     return {"reference_drift": {"runs": out}}
 
 
 def speed_factors(runs):
-    """(FP, FD): the mean TTFT and TPOT ratios of the drift runs, the
+    """(FP, FD): the mean TTFT and ITL ratios of the drift runs, the
     server's speed of the day against the calibration's measurement of the
     same load. (1, 1) without runs."""
     def mean(q):
         xs = [r[q] for r in runs if q in r]
         return sum(xs) / len(xs) if xs else 1.0
-    return mean("ttft"), mean("tpot")
+    return mean("ttft"), mean("itl")
 
 
 def drift_spread(runs):
-    """{q: the standard error of the drift runs' mean ratio, in % of it}:
-    how well the mean factor the replays use is known. The runs are noisy
-    gauges: one client's TPOT p50 over 10 requests scattered by +-15% in a
-    quiet run (stalls of 40-50 ms at random tokens) while the levels beside
-    them agreed to 1-3% between the two validations. How far the speed
-    wandered between the levels shows in the repeat instead. E2E: the
-    largest of TTFT, TPOT and E2E. NaN without two runs."""
+    """{q: how well the mean factor the replays use is known, in % of it}:
+    the drift runs' sd x sqrt(1/n + 1), the mean of n runs against one
+    reference measurement as noisy as each of them. TTFT from the TTFT
+    ratios; TPOT from the ITL ratios (one client's TPOT p50 scattered by
+    +-15% between 10-request runs in a quiet run, a few 40-50 ms stalls of
+    the machine's scheduler per request, while the p50 of every gap moved
+    by a few %); E2E the larger. How far the speed wandered between the
+    levels shows in the repeat. NaN without two runs."""
     out = {}
-    for q in ("ttft", "tpot", "e2e"):
-        xs = [r[q] for r in runs if q in r]
+    for q, src in (("ttft", "ttft"), ("tpot", "itl")):
+        xs = [r[src] for r in runs if src in r]
         if len(xs) < 2:
             out[q] = float("nan")
             continue
         m = sum(xs) / len(xs)
         sd = (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
-        out[q] = sd / len(xs) ** 0.5 / m * 100
+        out[q] = sd * (1 / len(xs) + 1) ** 0.5 / m * 100
     ok = [v for v in out.values() if v == v]
     out["e2e"] = max(ok) if ok else float("nan")
     return out

@@ -44,7 +44,7 @@ def replay(meas, factor, drift_pct=0.0):
                 mt["%s_%s" % (q, s)] = {"measured": x, "predicted": p,
                                         "error_pct": (p - x) / x * 100}
         levels.append({"mode": m, "level": l, "metrics": mt})
-    runs = [{"when": w, "ttft_pct": d, "tpot_pct": d, "e2e_pct": d}
+    runs = [{"when": w, "ttft_pct": d, "itl_pct": d, "e2e_pct": d}
             for w, d in (("before", 0.0), ("after", drift_pct))]
     return {"levels": levels, "reference_drift": {"runs": runs}}
 
@@ -129,11 +129,12 @@ json.loads(json.dumps(lc.clean(rec), allow_nan=False))
 # The small helpers.
 assert lc.median([3, float("nan"), 1, 2]) == 2
 assert lc.median([]) != lc.median([])
-fp, fd = lc.speed_factors([{"ttft": 1.1, "tpot": 0.9}, {"ttft": 1.3, "tpot": 1.1}])
+fp, fd = lc.speed_factors([{"ttft": 1.1, "itl": 0.9}, {"ttft": 1.3, "itl": 1.1}])
 assert abs(fp - 1.2) < 1e-12 and abs(fd - 1.0) < 1e-12, (fp, fd)
-sp = lc.drift_spread([{"ttft": 1.0, "tpot": 1.0}, {"ttft": 1.2, "tpot": 1.05}])
-# two ratios 1.0 and 1.2: sd 0.1414, standard error 0.1, mean 1.1
-assert abs(sp["ttft"] - 10 / 1.1) < 1e-9 and abs(sp["e2e"] - sp["ttft"]) < 1e-9, sp
+sp = lc.drift_spread([{"ttft": 1.0, "itl": 1.0}, {"ttft": 1.2, "itl": 1.05}])
+# two ratios 1.0 and 1.2: sd 0.1414, x sqrt(1/2 + 1), mean 1.1
+want = 0.02 ** 0.5 * 1.5 ** 0.5 / 1.1 * 100
+assert abs(sp["ttft"] - want) < 1e-9 and abs(sp["e2e"] - sp["ttft"]) < 1e-9, sp
 
 print("livecheck: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
