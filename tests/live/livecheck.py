@@ -32,9 +32,11 @@ repeat and drift) is at most CAP; its limit is then GOAL + noise. Also
 judged, per quantity: the worst level's central error against WORST x the
 largest central limit.
 
-The verdict: FAIL when the model misses a decided cell; INCONCLUSIVE
+The verdict: FAIL when the model misses a cell (its error beyond GOAL +
+the measured noise, decided or not: a noisy cell cannot pass, but an error
+beyond its noise is still an error); INCONCLUSIVE
 (exit 77, meson's skip) when any central cell is undecided; when a control
-model passes every decided cell, FAIL ("the bound cannot tell this model
+model misses no cell, FAIL ("the bound cannot tell this model
 from a wrong one") if every central noise is at most QUIET (the bound could
 then tell a 15% error from none), else INCONCLUSIVE; else PASS. Every run
 prints one line, "livecheck-record {json}", with every
@@ -233,19 +235,21 @@ def present(cell, errs_cells):
 
 
 def misses(cells, worst, lim):
-    """The decided cells (and worst levels) where the errors exceed their
-    limit, as text. A quantity's worst level is judged when all its central
-    cells are decided, against WORST x the largest of their limits."""
+    """The cells (and worst levels) where the errors exceed their limit, as
+    text: an error beyond GOAL + the measured noise is a miss however large
+    that noise (an undecided cell cannot pass, but it can fail). A
+    quantity's worst level is judged against WORST x the largest of its
+    central limits."""
     out = []
     for c, (noise, limit, decided) in lim.items():
         e = cells.get(c)
-        if decided and e is not None and e == e and e > limit:
+        if e is not None and e == e and limit == limit and e > limit:
             out.append("%s %s %s %.1f%% > %.1f%%" % (c[0], c[1].upper(), c[2], e, limit))
     for q, (e, k) in worst.items():
-        cl = [v for c, v in lim.items() if c[1] == q and c[2] == "central"]
-        if not cl or not all(d for _, _, d in cl) or e != e:
+        cl = [l for c, (_, l, _) in lim.items() if c[1] == q and c[2] == "central" and l == l]
+        if not cl or e != e:
             continue
-        wl = WORST * max(l for _, l, _ in cl)
+        wl = WORST * max(cl)
         if e > wl:
             out.append("worst level %s %g %s central %.1f%% > %.1f%%" % (k[0], k[1], q.upper(), e, wl))
     return out
