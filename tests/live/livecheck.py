@@ -27,20 +27,21 @@ loop at or above it; open: Poisson arrivals) x quantity (TTFT, TPOT, E2E)
 x class (central: mean and p50; tail: p90 — a p99 of 10-16 requests is
 their largest, one request's luck). A cell's figure is the median |error|
 over its levels and statistics, each level's error the mean of its two
-replays' signed errors. A cell is decided when its noise (the larger of
-repeat and drift) is at most CAP; its limit is then GOAL + noise. Also
+replays' signed errors. Its limit is GOAL + noise (the larger of repeat
+and drift); it is decided when that noise is at most CAP. Also
 judged, per quantity: the worst level's central error against WORST x the
 largest central limit.
 
 The verdict: FAIL when the model misses a cell (its error beyond GOAL +
 the measured noise, decided or not: a noisy cell cannot pass, but an error
-beyond its noise is still an error); INCONCLUSIVE
-(exit 77, meson's skip) when any central cell is undecided; when a control
-model misses no cell, FAIL ("the bound cannot tell this model
-from a wrong one") if every central noise is at most QUIET (the bound could
-then tell a 15% error from none), else INCONCLUSIVE; else PASS. Every run
-prints one line, "livecheck-record {json}", with every
-term, limit, error, control outcome and the verdict.
+beyond its noise is still an error); else INCONCLUSIVE (exit 77, meson's
+skip) when a central cell is undecided; else, when a control model misses
+no cell, FAIL ("the bound cannot tell this model from a wrong one") if every
+central noise is at most QUIET (the bound could then tell a 15% error from
+none), INCONCLUSIVE if not; else PASS. Every run prints one line,
+"livecheck-record {json}", with every term, limit, error, control outcome
+and the verdict. cal2cal judges two calibrations of one server the same
+way (judge_calibrations).
 """
 import json
 import sys
@@ -307,8 +308,9 @@ def print_table(rec, controls_names):
         return "%6.1f%%" % x if x is not None and x == x else "     - "
     for c in rec["cells"]:
         row = "  ".join("%8s" % pct(ctl[n].get(c["cell"])) for n in controls_names)
-        state = ("ok" if c["error"] is None or c["error"] != c["error"] or c["error"] <= c["limit"]
-                 else "MISS") if c["decided"] else "undecided"
+        e = c["error"]
+        state = ("MISS" if e is not None and e == e and c["limit"] == c["limit"] and e > c["limit"]
+                 else "ok" if c["decided"] else "undecided")
         print("%-22s %7s %7s %7s %7s  %s  %s" % (c["cell"], pct(c["error"]), pct(c["repeat"]),
                                                  pct(c["drift"]), pct(c["limit"]), row, state))
     for q, w in rec["worst"].items():
