@@ -15,6 +15,8 @@ is measured without any model:
            measured; how well their mean speed ratio (the factor the
            replays use, below) is known: their sd x sqrt(1/n + 1), since the
            reference is one such measurement too.
+  noise    the two combined as independent errors: the root of the sum of
+           their squares.
 
 The replays run at the server's speed of the day: the model's prompt-side
 times scaled by the mean TTFT ratio of those re-measurements and its decode
@@ -27,15 +29,15 @@ loop at or above it; open: Poisson arrivals) x quantity (TTFT, TPOT, E2E)
 x class (central: mean and p50; tail: p90 — a p99 of 10-16 requests is
 their largest, one request's luck). A cell's figure is the median |error|
 over its levels and statistics, each level's error the mean of its two
-replays' signed errors. Its limit is GOAL + noise (the larger of repeat
-and drift); it is decided when that noise is at most CAP. Also
-judged, per quantity: the worst level's central error against WORST x the
-largest central limit.
+replays' signed errors. It is decided when its noise is at most CAP; its
+limit is then GOAL + noise, and GOAL + UNDECIDED x noise when undecided
+(an error that far beyond the noise is the model's whatever the noise).
+Also judged, per quantity: the worst level's central error against WORST x
+the largest central limit.
 
-The verdict: FAIL when the model misses a cell (its error beyond GOAL +
-the measured noise, decided or not: a noisy cell cannot pass, but an error
-beyond its noise is still an error); else INCONCLUSIVE (exit 77, meson's
-skip) when a central cell is undecided; else, when a control model misses
+The verdict: FAIL when the model misses a cell, decided or not; else
+INCONCLUSIVE (exit 77, meson's skip) when a central cell is undecided;
+else, when a control model misses
 no cell, FAIL ("the bound cannot tell this model from a wrong one") if every
 central noise is at most QUIET (the bound could then tell a 15% error from
 none), INCONCLUSIVE if not; else PASS. Every run prints one line,
@@ -53,6 +55,7 @@ STATS = {"central": ("mean", "p50"), "tail": ("p90",)}
 QUANTS = ("ttft", "tpot", "e2e")
 REGIMES = ("unloaded", "batched", "open")
 WORST = 2.0
+UNDECIDED = 3.0
 PASS, FAIL, INCONCLUSIVE = 0, 1, 77
 VERDICT = {PASS: "pass", FAIL: "fail", INCONCLUSIVE: "inconclusive"}
 
@@ -219,12 +222,18 @@ def cell_errors(errs, slots):
 # ---- the bound and the verdict ----------------------------------------------
 
 def bounds(rep, spread):
-    """{cell: (noise, limit, decided)} from the repeat and the drift spread."""
+    """{cell: (noise, limit, decided)}: the noise is the repeat and the
+    drift term combined as independent errors (root of the sum of squares);
+    a decided cell's limit is GOAL + noise, an undecided one's GOAL +
+    UNDECIDED x noise: an error far beyond what its noise explains."""
     out = {}
     for (r, q, cls), rd in rep.items():
-        noise = max([x for x in (rd, spread.get(q, float("nan"))) if x == x] or [float("nan")])
+        terms = [x for x in (rd, spread.get(q, float("nan"))) if x == x]
+        noise = sum(x * x for x in terms) ** 0.5 if terms else float("nan")
         decided = noise == noise and noise <= CAP[cls]
-        out[(r, q, cls)] = (noise, GOAL[cls] + noise if noise == noise else float("nan"), decided)
+        k = 1 if decided else UNDECIDED
+        out[(r, q, cls)] = (noise, GOAL[cls] + k * noise if noise == noise else float("nan"),
+                            decided)
     return out
 
 
@@ -237,10 +246,9 @@ def present(cell, errs_cells):
 
 def misses(cells, worst, lim):
     """The cells (and worst levels) where the errors exceed their limit, as
-    text: an error beyond GOAL + the measured noise is a miss however large
-    that noise (an undecided cell cannot pass, but it can fail). A
-    quantity's worst level is judged against WORST x the largest of its
-    central limits."""
+    text (an undecided cell cannot pass, but an error far beyond its noise
+    still fails). A quantity's worst level is judged against WORST x the
+    largest of its central limits."""
     out = []
     for c, (noise, limit, decided) in lim.items():
         e = cells.get(c)
@@ -419,7 +427,8 @@ def clean(x):
 def finish(test, verdict, reasons, rec, extra=None):
     """Prints the verdict and the record line; returns the exit status."""
     rec = dict(rec, test=test, verdict=VERDICT[verdict], reasons=reasons,
-               goal=GOAL, cap=CAP, quiet=QUIET, worst_factor=WORST, **(extra or {}))
+               goal=GOAL, cap=CAP, quiet=QUIET, worst_factor=WORST, undecided_factor=UNDECIDED,
+               **(extra or {}))
     print("livecheck-record " + json.dumps(clean(rec), sort_keys=True))
     print("%s: %s%s" % (test, VERDICT[verdict].upper(), (": " + "; ".join(reasons)) if reasons else ""))
     sys.stdout.flush()

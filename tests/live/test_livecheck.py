@@ -105,6 +105,10 @@ for name, f in WRONG.items():
 for i in range(5):
     v, _, _ = run(rng, 0.15, exact, controls)
     check("noisy, exact model (run %d)" % i, v, lc.INCONCLUSIVE)
+# ... but a model 2x off is wrong whatever the noise: far beyond it, it fails.
+for i in range(3):
+    v, _, _ = run(rng, 0.15, lambda m, l, q: 2.0, controls)
+    check("noisy, a model 2x slow (run %d)" % i, v, lc.FAIL)
 # A moderately noisy one (sd 6%) decides, but an exact model never fails.
 for i in range(10):
     v, _, _ = run(rng, 0.06, exact, controls)
