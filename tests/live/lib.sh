@@ -99,6 +99,11 @@ replay_all() {
   }
   replay1 right
   JUDGE_ARGS=(--slots "$S" --right "$p-right-1.json" "$p-right-2.json")
+  # Known gaps, reported and recorded but not judged (docs/accuracy.md, "How
+  # the live tests decide"): at batched levels the model puts other
+  # requests' prompts into a decoding stream's gaps more often than the
+  # server does, so its TPOT p90 there comes out 20-70% high.
+  JUDGE_ARGS+=(--known-gap "batched/tpot/tail:TPOT p90 at batched levels over-predicted (issue 19)")
   control() {   # NAME FLAGS...
     n=$((n + 1))
     replay1 "ctl$n" "${@:2}"

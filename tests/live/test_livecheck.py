@@ -126,6 +126,17 @@ if v == lc.FAIL and "cannot tell" not in reasons[0]:
     failures.append("the blind control's reason: %s" % reasons)
 v, _, _ = run(rng, 0.01, exact, [("a copy of the model", exact)], drift_pct=30.0)
 check("drift runs 30% apart (mean known to +-7.5%), a 'control' identical to the model", v, lc.INCONCLUSIVE)
+# A known gap: the open-loop TPOT x0.8 model passes when open/tpot is
+# declared a known gap, fails when not.
+a_, b_ = measure(rng, 0.01), measure(rng, 0.01)
+gapped = [replay(a_, WRONG["open loop TPOT x0.8"]), replay(b_, WRONG["open loop TPOT x0.8"])]
+rep_ = lc.repeat_diffs(gapped[0], gapped[1], SLOTS)
+sp_ = lc.drift_spread(lc.drift_runs(gapped))
+ctl_ = [(n, [replay(a_, f), replay(b_, f)]) for n, f in controls]
+v, _, rec = lc.judge(gapped, ctl_, rep_, sp_, SLOTS, known=["open/tpot/*"])
+check("quiet, open-loop TPOT x0.8 with open/tpot a known gap", v, lc.PASS)
+v, _, _ = lc.judge(gapped, ctl_, rep_, sp_, SLOTS)
+check("quiet, open-loop TPOT x0.8, no known gap", v, lc.FAIL)
 # The record is valid JSON without NaN.
 import json  # noqa: E402
 v, reasons, rec = run(rng, 0.01, exact, controls)
