@@ -81,7 +81,7 @@ validate_twice() {
 
 # replay_all PREFIX MODEL SLOTS: both measurements through MODEL and through
 # the wrong models at the server's speed of the day (the drift
-# re-measurements' TTFT and TPOT ratios: livecheck.py factors); sets
+# re-measurements' TTFT and ITL ratios: livecheck.py factors); sets
 # JUDGE_ARGS for livecheck.py judge. The wrong models: every time x1.2,
 # decode passes of 2+ sequences x1.25 (beyond 1 slot), prefill per token
 # x1.25, one slot fewer (beyond 1 slot), and the other KV layout (beyond 2
