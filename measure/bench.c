@@ -776,3 +776,30 @@ int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 	run_fini(&r);
 	return ret;
 }
+
+int sb_bench_measure_one_client(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
+				long n, long warmup, unsigned long seed, const char *what,
+				json_t **doc, json_t **level, sb_error *e)
+{
+	sb_workload pw = *w;
+	pw.mode = SB_MODE_CONCURRENCY;
+	pw.levels[0] = 1;
+	pw.n_levels = 1;
+	pw.requests = n;
+	pw.duration_s = 0;
+	pw.warmup = warmup;
+	pw.seed = seed;
+	sb_bench_opts po = *o;
+	po.progress = NULL;
+	po.partial_path = NULL;
+	*doc = NULL;
+	int r = sb_bench_measure(b, &pw, &po, doc, e);
+	*level = json_array_get(json_object_get(*doc, "levels"), 0);
+	if (r == 0 && json_integer_value(json_object_get(*level, "requests_ok")) < 1)
+		r = sb_error_set(e, "no request of the %s succeeded", what);
+	if (r < 0) {
+		json_decref(*doc);
+		*doc = *level = NULL;
+	}
+	return r < 0 ? r : 0;
+}

@@ -114,6 +114,16 @@ int sb_bench_new(const sb_bench_config *c, sb_bench **out, sb_error *e);
 int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 		     json_t **results, sb_error *e);
 
+/* A quiet one-client measurement beside a run (a speed probe, a drift
+ * run): w's lengths at concurrency 1, n requests, `warmup` warm-up
+ * requests, prompts from `seed`, o's prompt options without its progress
+ * callback and partial file. On 0 *doc is the new results document and
+ * *level its one level (borrowed from *doc); fails with e set (`what`
+ * naming the run) when no request succeeded. */
+int sb_bench_measure_one_client(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
+				long n, long warmup, unsigned long seed, const char *what,
+				json_t **doc, json_t **level, sb_error *e);
+
 /* The slot count the server declared; -1 unknown. */
 long sb_bench_slots(const sb_bench *b);
 

@@ -160,23 +160,11 @@ int sb_refdrift_measure(sb_refdrift *d, sb_bench *b, const sb_bench_opts *o,
 			sb_error *e)
 {
 	sb_workload dw = *w;
-	dw.mode = SB_MODE_CONCURRENCY;
-	dw.levels[0] = 1;
-	dw.n_levels = 1;
-	dw.requests = d->requests;
-	dw.duration_s = 0;
-	dw.warmup = 1;
-	dw.seed = seed;
 	dw.input_len = (sb_dist){ SB_DIST_DET, (double)d->input_len, 0 };
 	dw.output_len = (sb_dist){ SB_DIST_DET, (double)d->output_len, 0 };
-	sb_bench_opts po = *o;
-	po.progress = NULL;
-	po.partial_path = NULL;
-	json_t *doc = NULL;
-	int r = sb_bench_measure(b, &dw, &po, &doc, e);
-	json_t *lv = json_array_get(json_object_get(doc, "levels"), 0);
-	if (r == 0 && json_integer_value(json_object_get(lv, "requests_ok")) < 1)
-		r = sb_error_set(e, "no request of the drift run succeeded");
+	json_t *doc = NULL, *lv = NULL;
+	int r = sb_bench_measure_one_client(b, &dw, o, d->requests, 1, seed, "drift run", &doc,
+					    &lv, e);
 	if (r == 0 && !d->runs && !(d->runs = json_array()))
 		r = sb_error_code(e, -ENOMEM, "out of memory");
 	json_t *run = r == 0 ? json_pack("{s:s,s:f,s:O}", "when", when, "t_s", t_s, "level", lv)

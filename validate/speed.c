@@ -39,22 +39,8 @@ void sb_speed_fini(sb_speed *sp)
 int sb_speed_probe(sb_speed *sp, sb_bench *b, const sb_bench_opts *o, const sb_workload *w,
 		   long n, unsigned long seed, double t_s, size_t before, sb_error *e)
 {
-	sb_workload pw = *w;
-	pw.mode = SB_MODE_CONCURRENCY;
-	pw.levels[0] = 1;
-	pw.n_levels = 1;
-	pw.requests = n;
-	pw.duration_s = 0;
-	pw.warmup = 0;
-	pw.seed = seed;
-	sb_bench_opts po = *o;
-	po.progress = NULL;
-	po.partial_path = NULL;
-	json_t *d = NULL;
-	int r = sb_bench_measure(b, &pw, &po, &d, e);
-	json_t *lv = json_array_get(json_object_get(d, "levels"), 0);
-	if (r == 0 && json_integer_value(json_object_get(lv, "requests_ok")) < 1)
-		r = sb_error_set(e, "no probe request succeeded");
+	json_t *d = NULL, *lv = NULL;
+	int r = sb_bench_measure_one_client(b, w, o, n, 0, seed, "probe", &d, &lv, e);
 	json_t *p = r == 0 ? json_pack("{s:f,s:I,s:O}", "t_s", t_s, "before_level",
 				       (json_int_t)before, "level", lv)
 			   : NULL;
