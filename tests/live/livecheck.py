@@ -12,9 +12,10 @@ is measured without any model:
   drift    how far the server's speed moved while it was measured: validate
            re-measured a load the calibration itself measured (--drift-ref,
            one client) before and after each validation, measured against
-           measured; how well their mean speed ratio (the factor the
-           replays use, below) is known: their sd x sqrt(1/n + 1), since the
-           reference is one such measurement too.
+           measured; the 90% prediction interval of one more such ratio
+           around their mean (the factor the replays use, below):
+           t(0.95, n-1) x their sd x sqrt(1/n + 1), Student's t because the
+           sd comes from a handful of runs (t = 2.35 for the usual four).
   noise    the two combined as independent errors: the root of the sum of
            their squares.
 
@@ -29,9 +30,11 @@ loop at or above it; open: Poisson arrivals) x quantity (TTFT, TPOT, E2E)
 x class (central: mean and p50; tail: p90 — a p99 of 10-16 requests is
 their largest, one request's luck). A cell's figure is the median |error|
 over its levels and statistics, each level's error the mean of its two
-replays' signed errors. It is decided when its noise is at most CAP; its
-limit is then GOAL + noise, and GOAL + UNDECIDED x noise when undecided
-(an error that far beyond the noise is the model's whatever the noise).
+replays' signed errors. Its limit is GOAL + noise: both terms are about
+90% bounds of what the noise alone does to that figure (the repeat, about
+one measurement's sd, bounds the mean of two replays' error at roughly
+90%), so an error beyond the limit is the model's. The cell is decided
+when its noise is at most CAP: only then does a pass say the goal is met.
 Also judged, per quantity: the worst level's central error against WORST x
 the largest central limit.
 
@@ -55,8 +58,10 @@ STATS = {"central": ("mean", "p50"), "tail": ("p90",)}
 QUANTS = ("ttft", "tpot", "e2e")
 REGIMES = ("unloaded", "batched", "open")
 WORST = 2.0
-UNDECIDED = 3.0
 PASS, FAIL, INCONCLUSIVE = 0, 1, 77
+# Student's t, 0.95 quantile, by degrees of freedom (1.645 beyond the table)
+T95 = {1: 6.314, 2: 2.920, 3: 2.353, 4: 2.132, 5: 2.015, 6: 1.943, 7: 1.895, 8: 1.860,
+       9: 1.833, 10: 1.812, 12: 1.782, 15: 1.753, 20: 1.725, 30: 1.697}
 VERDICT = {PASS: "pass", FAIL: "fail", INCONCLUSIVE: "inconclusive"}
 
 
@@ -151,15 +156,23 @@ def speed_factors(runs):
     return mean("ttft"), mean("itl")
 
 
+def t95(dof):
+    """Student's t 0.95 quantile for dof degrees of freedom (the table's
+    next smaller entry between its rows: the larger, safer value)."""
+    if dof >= 30:
+        return T95[30] if dof == 30 else 1.645
+    return T95[max(d for d in T95 if d <= dof)]
+
+
 def drift_spread(runs):
-    """{q: how well the mean factor the replays use is known, in % of it}:
-    the drift runs' sd x sqrt(1/n + 1), the mean of n runs against one
-    reference measurement as noisy as each of them. TTFT from the TTFT
-    ratios; TPOT from the ITL ratios (one client's TPOT p50 scattered by
-    +-15% between 10-request runs in a quiet run, a few 40-50 ms stalls of
-    the machine's scheduler per request, while the p50 of every gap moved
-    by a few %); E2E the larger. How far the speed wandered between the
-    levels shows in the repeat. NaN without two runs."""
+    """{q: the 90% prediction interval of the server's speed, in % of the
+    mean factor the replays use}: t95(n-1) x the drift runs' sd x
+    sqrt(1/n + 1), one more run like them against their mean of n. TTFT
+    from the TTFT ratios; TPOT from the ITL ratios (one client's TPOT p50
+    scattered by +-15% between 10-request runs in a quiet run, a few
+    40-50 ms stalls of the machine's scheduler per request, while the p50
+    of every gap moved by a few %); E2E the larger. How far the speed
+    wandered between the levels shows in the repeat. NaN without two runs."""
     out = {}
     for q, src in (("ttft", "ttft"), ("tpot", "itl")):
         xs = [r[src] for r in runs if src in r]
@@ -168,7 +181,7 @@ def drift_spread(runs):
             continue
         m = sum(xs) / len(xs)
         sd = (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
-        out[q] = sd * (1 / len(xs) + 1) ** 0.5 / m * 100
+        out[q] = t95(len(xs) - 1) * sd * (1 / len(xs) + 1) ** 0.5 / m * 100
     ok = [v for v in out.values() if v == v]
     out["e2e"] = max(ok) if ok else float("nan")
     return out
@@ -198,9 +211,9 @@ def level_errors(cmps, in_sample=()):
     return out
 
 
-def cell_errors(errs, slots):
+def cell_errors(errs, slots, gap=()):
     """{(regime, q, class): median |error| %} and {q: (worst |central
-    error|, its level key)}."""
+    error|, its level key)}, the worst over levels outside the known gaps."""
     cells, worst = {}, {}
     for r in REGIMES:
         for q in QUANTS:
@@ -211,6 +224,8 @@ def cell_errors(errs, slots):
     for q in QUANTS:
         best = (float("nan"), None)
         for k, (l, e) in errs.items():
+            if (regime(l, slots), q, "central") in gap:
+                continue
             for s in STATS["central"]:
                 x = abs(e.get((q, s), float("nan")))
                 if x == x and not (x <= best[0]):
@@ -223,17 +238,13 @@ def cell_errors(errs, slots):
 
 def bounds(rep, spread):
     """{cell: (noise, limit, decided)}: the noise is the repeat and the
-    drift term combined as independent errors (root of the sum of squares);
-    a decided cell's limit is GOAL + noise, an undecided one's GOAL +
-    UNDECIDED x noise: an error far beyond what its noise explains."""
+    drift term combined as independent errors (root of the sum of squares),
+    the limit GOAL + noise; decided when the noise is at most CAP."""
     out = {}
     for (r, q, cls), rd in rep.items():
         terms = [x for x in (rd, spread.get(q, float("nan"))) if x == x]
         noise = sum(x * x for x in terms) ** 0.5 if terms else float("nan")
-        decided = noise == noise and noise <= CAP[cls]
-        k = 1 if decided else UNDECIDED
-        out[(r, q, cls)] = (noise, GOAL[cls] + k * noise if noise == noise else float("nan"),
-                            decided)
+        out[(r, q, cls)] = (noise, GOAL[cls] + noise, noise == noise and noise <= CAP[cls])
     return out
 
 
@@ -246,8 +257,8 @@ def present(cell, errs_cells):
 
 def misses(cells, worst, lim):
     """The cells (and worst levels) where the errors exceed their limit, as
-    text (an undecided cell cannot pass, but an error far beyond its noise
-    still fails). A quantity's worst level is judged against WORST x the
+    text (an undecided cell fails too: its limit already holds its noise).
+    A quantity's worst level is judged against WORST x the
     largest of its central limits."""
     out = []
     for c, (noise, limit, decided) in lim.items():
@@ -272,14 +283,15 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=()):
     and recorded but not judged."""
     import fnmatch
     allim = bounds(rep, spread)
-    cells, worst = cell_errors(level_errors(right, in_sample), slots)
-    allim = {c: v for c, v in allim.items() if present(c, cells)}
     gap = {c for c in allim if any(fnmatch.fnmatch("%s/%s/%s" % c, k) for k in known)}
+    cells, worst = cell_errors(level_errors(right, in_sample), slots, gap)
+    allim = {c: v for c, v in allim.items() if present(c, cells)}
+    gap &= set(allim)
     lim = {c: v for c, v in allim.items() if c not in gap}
     reasons, ctl = [], []
     bad = misses(cells, worst, lim)
     for name, cmps in controls:
-        cc, cw = cell_errors(level_errors(cmps, in_sample), slots)
+        cc, cw = cell_errors(level_errors(cmps, in_sample), slots, gap)
         m = misses(cc, cw, lim)
         ctl.append({"name": name, "caught": bool(m), "misses": m,
                     "cells": {"%s/%s/%s" % c: v for c, v in cc.items() if c in allim}})
@@ -433,7 +445,7 @@ def clean(x):
 def finish(test, verdict, reasons, rec, extra=None):
     """Prints the verdict and the record line; returns the exit status."""
     rec = dict(rec, test=test, verdict=VERDICT[verdict], reasons=reasons,
-               goal=GOAL, cap=CAP, quiet=QUIET, worst_factor=WORST, undecided_factor=UNDECIDED,
+               goal=GOAL, cap=CAP, quiet=QUIET, worst_factor=WORST,
                **(extra or {}))
     print("livecheck-record " + json.dumps(clean(rec), sort_keys=True))
     print("%s: %s%s" % (test, VERDICT[verdict].upper(), (": " + "; ".join(reasons)) if reasons else ""))

@@ -109,12 +109,12 @@ for i in range(5):
 for i in range(3):
     v, _, _ = run(rng, 0.15, lambda m, l, q: 2.0, controls)
     check("noisy, a model 2x slow (run %d)" % i, v, lc.FAIL)
-# A moderately noisy one (sd 6%) decides, but an exact model never fails.
+# On a moderately noisy one (sd 6%) an exact model never fails.
 for i in range(10):
     v, _, _ = run(rng, 0.06, exact, controls)
     check("moderate noise, exact model (run %d): not failed" % i, lc.PASS if v != lc.FAIL else v,
           lc.PASS)
-# Drift runs 50% apart (their mean known to +-11.5%) are noise too.
+# Drift runs 50% apart (the 90% interval of one more: +-61%) are noise too.
 v, _, _ = run(rng, 0.01, exact, controls, drift_pct=50.0)
 check("quiet, drift runs 50% apart", v, lc.INCONCLUSIVE)
 # A control that changes nothing the test measures cannot be caught: on a
@@ -125,7 +125,7 @@ check("quiet, a 'control' identical to the model", v, lc.FAIL)
 if v == lc.FAIL and "cannot tell" not in reasons[0]:
     failures.append("the blind control's reason: %s" % reasons)
 v, _, _ = run(rng, 0.01, exact, [("a copy of the model", exact)], drift_pct=30.0)
-check("drift runs 30% apart (mean known to +-7.5%), a 'control' identical to the model", v, lc.INCONCLUSIVE)
+check("drift runs 30% apart (90% interval +-40%), a 'control' identical to the model", v, lc.INCONCLUSIVE)
 # A known gap: the open-loop TPOT x0.8 model passes when open/tpot is
 # declared a known gap, fails when not.
 a_, b_ = measure(rng, 0.01), measure(rng, 0.01)
@@ -147,9 +147,10 @@ assert lc.median([]) != lc.median([])
 fp, fd = lc.speed_factors([{"ttft": 1.1, "itl": 0.9}, {"ttft": 1.3, "itl": 1.1}])
 assert abs(fp - 1.2) < 1e-12 and abs(fd - 1.0) < 1e-12, (fp, fd)
 sp = lc.drift_spread([{"ttft": 1.0, "itl": 1.0}, {"ttft": 1.2, "itl": 1.05}])
-# two ratios 1.0 and 1.2: sd 0.1414, x sqrt(1/2 + 1), mean 1.1
-want = 0.02 ** 0.5 * 1.5 ** 0.5 / 1.1 * 100
+# two ratios 1.0 and 1.2: sd 0.1414, x sqrt(1/2 + 1), mean 1.1, t(0.95, 1 dof)
+want = 6.314 * 0.02 ** 0.5 * 1.5 ** 0.5 / 1.1 * 100
 assert abs(sp["ttft"] - want) < 1e-9 and abs(sp["e2e"] - sp["ttft"]) < 1e-9, sp
 
+assert lc.t95(3) == 2.353 and lc.t95(11) == 1.812 and lc.t95(100) == 1.645
 print("livecheck: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
