@@ -220,6 +220,15 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("drift-requests", SB_CLI_LONG, &C->drift_requests, 1, 1000, "N",
 		   "requests per drift run (default: the reference level's,\n"
 		   "clamped to 4..16; one warm-up request before)"),
+	SB_CLI_OPT("drift-each-level", SB_CLI_FLAG, &C->drift_each_level, 0, 0, NULL,
+		   "a drift run between every two levels too, so that each\n"
+		   "level lies between two (for --drift-factors)"),
+	SB_CLI_OPT("drift-factors", SB_CLI_FLAG, &C->drift_factors, 0, 0, NULL,
+		   "predict each level at the server's speed of the drift runs\n"
+		   "just before and after it (their TTFT and ITL against the\n"
+		   "reference: measured against measured, the model not asked);\n"
+		   "needs those runs (--drift-each-level, or a --measured file\n"
+		   "that has them); no forecast"),
 };
 #undef C
 #undef W
@@ -331,8 +340,15 @@ static int configure(const sb_cli_args *a, sb_error *e)
 	if (c->measured && c->drift_ref)
 		return sb_error_set(e, "--drift-ref measures the server; with --measured the drift "
 				       "runs come from the file (its \"reference_drift\")");
-	if (c->drift_requests > 0 && !c->drift_ref)
-		return sb_error_set(e, "--drift-requests goes with --drift-ref FILE");
+	if ((c->drift_requests > 0 || c->drift_each_level) && !c->drift_ref)
+		return sb_error_set(e, "--drift-requests and --drift-each-level go with "
+				       "--drift-ref FILE");
+	if (c->drift_factors && (c->speed_factors[0] > 0 || c->second_model_file))
+		return sb_error_set(e, "--drift-factors sets each level's speed from the drift "
+				       "runs; it takes no --speed-factors or --second-model");
+	if (c->drift_factors && !c->measured && !c->drift_each_level)
+		return sb_error_set(e, "--drift-factors needs a drift run beside every level: "
+				       "give --drift-ref FILE --drift-each-level");
 	return 0;
 }
 

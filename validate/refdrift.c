@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "core/jsonfile.h"
+#include "core/metric.h"
 #include "core/results.h"
 #include "validate/compare.h"
 
@@ -157,7 +158,7 @@ int sb_refdrift_load_ref(sb_refdrift *d, const char *path, sb_error *e)
 
 int sb_refdrift_measure(sb_refdrift *d, sb_bench *b, const sb_bench_opts *o,
 			const sb_workload *w, unsigned long seed, double t_s, const char *when,
-			sb_error *e)
+			long next_level, sb_error *e)
 {
 	sb_workload dw = *w;
 	dw.input_len = (sb_dist){ SB_DIST_DET, (double)d->input_len, 0 };
@@ -167,7 +168,8 @@ int sb_refdrift_measure(sb_refdrift *d, sb_bench *b, const sb_bench_opts *o,
 					    &lv, e);
 	if (r == 0 && !d->runs && !(d->runs = json_array()))
 		r = sb_error_code(e, -ENOMEM, "out of memory");
-	json_t *run = r == 0 ? json_pack("{s:s,s:f,s:O}", "when", when, "t_s", t_s, "level", lv)
+	json_t *run = r == 0 ? json_pack("{s:s,s:f,s:I,s:O}", "when", when, "t_s", t_s,
+					 "next_level", (json_int_t)next_level, "level", lv)
 			     : NULL;
 	if (r == 0 && (!run || json_array_append_new(d->runs, run) < 0))
 		r = sb_error_code(e, -ENOMEM, "out of memory");
@@ -242,11 +244,15 @@ static int read_runs(sb_refdrift *d, json_t *runs, sb_error *e)
 	if (!json_is_array(runs))
 		return sb_error_set(e, "reference_drift.runs: not an array");
 	json_array_foreach(runs, i, p) {
+		const json_t *nl = json_object_get(p, "next_level");
 		if (!json_is_string(json_object_get(p, "when")) ||
 		    !json_is_number(json_object_get(p, "t_s")) ||
-		    !json_is_object(json_object_get(p, "level")))
-			return sb_error_set(e, "reference_drift.runs[%zu]: want {\"when\": \"before\" "
-					       "or \"after\", \"t_s\": seconds, \"level\": {...}}", i);
+		    !json_is_object(json_object_get(p, "level")) ||
+		    (nl && !(json_is_integer(nl) && json_integer_value(nl) >= 0)))
+			return sb_error_set(e, "reference_drift.runs[%zu]: want {\"when\": \"before\", "
+					       "\"between\" or \"after\", \"t_s\": seconds, "
+					       "\"next_level\": a level index (optional), "
+					       "\"level\": {...}}", i);
 	}
 	json_decref(d->runs);
 	d->runs = json_incref(runs);
@@ -306,6 +312,8 @@ static int analyse_run(sb_refdrift *d, size_t i, const sb_rlevel *l)
 	json_t *p = json_array_get(d->runs, i);
 	snprintf(x->when, sizeof(x->when), "%s", json_string_value(json_object_get(p, "when")));
 	x->t_s = json_number_value(json_object_get(p, "t_s"));
+	const json_t *nl = json_object_get(p, "next_level");
+	x->next_level = nl ? (long)json_integer_value(nl) : -1;
 	if (level_p50(l, x->p50, &x->requests) < 0)
 		return -ENOMEM;
 	for (int q = 0; q < SB_REFDRIFT_N_QTY; q++) {
@@ -342,6 +350,28 @@ int sb_refdrift_analyse(sb_refdrift *d, sb_error *e)
 	return 0;
 }
 
+/* The analysed run recorded just before level li, NULL when none. */
+static const sb_refdrift_run *run_before(const sb_refdrift *d, size_t li)
+{
+	for (size_t i = 0; i < d->n_run; i++)
+		if (d->run[i].next_level >= 0 && (size_t)d->run[i].next_level == li)
+			return &d->run[i];
+	return NULL;
+}
+
+int sb_refdrift_level_factors(const sb_refdrift *d, size_t li, double *fp, double *fd)
+{
+	enum { TTFT = SB_QTY_TTFT, ITL = SB_QTY_ITL };
+	const sb_refdrift_run *a = d->analysed ? run_before(d, li) : NULL;
+	const sb_refdrift_run *b = a ? run_before(d, li + 1) : NULL;
+	if (!b || !isfinite(a->pct[TTFT]) || !isfinite(b->pct[TTFT]) || !isfinite(a->pct[ITL]) ||
+	    !isfinite(b->pct[ITL]))
+		return 0;
+	*fp = 1 + (a->pct[TTFT] + b->pct[TTFT]) / 200;
+	*fd = 1 + (a->pct[ITL] + b->pct[ITL]) / 200;
+	return 1;
+}
+
 /* ---- output -------------------------------------------------------------------- */
 
 void sb_refdrift_report(FILE *f, const sb_refdrift *d)
@@ -371,8 +401,9 @@ void sb_refdrift_report(FILE *f, const sb_refdrift *d)
 /* One run's figures. */
 static json_t *run_json(const sb_refdrift_run *x)
 {
-	json_t *j = json_pack("{s:s,s:f,s:I}", "when", x->when, "t_s", x->t_s, "requests",
-			      (json_int_t)x->requests);
+	json_t *j = json_pack("{s:s,s:f,s:o,s:I}", "when", x->when, "t_s", x->t_s, "next_level",
+			      x->next_level >= 0 ? json_integer(x->next_level) : json_null(),
+			      "requests", (json_int_t)x->requests);
 	for (int q = 0; j && q < SB_REFDRIFT_N_QTY; q++) {
 		char k[32];
 		snprintf(k, sizeof(k), "%s_p50_ms", qty_key[q]);

@@ -22,7 +22,11 @@
  * (its api and prompt-cache options): one client, one warm-up request,
  * `requests` requests with fresh prompts (never the reference's: the server
  * caches prompts). validate takes one before the first level and one after
- * the last. Each run's p50s over its counted records, and their change
+ * the last, and with `--drift-each-level` one between every two levels
+ * too; each run records the index of the level measured next after it
+ * ("next_level": 0 before the first, the level count after the last), so
+ * that every level lies between two runs (sb_refdrift_level_factors).
+ * Each run's p50s over its counted records, and their change
  * against the reference, 100 * (run / reference - 1), per quantity; the
  * largest |change| over the runs per quantity.
  *
@@ -52,8 +56,11 @@
 #define SB_REFDRIFT_MAX_REQUESTS 16
 
 typedef struct sb_refdrift_run {
-	char when[16];                  /* "before", "after" */
+	char when[16];                  /* "before", "between", "after" */
 	double t_s;                     /* seconds into the validation */
+	long next_level;                /* the level measured next after it
+					   (the level count after the last);
+					   -1: not recorded */
 	long requests;                  /* counted records behind the p50s */
 	double p50[SB_REFDRIFT_N_QTY];  /* ms; NaN: none */
 	double pct[SB_REFDRIFT_N_QTY];  /* against the reference; NaN: none */
@@ -90,15 +97,16 @@ int sb_refdrift_load_ref(sb_refdrift *d, const char *path, sb_error *e);
  * warm-up request, d->requests requests, prompts from `seed`, o's prompt
  * options (its progress callback and partial file unused), w's other
  * fields (arrival, SLOs); appends it to d->runs as `when` ("before",
- * "after"), taken t_s seconds into the validation. Returns 0, or the
- * measurement's negative status with e set (nothing appended). */
+ * "between", "after"), taken t_s seconds into the validation, before the
+ * level of index next_level. Returns 0, or the measurement's negative
+ * status with e set (nothing appended). */
 int sb_refdrift_measure(sb_refdrift *d, sb_bench *b, const sb_bench_opts *o,
 			const sb_workload *w, unsigned long seed, double t_s, const char *when,
-			sb_error *e);
+			long next_level, sb_error *e);
 
 /* {"file", "input_len", "output_len", "requests", "reference":
  * {"ttft_p50_ms", "tpot_p50_ms", "e2e_p50_ms", "itl_p50_ms", "requests"}, "runs": [{"when",
- * "t_s", "level": {summary and records}}]}: what the measured document keeps
+ * "t_s", "next_level", "level": {summary and records}}]}: what the measured document keeps
  * (new reference; NULL without a reference or out of memory). */
 json_t *sb_refdrift_to_results(const sb_refdrift *d);
 
@@ -112,12 +120,20 @@ int sb_refdrift_from_results(sb_refdrift *d, const json_t *root, sb_error *e);
  * -EINVAL (a run's level does not read back) or -ENOMEM, e set. */
 int sb_refdrift_analyse(sb_refdrift *d, sb_error *e);
 
+/* The server's speed while level li was measured, from the analysed runs
+ * just before it and just after it (next_level li and li + 1), measured
+ * against the reference alone: *fp the mean of their TTFT ratios (run /
+ * reference), *fd the mean of their ITL ratios (decode: the p50 of every
+ * gap, steadier than one client's TPOT). Returns 1, or 0 when either run
+ * is missing or lacks a figure (*fp, *fd untouched). */
+int sb_refdrift_level_factors(const sb_refdrift *d, size_t li, double *fp, double *fd);
+
 /* One line: the server against its own earlier measurement of the same
  * load, each run's change per quantity (nothing when not analysed). */
 void sb_refdrift_report(FILE *f, const sb_refdrift *d);
 
 /* {"file", "input_len", "output_len", "requests", "reference": {...},
- * "runs": [{"when", "t_s", "requests", "ttft_p50_ms", "tpot_p50_ms",
+ * "runs": [{"when", "t_s", "next_level" (null: not recorded), "requests", "ttft_p50_ms", "tpot_p50_ms",
  * "e2e_p50_ms", "itl_p50_ms", "ttft_pct", "tpot_pct", "e2e_pct", "itl_pct"}],
  * "max_abs_pct": {"ttft", "tpot", "e2e", "itl"}}; null for a number that cannot be computed (new
  * reference; NULL when not analysed). */

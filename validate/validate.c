@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/dist.h"
+#include "core/jsonfile.h"
 #include "measure/driver.h"
 #include "sim/sim.h"
 
@@ -153,9 +154,10 @@ static void take_probe(measuring *ms)
 }
 
 /* A drift run (refdrift.h) of the reference's load, `when` ("before",
- * "after"); a failed one is noted and skipped: it only feeds the drift
- * figures. Its prompts are hashed from the validation's seed, fresh for
- * each run and never the reference's. */
+ * "between", "after"), before level ms->li; a failed one is noted and
+ * skipped: it only feeds the drift figures. Its prompts are hashed from
+ * the validation's seed (k), fresh for each run and never the
+ * reference's. */
 static void take_drift_run(measuring *ms, const char *when, unsigned long k)
 {
 	const sb_validate_config *c = ms->c;
@@ -164,7 +166,7 @@ static void take_drift_run(measuring *ms, const char *when, unsigned long k)
 	sb_error e = { { 0 } };
 	if (sb_refdrift_measure(&ms->res->refdrift, ms->b, &ms->bo, &c->workload,
 				sub_seed(c->workload.seed, 2000 + k), sb_driver_now() - ms->t_start,
-				when, &e) < 0)
+				when, (long)ms->li, &e) < 0)
 		note(c, "note: the drift run %s the levels failed (%s)\n", when, e.msg);
 }
 
@@ -259,8 +261,11 @@ static int measure_all(measuring *msp, const sb_workload *wc, const sb_workload 
 	take_drift_run(&ms, "before", 0);
 	int go = 1;
 	for (int k = 0; k < 2 && go; k++) {
-		for (int l = 0; parts[k] && l < parts[k]->n_levels && go > 0; l++)
+		for (int l = 0; parts[k] && l < parts[k]->n_levels && go > 0; l++) {
+			if (ms.li > 0 && c->drift_each_level) /* seeds 2000, 2001: before, after */
+				take_drift_run(&ms, "between", 2 + ms.li);
 			go = measure_level(&ms, k, parts[k], l, parts[0] != NULL, e);
+		}
 		json_decref(ms.wjson);
 		ms.wjson = NULL;
 		if (go < 0) {
@@ -476,6 +481,40 @@ static int replay_at_step_speed(sb_validate_result *res, const sb_compare_opts *
 	return 0;
 }
 
+/* Each level predicted again at the server's speed of the drift runs
+ * beside it (config.drift_factors): its predictions and errors in res->cmp
+ * replaced, the factors kept in res->drift_f. A level without a run on
+ * both sides is an error: at the model's own speed it would be judged
+ * differently from its neighbours. */
+static int replay_at_drift_speed(sb_validate_result *res, const sb_compare_opts *co,
+				 sb_error *e)
+{
+	size_t n = res->meas.n_levels;
+	if (n != res->cmp.n_levels)
+		return sb_error_set(e, "%zu measured levels but %zu compared", n, res->cmp.n_levels);
+	res->drift_f = malloc(2 * (n ? n : 1) * sizeof(*res->drift_f));
+	if (!res->drift_f)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n; i++) {
+		double *fp = &res->drift_f[i], *fd = &res->drift_f[n + i];
+		sb_cmp_level *l = &res->cmp.levels[i], one;
+		if (!sb_refdrift_level_factors(&res->refdrift, i, fp, fd))
+			return sb_error_set(e, "--drift-factors: level %zu (%s %g) has no drift run "
+					       "just before and after it (measure with --drift-ref "
+					       "and --drift-each-level)", i + 1,
+					    sb_mode_name(l->mode), l->level);
+		int r = sb_speed_replay_level(&res->model, &res->meas, &res->cmp, co, i, *fp, *fd,
+					      &one, e);
+		if (r < 0)
+			return r;
+		memcpy(l->pred, one.pred, sizeof(l->pred));
+		memcpy(l->pred_sd, one.pred_sd, sizeof(l->pred_sd));
+		memcpy(l->err_pct, one.err_pct, sizeof(l->err_pct));
+	}
+	sb_compare_summarize(&res->cmp, co->knee_min_ratio);
+	return 0;
+}
+
 /* The reference of the drift runs (config.drift_ref), read before the
  * server is asked anything: a bad file is bad input, not a failed run. */
 static int load_drift_ref(const sb_validate_config *c, sb_validate_result *res, sb_error *e)
@@ -505,12 +544,20 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	if (r < 0)
 		return r;
 	res->stage = SB_VALIDATE_COMPARE;
+	sb_error se = { { 0 } };
+	if (sb_refdrift_analyse(&res->refdrift, &se) < 0) {
+		if (c->drift_factors)
+			return sb_error_set(e, "--drift-factors: %s", se.msg);
+		note(c, "note: the reference drift could not be computed (%s)\n", se.msg);
+	}
 	sb_compare_opts o;
 	sb_compare_opts_init(&o);
 	o.seed = c->workload.seed;
 	o.replications = c->replications;
-	o.forecast = c->forecast;
+	o.forecast = c->forecast && !c->drift_factors;
 	r = sb_compare_run(&res->model, &res->meas, &o, &res->cmp, e);
+	if (r == 0 && c->drift_factors)
+		r = replay_at_drift_speed(res, &o, e);
 	if (r == 0 && sb_whatif_given(&c->what_if)) /* --out-simulated says so too */
 		json_object_set_new(res->cmp.simulated, "what_if", sb_whatif_to_json(&c->what_if));
 	if (r == 0 && c->second_model_file)
@@ -520,7 +567,6 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	if (r < 0)
 		return r;
 	/* what follows reads the measurement again; its failure loses nothing */
-	sb_error se = { { 0 } };
 	if (read_step_speeds(res, &se) < 0)
 		note(c, "note: the server's step speed could not be read (%s)\n", se.msg);
 	if (res->steps && res->has_plan &&
@@ -533,8 +579,6 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	if (sb_speed_analyse(&res->speed, &res->model, &res->meas, &res->cmp, &o, &se) < 0)
 		note(c, "note: the speed probes could not be predicted (%s)\n", se.msg);
 	res->drift = sb_speed_drift(&res->speed);
-	if (sb_refdrift_analyse(&res->refdrift, &se) < 0)
-		note(c, "note: the reference drift could not be computed (%s)\n", se.msg);
 	res->stage = SB_VALIDATE_DONE;
 	return 0;
 }
@@ -555,6 +599,7 @@ void sb_validate_result_fini(sb_validate_result *res)
 	sb_refdrift_fini(&res->refdrift);
 	free(res->steps);
 	free(res->step_f);
+	free(res->drift_f);
 	sb_comparison_fini(&res->step_adj);
 	if (res->model_loaded)
 		sb_model_fini(&res->model);
@@ -718,6 +763,19 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 		sb_plan_check_report(f, &res->plan);
 }
 
+/* [{"prefill", "decode"}] per level: the speed each level was predicted
+ * at (config.drift_factors). */
+static json_t *drift_factors_json(const sb_validate_result *res)
+{
+	size_t n = res->meas.n_levels;
+	json_t *a = json_array();
+	for (size_t i = 0; a && i < n; i++)
+		json_array_append_new(a, json_pack("{s:o,s:o}", "prefill",
+						   sb_json_number(res->drift_f[i]), "decode",
+						   sb_json_number(res->drift_f[n + i])));
+	return a;
+}
+
 json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_result *res,
 			    const sb_compare_goals *g)
 {
@@ -729,6 +787,8 @@ json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_resul
 		json_object_set_new(j, "speed_factors",
 				    json_pack("{s:f,s:f}", "prefill", c->speed_factors[0], "decode",
 					      c->speed_factors[1]));
+	if (res->drift_f)
+		json_object_set_new(j, "drift_factors", drift_factors_json(res));
 	json_object_set_new(j, "goals", json_pack("{s:f,s:f,s:b}", "central_pct", g->central_pct,
 						  "tail_pct", g->tail_pct, "require_knee",
 						  g->require_knee));

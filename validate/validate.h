@@ -82,6 +82,15 @@ typedef struct sb_validate_config {
 				    document carries its own runs) */
 	long drift_requests;     /* requests per drift run; 0: the reference
 				    level's count clamped to 4..16 */
+	int drift_each_level;    /* a drift run between every two levels too,
+				    so that each level lies between two */
+	int drift_factors;       /* each level predicted at the server's speed
+				    of the drift runs just before and after it
+				    (sb_refdrift_level_factors), measured
+				    against the reference alone: the model is
+				    never asked. Needs those runs; not with
+				    speed_factors or second_model_file; no
+				    forecast */
 	long probe_requests;     /* requests per speed probe; 0: no probes */
 	int replications;        /* replays per level */
 	int forecast;            /* also the fresh-traffic forecast intervals */
@@ -133,6 +142,10 @@ typedef struct sb_validate_result {
 				    with the model scaled by it */
 	double *step_f;          /* owned: per level, the prompt factors, then
 				    the decode factors used (NaN: none) */
+	double *drift_f;         /* owned (config.drift_factors): per level, the
+				    prompt factor, then per level the decode
+				    factor, from the drift runs beside it;
+				    res->cmp holds the predictions at them */
 	json_t *drift;           /* owned: sb_speed_drift; NULL: not known */
 	sb_refdrift refdrift;    /* the server against its own reference
 				    measurement (config.drift_ref, or the

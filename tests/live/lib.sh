@@ -68,37 +68,44 @@ sb() {
 
 # validate_twice PREFIX MODEL REF ARGS...: validates MODEL twice on $URL
 # with one seed and the prompt cache off (the same prompts at the same
-# times), re-measuring REF's one-client load before and after each
-# (--drift-ref); PREFIX-m1.json, -m2.json (measured), -v1.json, -v2.json.
+# times), re-measuring REF's one-client load before, between and after the
+# levels (--drift-ref --drift-each-level; no speed probes: nothing here
+# reads them); PREFIX-m1.json, -m2.json (measured), -v1.json, -v2.json.
 validate_twice() {
   local p=$1 model=$2 ref=$3 k
   shift 3
   for k in 1 2; do
     sb 1 validate --model-file "$model" --url "$URL" --model live --seed 11 --no-cache-prompt \
-      --drift-ref "$ref" --quiet --out-measured "$p-m$k.json" --json "$p-v$k.json" "$@"
+      --drift-ref "$ref" --drift-each-level --probe 0 --quiet --out-measured "$p-m$k.json" \
+      --json "$p-v$k.json" "$@"
   done
 }
 
 # replay_all PREFIX MODEL SLOTS: both measurements through MODEL and through
-# the wrong models at the server's speed of the day (the drift
-# re-measurements' TTFT and ITL ratios: livecheck.py factors); sets
-# JUDGE_ARGS for livecheck.py judge. The wrong models: every time x1.2,
+# the wrong models, each level at the server's speed while it was measured
+# (validate --drift-factors: the TTFT and ITL ratios of the drift runs just
+# before and after it, against the calibration's own measurement of the
+# same load); sets JUDGE_ARGS for livecheck.py judge (--local-drift: the
+# drift term is how far a run strays from its neighbours' mean). The wrong models: every time x1.2,
 # decode passes of 2+ sequences x1.25 (beyond 1 slot), prefill per token
 # x1.25, one slot fewer (beyond 1 slot), and the other KV layout (beyond 2
 # slots, where slot ids decide the passes).
 replay_all() {
-  local p=$1 model=$2 S=$3 f n=0 kv other
-  f=$("$PY" "$LC" factors "$p-v1.json" "$p-v2.json")
-  echo "the server's speed against the calibration's measurement of the same load (TTFT, TPOT): x$f"
+  local p=$1 model=$2 S=$3 n=0 kv other
   replay1() {   # NAME FLAGS...
     local k
     for k in 1 2; do
-      sb 1 validate --measured "$p-m$k.json" --model-file "$model" --speed-factors "$f" \
+      sb 1 validate --measured "$p-m$k.json" --model-file "$model" --drift-factors \
         --seed 11 --no-forecast --quiet --json "$p-$1-$k.json" "${@:2}" >/dev/null
     done
   }
   replay1 right
-  JUDGE_ARGS=(--slots "$S" --right "$p-right-1.json" "$p-right-2.json")
+  "$PY" -c 'import json, sys
+for p in sys.argv[1:]:
+    f = json.load(open(p))["drift_factors"]
+    print("the server'"'"'s speed per level against the calibration'"'"'s measurement of the same load (TTFT, ITL): "
+          + " ".join("x%.3f,%.3f" % (x["prefill"], x["decode"]) for x in f))' "$p-right-1.json" "$p-right-2.json"
+  JUDGE_ARGS=(--slots "$S" --local-drift --right "$p-right-1.json" "$p-right-2.json")
   # Known gaps, reported and recorded but not judged (docs/accuracy.md, "How
   # the live tests decide"): at batched levels the model puts other
   # requests' prompts into a decoding stream's gaps more often than the

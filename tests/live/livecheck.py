@@ -11,19 +11,26 @@ is measured without any model:
            (median |B - A| / A over the cell's levels and statistics);
   drift    how far the server's speed moved while it was measured: validate
            re-measured a load the calibration itself measured (--drift-ref,
-           one client) before and after each validation, measured against
-           measured; the 90% prediction interval of one more such ratio
-           around their mean (the factor the replays use, below):
-           t(0.95, n-1) x their sd x sqrt(1/n + 1), Student's t because the
-           sd comes from a handful of runs (t = 2.35 for the usual four).
+           one client) before the first level, between every two levels
+           and after the last (--drift-each-level), measured against
+           measured. Each level is replayed at the mean speed of the two
+           runs beside it, so the term is how far the speed can stray from
+           that mean: the 90% prediction interval of one run against its
+           two neighbours' mean (local_drift_spread: Student's t over the
+           residuals, with room for the runs' and the reference's own
+           sampling noise). Tests whose documents hold only a run before
+           and one after (the fleet) use one speed for the whole run and
+           the interval of one more run around the runs' mean
+           (drift_spread).
   noise    the two combined as independent errors: the root of the sum of
            their squares.
 
-The replays run at the server's speed of the day: the model's prompt-side
-times scaled by the mean TTFT ratio of those re-measurements and its decode
-times by the ITL ratio (validate --speed-factors), a correction read from
-measurements alone, so a model k-times off stays k-times off and a server
-that slowed down since calibrating is not called a wrong model.
+The replays run at the server's speed (validate --drift-factors: each
+level's prompt-side times scaled by the mean TTFT ratio of the drift runs
+beside it and its decode times by their ITL ratio; or, with only two runs,
+--speed-factors at their mean), a correction read from measurements
+alone, so a model k-times off stays k-times off and a server that slowed
+down since calibrating is not called a wrong model.
 
 Cells: regime (unloaded: closed loop below the slot count; batched: closed
 loop at or above it; open: Poisson arrivals) x quantity (TTFT, TPOT, E2E)
@@ -116,6 +123,40 @@ def repeat_diffs(meas_a, meas_b, slots):
                         if x and y:
                             d.append(abs(y - x) / x * 100)
                 out[(r, q, cls)] = median(d)
+    return out
+
+
+def local_drift_spread(docs):
+    """{q: the 90% prediction interval, in %, of the server's speed during
+    a level against the mean of the drift runs just before and after it
+    (validate --drift-each-level --drift-factors)}, or None unless every
+    document holds three runs or more. From the runs alone: each inner
+    run against the mean of its two neighbours, r = x_i / mean(x_i-1,
+    x_i+1) - 1, in time order per document, over every document: the same
+    comparison a level makes with the two runs beside it. The interval is
+    t(0.95, n) x sqrt(5/3) x the root mean square of the n residuals (about
+    zero, no mean fitted): sqrt(5/3) because an r holds the sampling noise
+    of three runs (1.5 s^2, s one run's sd) where a level's factor holds
+    half a run's plus the reference measurement's own, common to every
+    level (s^2 / 2 + s^2 <= Var(r) x 2/3 more than r's own wander part).
+    TTFT from the TTFT ratios, TPOT from the ITL ratios, E2E the larger."""
+    res = {"ttft": [], "itl": []}
+    for d in docs:
+        runs = sorted((d.get("reference_drift") or {}).get("runs", []), key=lambda r: r["t_s"])
+        if len(runs) < 3:
+            return None
+        for q in res:
+            x = [1 + r[q + "_pct"] / 100 if r.get(q + "_pct") is not None else None for r in runs]
+            for i in range(1, len(x) - 1):
+                if None not in (x[i - 1], x[i], x[i + 1]):
+                    res[q].append(x[i] / ((x[i - 1] + x[i + 1]) / 2) - 1)
+    out = {}
+    for q, src in (("ttft", "ttft"), ("tpot", "itl")):
+        r = res[src]
+        out[q] = (t95(len(r)) * (5 / 3) ** 0.5 * (sum(v * v for v in r) / len(r)) ** 0.5 * 100
+                  if len(r) >= 2 else float("nan"))
+    ok = [v for v in out.values() if v == v]
+    out["e2e"] = max(ok) if ok else float("nan")
     return out
 
 
@@ -488,6 +529,9 @@ def main(argv):
     ap.add_argument("--extra", default=None, help="a JSON object added to the record")
     ap.add_argument("--drift", nargs="+", default=None,
                     help="documents holding the drift runs (default: the right replays)")
+    ap.add_argument("--local-drift", action="store_true",
+                    help="the replays ran at each level's own drift speed (validate "
+                         "--drift-factors): the drift term is local_drift_spread")
     ap.add_argument("--block", default=None,
                     help="judge this member of each document (e.g. routed)")
     a = ap.parse_args(argv)
@@ -499,8 +543,12 @@ def main(argv):
         m, l = s.split(":")
         ins.add((m, round(float(l), 4)))
     rep = repeat_diffs(right[0], right[1], a.slots)
-    runs = drift_runs([load(p) for p in a.drift] if a.drift else right)
-    spread = drift_spread(runs)
+    ddocs = [load(p) for p in a.drift] if a.drift else right
+    runs = drift_runs(ddocs)
+    spread = local_drift_spread(ddocs) if a.local_drift else drift_spread(runs)
+    if spread is None:
+        print("livecheck: --local-drift needs three drift runs or more in every document")
+        return FAIL
     known = [k.split(":", 1)[0] for k in a.known_gap]
     verdict, reasons, rec = judge(right, controls, rep, spread, a.slots, ins, known)
     for k in a.known_gap:
@@ -509,6 +557,7 @@ def main(argv):
     fp, fd = speed_factors(runs)
     extra = dict(json.loads(a.extra) if a.extra else {}, slots=a.slots, known_gaps=a.known_gap,
                  speed_factors={"prefill": fp, "decode": fd}, drift_runs=runs,
+                 drift_term="local" if a.local_drift else "global",
                  in_sample=sorted(list(k) for k in ins))
     return finish(a.test, verdict, reasons, rec, extra)
 

@@ -151,6 +151,26 @@ sp = lc.drift_spread([{"ttft": 1.0, "itl": 1.0}, {"ttft": 1.2, "itl": 1.05}])
 want = 6.314 * 0.02 ** 0.5 * 1.5 ** 0.5 / 1.1 * 100
 assert abs(sp["ttft"] - want) < 1e-9 and abs(sp["e2e"] - sp["ttft"]) < 1e-9, sp
 
+# The local drift term (validate --drift-each-level): each inner run
+# against its neighbours' mean, in time order.
+def ddoc(ratios, order=None):
+    runs = [{"t_s": float(i), "ttft_pct": (x - 1) * 100, "itl_pct": (x - 1) * 100}
+            for i, x in enumerate(ratios)]
+    return {"reference_drift": {"runs": [runs[i] for i in (order or range(len(runs)))]}}
+
+
+sp = lc.local_drift_spread([ddoc([1.0, 1.1, 1.0], [2, 0, 1]), ddoc([1.0, 1.1, 1.0])])
+want = 2.920 * (5 / 3) ** 0.5 * 0.1 * 100   # two residuals of 0.1, t(0.95, 2 dof)
+assert abs(sp["ttft"] - want) < 1e-9 and abs(sp["tpot"] - want) < 1e-9, sp
+# a server slowing steadily by 40% over the run: no local drift at all,
+# where one speed for the whole run is 17% off at its ends
+ramp = [ddoc([1 + 0.05 * i for i in range(9)])] * 2
+assert lc.local_drift_spread(ramp)["ttft"] < 1e-9
+assert lc.drift_spread(lc.drift_runs(ramp))["ttft"] > 15
+# a server jumping between two speeds from run to run: a wide term
+jumpy = [ddoc([1.0, 1.3] * 4 + [1.0])] * 2
+assert lc.local_drift_spread(jumpy)["ttft"] > 40
+assert lc.local_drift_spread([ddoc([1.0, 1.1])]) is None
 assert lc.t95(3) == 2.353 and lc.t95(11) == 1.812 and lc.t95(100) == 1.645
 print("livecheck: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)

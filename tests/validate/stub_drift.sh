@@ -22,6 +22,13 @@
 #    distributions — and --drift-ref with --measured: exit 2 naming the
 #    file, before anything is measured (the URL has no server: measuring
 #    would exit 3).
+# 6. --drift-each-level on the 1.5x slower stub: runs before, between and
+#    after the two levels (next_level 0, 1, 2); offline, --drift-factors
+#    predicts each level at the speed of the runs beside it (about 1.5 for
+#    prompt and decode, in the JSON), so the exact model of the fast stub
+#    misses the slow one by under 8% where the plain replay misses by about
+#    a third; --drift-factors on a document without those runs, or with
+#    --speed-factors: exit 2.
 # usage: stub_drift.sh SERVEBENCH STUB_SERVER
 set -eu
 sb=$1
@@ -197,5 +204,45 @@ rc=0
 "$sb" validate --measured "$dir/same-meas.json" --model-file "$dir/model.json" \
 	--drift-ref "$dir/ref.json" >/dev/null 2>"$dir/bad.err" || rc=$?
 [ "$rc" -eq 2 ] || { echo "FAIL: --drift-ref with --measured: exit $rc, want 2"; fail=1; }
+
+echo "== 6. a drift run beside every level, each level at its speed"
+validate_live each "$url" --drift-ref "$dir/ref.json" --drift-each-level --concurrency 1,2 \
+	--out-measured "$dir/each-meas.json"
+for f in "" --drift-factors; do
+	rc=0
+	"$sb" validate --model-file "$dir/model.json" --measured "$dir/each-meas.json" --seed 5 \
+		--no-forecast --quiet $f --json "$dir/each${f:+-f}.json" >/dev/null || rc=$?
+	[ "$rc" -le 1 ] || { echo "FAIL: offline $f: exit $rc"; fail=1; }
+done
+python3 - "$dir/each-cmp.json" "$dir/each.json" "$dir/each-f.json" <<'PY' || fail=1
+import json, sys
+live, plain, adj = (json.load(open(p)) for p in sys.argv[1:])
+bad = []
+runs = live["reference_drift"]["runs"]
+if [(r["when"], r["next_level"]) for r in runs] != [("before", 0), ("between", 1), ("after", 2)]:
+    bad.append("runs %r" % [(r["when"], r.get("next_level")) for r in runs])
+f = adj.get("drift_factors") or []
+if len(f) != 2 or any(abs(x[k] - 1.5) > 0.12 for x in f for k in ("prefill", "decode")):
+    bad.append("drift_factors %r, want about 1.5" % f)
+for name, doc, lo, hi in (("plain", plain, -40, -25), ("at the drift speed", adj, -8, 8)):
+    for l in doc["levels"]:
+        for q in ("ttft", "tpot", "e2e"):
+            e = l["metrics"][q + "_p50"]["error_pct"]
+            if not lo <= e <= hi:
+                bad.append("%s c=%g %s p50 error %.1f%% not in [%g, %g]" % (name, l["level"], q, e, lo, hi))
+if bad:
+    print("FAIL: --drift-each-level/--drift-factors: " + "; ".join(bad))
+    sys.exit(1)
+PY
+for a in "--measured $dir/same-meas.json --drift-factors:--drift-each-level" \
+	"--measured $dir/each-meas.json --drift-factors --speed-factors 1,1:--speed-factors"; do
+	want=${a#*:}
+	rc=0
+	# shellcheck disable=SC2086
+	"$sb" validate --model-file "$dir/model.json" ${a%%:*} >/dev/null 2>"$dir/bad.err" || rc=$?
+	cat "$dir/bad.err"
+	[ "$rc" -eq 2 ] && grep -qF -- "$want" "$dir/bad.err" ||
+		{ echo "FAIL: ${a%%:*}: exit $rc, want 2 naming $want"; fail=1; }
+done
 [ "$fail" -eq 0 ] && echo "stub_drift: PASS"
 exit "$fail"
