@@ -11,8 +11,8 @@
  * "replicas": [{requests, failed, share}] (measured requests, warm-up
  * excluded; share = requests / the level's requests).
  */
-#ifndef SB_FLEET_H
-#define SB_FLEET_H
+#ifndef SB_MEASURE_FLEET_H
+#define SB_MEASURE_FLEET_H
 
 #include <jansson.h>
 #include <stddef.h>

@@ -13,8 +13,8 @@
  * treats it as a single server would (overhead, queue, max_queue). The
  * replicas share nothing else: no cache, no queue, no step noise.
  */
-#ifndef SB_FLEET_H
-#define SB_FLEET_H
+#ifndef SB_SIM_FLEET_H
+#define SB_SIM_FLEET_H
 
 #include "core/error.h"
 #include "core/model.h"

@@ -1,0 +1,27 @@
+#!/bin/sh
+# layering.sh SRCROOT — the source tree keeps its layering (docs/HACKING.md):
+# every header's include guard is its own, and includes point down only:
+# core <- sim, measure, plot, calibrate <- calibrate/plan.c, validate <- app
+# (sim, measure and plot know nothing of each other; of calibrate/ only the
+# plan that measures through measure/ includes it).
+# Prints each breach; exits 1 when there is one.
+cd "${1:?usage: layering.sh SRCROOT}" || exit 1
+bad=0
+dups=$(grep -h '^#ifndef SB_' core/*.h sim/*.h measure/*.h plot/*.h calibrate/*.h \
+  validate/*.h app/*.h 2>/dev/null | sort | uniq -d)
+[ -n "$dups" ] && { echo "include guard used by two headers: $dups"; bad=1; }
+breach() {   # DIRS FORBIDDEN-REGEX
+  for d in $1; do
+    hits=$(grep -nE "#include \"($2)/" "$d"/*.c "$d"/*.h 2>/dev/null)
+    [ -n "$hits" ] && { echo "$d/ includes a component it must not:"; echo "$hits"; bad=1; }
+  done
+}
+breach core 'sim|measure|plot|calibrate|validate|app'
+breach sim 'measure|plot|calibrate|validate|app'
+breach measure 'sim|plot|calibrate|validate|app'
+breach plot 'sim|measure|calibrate|validate|app'
+hits=$(grep -nE '#include "(measure|validate|app)/' calibrate/*.c calibrate/*.h | grep -v '^calibrate/plan\.c:')
+[ -n "$hits" ] && { echo "calibrate/ (other than plan.c) includes measure/, validate/ or app/:"; echo "$hits"; bad=1; }
+breach validate 'app'
+[ $bad = 0 ] && echo "layering: include guards unique, includes point down only"
+exit $bad
