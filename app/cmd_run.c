@@ -31,14 +31,10 @@
 #include "measure/run.h"
 #include "measure/run_table.h"
 
+#include "interrupt.h"
+
 #define PROG "servebench run"
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 /* The command line: the run's configuration plus what the command does. */
 static struct {
@@ -262,19 +258,6 @@ static int configure(const sb_cli_args *a, char **key, char **partial, sb_error 
 	return 0;
 }
 
-static void install_signals(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND; /* a second Ctrl-C ends the process at once */
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	cmd.c.stop = &stop_signal;
-}
-
 static void print_verbose(const sb_run_config *c)
 {
 	fprintf(stderr, PROG ": url %s, TLS verification %s%s%s\n", c->url,
@@ -309,8 +292,8 @@ static int report(json_t *res, int rc, const char *partial, sb_error *e)
 	}
 	if (rc == -EINTR) {
 		fprintf(stderr, PROG ": interrupted by %s; %s holds what finished\n",
-			stop_signal == SIGTERM ? "SIGTERM" : "SIGINT", cmd.out ? cmd.out : "the table");
-		status = 128 + (stop_signal ? (int)stop_signal : SIGINT);
+			sb_interrupt_signal() == SIGTERM ? "SIGTERM" : "SIGINT", cmd.out ? cmd.out : "the table");
+		status = 128 + (sb_interrupt_signal() ? sb_interrupt_signal() : SIGINT);
 	} else if (failed > 0) {
 		if (!cmd.quiet)
 			printf("%ld request(s) failed; see the error classes above\n", failed);
@@ -323,7 +306,7 @@ static int report(json_t *res, int rc, const char *partial, sb_error *e)
 /* Runs the measurement and reports it; wipes *key as soon as it ran. */
 static int measure(char **key, const char *partial, sb_error *e)
 {
-	install_signals();
+	cmd.c.stop = sb_interrupt_install();
 	int tty = isatty(STDERR_FILENO) && !cmd.quiet;
 	if (tty)
 		cmd.c.progress = progress_cb;

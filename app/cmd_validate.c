@@ -28,14 +28,10 @@
 #include "measure/progress.h"
 #include "validate/validate.h"
 
+#include "interrupt.h"
+
 #define PROG "servebench validate"
 
-static volatile sig_atomic_t stop_signal;
-
-static void on_signal(int sig)
-{
-	stop_signal = sig;
-}
 
 /* What the flags say: the library's config and what this command prints
  * and writes. */
@@ -352,19 +348,6 @@ static int configure(const sb_cli_args *a, sb_error *e)
 	return 0;
 }
 
-/* SIGINT/SIGTERM stop the measurement (what finished is compared). */
-static void catch_signals(sb_validate_config *c)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_signal;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-	c->run.stop = &stop_signal;
-}
-
 /* The exit status so far: the measurement cut short or interrupted. */
 static int run_status(const sb_validate_result *res)
 {
@@ -464,7 +447,7 @@ int sb_cmd_validate(int argc, char **argv)
 	c->log = stderr;
 	c->log_prefix = PROG ": ";
 	if (!c->measured) {
-		catch_signals(c);
+		c->run.stop = sb_interrupt_install(); /* what finished is compared */
 		c->run.progress = isatty(STDERR_FILENO) && !cmd.quiet ? progress_cb : NULL;
 	}
 	status = validate();
