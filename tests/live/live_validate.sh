@@ -14,7 +14,8 @@
 # 3. Validate twice with one seed and the prompt cache off, so both send the
 #    same prompts at the same times (closed loop c = 1..S+2, open loop at
 #    validate's default 30/50/70/90% of the predicted capacity), with
-#    --drift-ref: each validation re-measures, before and after, a load the
+#    --drift-ref --drift-each-level: each validation re-measures, before,
+#    between every two levels and after, a load the
 #    calibration itself measured (one client at its lengths) — the server's
 #    speed against its own earlier speed, measured against measured.
 #    What is judged differs from what was calibrated on: the prompts are 192
@@ -23,9 +24,9 @@
 # 4. Replay both measurements (`validate --measured`, no server time) through
 #    the model and through wrong models — all times x1.2, decode passes of
 #    two or more sequences x1.25, prefill per token x1.25, one slot fewer,
-#    and beyond 2 slots the other KV layout — each at the server's speed of
-#    the day (the drift re-measurements' mean TTFT and TPOT ratios,
-#    --speed-factors: read from measurements alone).
+#    and beyond 2 slots the other KV layout — each level at the server's
+#    speed of the drift runs just before and after it (--drift-factors:
+#    read from measurements alone).
 # 5. livecheck.py judges (its header has the rule): per regime (unloaded,
 #    batched, open loop), quantity and class, the model's error against
 #    GOAL + noise, the noise being the two measurements' difference and the
