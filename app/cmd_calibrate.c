@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 
 #include "calibrate/calibrate.h"
-#include "calibrate/plan.h"
+#include "calibrate/survey.h"
 #include "cmd.h"
 #include "exit_status.h"
 #include "core/cli.h"
@@ -22,7 +22,7 @@
 
 #define PROG "servebench calibrate"
 
-/* The command line: the fit's and the plan's options plus what the command
+/* The command line: the fit's and the survey's options plus what the command
  * writes. */
 static struct {
 	const char *out, *save_dir;
@@ -30,7 +30,7 @@ static struct {
 	long slots, batch_tokens, max_prompt, seed, ctx_per_slot;
 	double kv_bytes_per_token;
 	sb_calib_opts fit;
-	sb_plan_opts plan;
+	sb_survey_opts survey;
 } cmd;
 
 static const sb_cli_opt opts[] = {
@@ -69,11 +69,11 @@ static const sb_cli_opt opts[] = {
 		    "(prefill_per_prompt). A prompt length or group size whose prefill comes out\n"
 		    "cheaper than a smaller one's is measured again too (fit.checks says what was\n"
 		    "kept)."),
-	SB_CLI_OPT("url", SB_CLI_STRING, &cmd.plan.url, 0, 0, "URL",
+	SB_CLI_OPT("url", SB_CLI_STRING, &cmd.survey.url, 0, 0, "URL",
 		   "the server (as for `servebench run`)"),
-	SB_CLI_OPT("model", SB_CLI_STRING, &cmd.plan.model, 0, 0, "NAME",
+	SB_CLI_OPT("model", SB_CLI_STRING, &cmd.survey.model, 0, 0, "NAME",
 		   "model name to request (default \"default\")"),
-	SB_CLI_OPT("api", SB_CLI_STRING, &cmd.plan.api, 0, 0, "NAME",
+	SB_CLI_OPT("api", SB_CLI_STRING, &cmd.survey.api, 0, 0, "NAME",
 		   "API flavour (default: detected)"),
 	SB_CLI_OPT("max-prompt", SB_CLI_LONG, &cmd.max_prompt, 32, 1L << 20, "N",
 		   "longest prompt to send (default 2048; keep below a slot's\ncontext)"),
@@ -210,9 +210,9 @@ static void print_report(FILE *f, const sb_model *m)
 }
 
 
-/* Writes the plan's parts into dir (created when missing); a part that
+/* Writes the survey's parts into dir (created when missing); a part that
  * cannot be written is named on stderr and the rest still go. */
-static void save_parts(const char *dir, const sb_plan *p)
+static void save_parts(const char *dir, const sb_survey *p)
 {
 	sb_error e = { { 0 } };
 	if (mkdir(dir, 0777) < 0 && errno != EEXIST) {
@@ -227,42 +227,42 @@ static void save_parts(const char *dir, const sb_plan *p)
 	}
 }
 
-/* One line per split chance: the trials its groups gave, and why the plan
+/* One line per split chance: the trials its groups gave, and why the survey
  * stopped short when it did. */
-static void print_together(FILE *f, const sb_plan *p)
+static void print_together(FILE *f, const sb_survey *p)
 {
 	for (int c = 0; c < 2; c++) {
-		const sb_plan_together *T = &p->together[c];
+		const sb_survey_together *T = &p->together[c];
 		if (!T->group_size)
 			continue;
 		fprintf(f, "%s: %ld of %ld groups of %d left the client together: %ld trials "
 			   "(wanted %d), %.1f s",
 			c ? "split_crowded" : "split", T->groups_together, T->groups_sent,
-			T->group_size, T->trials, SB_PLAN_SPLIT_TRIALS, T->server_s);
+			T->group_size, T->trials, SB_SURVEY_SPLIT_TRIALS, T->server_s);
 		if (T->budget_hit == 1)
 			fprintf(f, " - stopped short at the budget of %.0f s of server time; the "
 				   "chance rests on fewer trials",
-				SB_PLAN_TOGETHER_BUDGET_S);
+				SB_SURVEY_TOGETHER_BUDGET_S);
 		else if (T->budget_hit == 2)
-			fprintf(f, " - stopped short at the plan's limit of %d parts; the chance "
+			fprintf(f, " - stopped short at the survey's limit of %d parts; the chance "
 				   "rests on fewer trials",
-				SB_PLAN_MAX_PARTS);
+				SB_SURVEY_MAX_PARTS);
 		fputc('\n', f);
 	}
 }
 
 /* One line on the prefill groups: sizes, server time against the budget,
  * sizes measured again. */
-static void print_groups(FILE *f, const sb_plan *p)
+static void print_groups(FILE *f, const sb_survey *p)
 {
-	const sb_plan_groups *G = &p->groups;
+	const sb_survey_groups *G = &p->groups;
 	if (G->measured <= 0)
 		return;
 	fprintf(f, "prefill groups: %d sizes up to %d prompts of %ld tokens together, %.1f s of "
 		   "the %.0f s budget%s",
-		G->n_sizes, G->sizes, G->prompt_tokens, G->server_s, SB_PLAN_GROUPS_BUDGET_S,
+		G->n_sizes, G->sizes, G->prompt_tokens, G->server_s, SB_SURVEY_GROUPS_BUDGET_S,
 		G->budget_hit == 1   ? " - stopped at the budget"
-		: G->budget_hit == 2 ? " - stopped at the plan's part limit"
+		: G->budget_hit == 2 ? " - stopped at the survey's part limit"
 				     : "");
 	for (int i = 0; i < G->n_rechecked; i++)
 		fprintf(f, "%s%d", i ? ", " : "; measured again: groups of ", G->rechecked[i]);
@@ -276,7 +276,7 @@ static int fail(const sb_error *e, int err)
 	return sb_exit_status(err);
 }
 
-/* The options into cmd.fit and cmd.plan, and the checks across them
+/* The options into cmd.fit and cmd.survey, and the checks across them
  * (nf: positional results files). Returns 0 or -EINVAL with a message. */
 static int configure(const sb_cli_args *a, sb_error *e)
 {
@@ -289,24 +289,24 @@ static int configure(const sb_cli_args *a, sb_error *e)
 	if (sb_cli_given(opts, N_OPTS, a, "kv-bytes-per-token"))
 		cmd.fit.kv_bytes_per_token = cmd.kv_bytes_per_token;
 	if (sb_cli_given(opts, N_OPTS, a, "max-prompt"))
-		cmd.plan.max_prompt = cmd.max_prompt;
+		cmd.survey.max_prompt = cmd.max_prompt;
 	if (sb_cli_given(opts, N_OPTS, a, "seed"))
-		cmd.plan.seed = (unsigned long)cmd.seed;
+		cmd.survey.seed = (unsigned long)cmd.seed;
 	if (!cmd.out)
 		return sb_error_set(e, "missing -o MODEL.json (where to write the model)");
-	if (cmd.plan.url && a->n_pos > 0)
+	if (cmd.survey.url && a->n_pos > 0)
 		return sb_error_set(e, "give results files or --url, not both");
-	if (!cmd.plan.url && a->n_pos == 0)
+	if (!cmd.survey.url && a->n_pos == 0)
 		return sb_error_set(e, "no results files given: pass the results of `servebench "
 				       "run` (concurrency 1 at two or more prompt lengths, and a "
 				       "concurrency sweep), or --url URL to measure a server");
 	return 0;
 }
 
-/* Loads the inputs (the plan's documents, or the n files) into res[]/in[]
+/* Loads the inputs (the survey's documents, or the n files) into res[]/in[]
  * (n entries, allocated by the caller); *loaded counts those to release.
  * Returns 0 or a negative errno with a message. */
-static int load_inputs(const char **files, const sb_plan *p, sb_results *res,
+static int load_inputs(const char **files, const sb_survey *p, sb_results *res,
 		       sb_calib_input *in, size_t n, size_t *loaded, sb_error *e)
 {
 	for (size_t i = 0; i < n; i++) {
@@ -322,7 +322,7 @@ static int load_inputs(const char **files, const sb_plan *p, sb_results *res,
 }
 
 /* What was fitted, on stdout (stderr when the model goes to stdout). */
-static void print_fitted(const sb_model *m, const sb_plan *p)
+static void print_fitted(const sb_model *m, const sb_survey *p)
 {
 	FILE *f = strcmp(cmd.out, "-") ? stdout : stderr;
 	print_report(f, m);
@@ -344,7 +344,7 @@ static void print_fitted(const sb_model *m, const sb_plan *p)
 
 /* Fits, writes the model and prints the report. Returns 0 or a negative
  * errno with a message. */
-static int fit_and_write(const sb_plan *p, const sb_calib_input *in, size_t n, sb_error *e)
+static int fit_and_write(const sb_survey *p, const sb_calib_input *in, size_t n, sb_error *e)
 {
 	sb_model m;
 	int r = sb_calibrate_fit(in, n, &cmd.fit, &m, e);
@@ -353,9 +353,9 @@ static int fit_and_write(const sb_plan *p, const sb_calib_input *in, size_t n, s
 		return r;
 	}
 	if (p && m.fit) {
-		json_object_set_new(m.fit, "measured_url", json_string(cmd.plan.url));
+		json_object_set_new(m.fit, "measured_url", json_string(cmd.survey.url));
 		json_object_set_new(m.fit, "server_time_s", json_real(p->server_s));
-		json_object_set_new(m.fit, "plan", sb_plan_to_json(p));
+		json_object_set_new(m.fit, "survey", sb_survey_to_json(p));
 	}
 	json_t *j = sb_model_to_json(&m);
 	if (!j)
@@ -369,21 +369,21 @@ static int fit_and_write(const sb_plan *p, const sb_calib_input *in, size_t n, s
 	return r;
 }
 
-/* Runs the plan against --url; returns 0 or a negative errno with a
+/* Runs the survey against --url; returns 0 or a negative errno with a
  * message. What was measured is saved even on failure. */
-static int measure_url(sb_plan *p, sb_error *e)
+static int measure_url(sb_survey *p, sb_error *e)
 {
-	cmd.plan.slots = cmd.fit.slots;
-	cmd.plan.progress = cmd.quiet ? NULL : stderr;
+	cmd.survey.slots = cmd.fit.slots;
+	cmd.survey.progress = cmd.quiet ? NULL : stderr;
 	if (!cmd.quiet)
 		fprintf(stderr, PROG ": measuring %s (prompt-length sweep at concurrency 1, a "
 				"concurrency sweep, then requests sent together)\n",
-			cmd.plan.url);
-	int r = sb_plan_measure(&cmd.plan, p, e);
+			cmd.survey.url);
+	int r = sb_survey_measure(&cmd.survey, p, e);
 	if (cmd.save_dir)
 		save_parts(cmd.save_dir, p);
 	if (r < 0)
-		sb_error_prefix(e, "measuring %s", cmd.plan.url);
+		sb_error_prefix(e, "measuring %s", cmd.survey.url);
 	return r;
 }
 
@@ -391,14 +391,14 @@ static int measure_url(sb_plan *p, sb_error *e)
  * 0 or a negative errno with a message. */
 static int calibrate(const sb_cli_args *a, sb_error *e)
 {
-	sb_plan plan = { 0 };
-	const sb_plan *p = cmd.plan.url ? &plan : NULL;
+	sb_survey done = { 0 };
+	const sb_survey *p = cmd.survey.url ? &done : NULL;
 	size_t n = a->n_pos, loaded = 0;
 	sb_results *res = NULL;
 	sb_calib_input *in = NULL;
-	int r = p ? measure_url(&plan, e) : 0;
+	int r = p ? measure_url(&done, e) : 0;
 	if (r == 0) {
-		n = p ? plan.n : n;
+		n = p ? done.n : n;
 		res = calloc(n ? n : 1, sizeof(*res));
 		in = calloc(n ? n : 1, sizeof(*in));
 		r = res && in ? load_inputs(a->pos, p, res, in, n, &loaded, e)
@@ -410,7 +410,7 @@ static int calibrate(const sb_cli_args *a, sb_error *e)
 		sb_results_fini(&res[i]);
 	free(res);
 	free(in);
-	sb_plan_fini(&plan);
+	sb_survey_fini(&done);
 	return r;
 }
 
@@ -418,7 +418,7 @@ int sb_cmd_calibrate(int argc, char **argv)
 {
 	memset(&cmd, 0, sizeof(cmd));
 	sb_calib_opts_init(&cmd.fit);
-	sb_plan_opts_init(&cmd.plan);
+	sb_survey_opts_init(&cmd.survey);
 	sb_cli_args a;
 	sb_error e = { { 0 } };
 	int status = 0, r = sb_cli_parse(opts, N_OPTS, argc, argv, 1, &a, &e);

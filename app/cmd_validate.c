@@ -385,7 +385,7 @@ static int finish(const sb_validate_result *res, int status)
 		status = SB_EXIT_FAILED;
 	if (res->has_plan) /* the plan's outcome is the verdict, not the goals */
 		return status ? status
-			      : res->plan.outcome == SB_PLAN_CONFIRMED ? SB_EXIT_OK : SB_EXIT_FAILED;
+			      : res->plan.outcome == SB_CAPACITY_CONFIRMED ? SB_EXIT_OK : SB_EXIT_FAILED;
 	if (!sb_compare_report_goals(stdout, &res->cmp, &cmd.goals) && !status)
 		status = SB_EXIT_FAILED;
 	return status;

@@ -2,7 +2,7 @@
  *
  * Flags into sb_setup_flags (one table, core/cli.h), the setup merged and
  * checked by sim/setup.h, the sweep run and printed by sim/sweep.h and
- * sim/sweep_print.h; --plan is sim/capacity_plan.h, --json
+ * sim/sweep_print.h; --plan is sim/capacity.h, --json
  * sim/sweep_json.h, --compare validate/compare.h (--second-model
  * validate/repeat.h).
  *
@@ -20,7 +20,7 @@
 #include "core/parse.h"
 #include "core/results.h"
 #include "exit_status.h"
-#include "sim/capacity_plan.h"
+#include "sim/capacity.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
 #include "sim/sweep.h"

@@ -12,7 +12,7 @@
 #include "core/level.h"
 #include "core/results.h"
 #include "driver.h"
-#include "fleet.h"
+#include "servers.h"
 #include "probe.h"
 #include "slotprobe.h"
 #include "prompt.h"
@@ -26,7 +26,7 @@ struct sb_bench {
 	char root[1024];
 	char endpoint[1100];
 	sb_server_info info;
-	sb_fleet fleet;            /* every server (one without a fleet); root,
+	sb_servers fleet;            /* every server (one without a fleet); root,
 				    * endpoint, info and api are fleet.rep[0]'s */
 	sb_slot_context ctx; /* the slots' context, KV bytes per token */
 	sb_prompt_size size;
@@ -505,7 +505,7 @@ static int run_level(run *r, json_t *results, sb_error *e)
 							   json_array_size(json_object_get(
 								   results, "levels")) - 1),
 					    "replicas",
-					    sb_fleet_shares_json(r->rep_req, r->rep_fail, nf));
+					    sb_servers_shares_json(r->rep_req, r->rep_fail, nf));
 	} else
 		json_decref(r->requests);
 	r->requests = NULL;
@@ -537,7 +537,7 @@ static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
 	if (b->info.slots > 0 && b->fleet.n < 2)
 		json_object_set_new(t, "slots", json_integer(b->info.slots));
 	if (b->fleet.n > 1) {
-		json_object_set_new(t, "replicas", sb_fleet_target_json(&b->fleet));
+		json_object_set_new(t, "replicas", sb_servers_target_json(&b->fleet));
 		json_object_set_new(t, "route", json_string(sb_route_name(c->route)));
 	}
 	slot_context_json(t, &b->ctx);
@@ -594,11 +594,11 @@ static int probe_server(sb_bench *b, sb_error *e)
 			     .insecure = c->insecure,
 			     .timeout_s = c->timeout_s < 10 ? c->timeout_s : 10 };
 	int fleet = c->n_urls > 1;
-	int ret = sb_fleet_probe(&b->fleet, fleet ? c->urls : &c->url, fleet ? c->n_urls : 1,
+	int ret = sb_servers_probe(&b->fleet, fleet ? c->urls : &c->url, fleet ? c->n_urls : 1,
 				 c->api, &po, e);
 	if (ret < 0)
 		return ret;
-	const sb_fleet_rep *r0 = &b->fleet.rep[0];
+	const sb_server *r0 = &b->fleet.rep[0];
 	snprintf(b->root, sizeof(b->root), "%s", r0->root);
 	snprintf(b->endpoint, sizeof(b->endpoint), "%s", r0->endpoint);
 	b->info = r0->info;
@@ -649,7 +649,7 @@ void sb_bench_free(sb_bench *b)
 	if (!b)
 		return;
 	sb_driver_free(b->drv);
-	sb_fleet_fini(&b->fleet);
+	sb_servers_fini(&b->fleet);
 	curl_slist_free_all(b->hdr);
 	if (b->curl_ready)
 		curl_global_cleanup();

@@ -5,13 +5,13 @@
 #   3. valgrind over the unit suite of the normal build
 # Ends with one line "tests: N passed, N failed" counting all three.
 # The real llama.cpp target is built once and cached outside the repo
-# (target/build-llama.sh); SERVEBENCH_LIVE=0 skips the live suite.
+# (llama/build-llama.sh); SERVEBENCH_LIVE=0 skips the live suite.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
 scripts/install-deps.sh --tests || { echo "test.sh: installing dependencies failed"; echo "tests: 0 passed, 1 failed"; exit 1; }
-[[ -x target/ensure-deps.sh ]] && { target/ensure-deps.sh || true; }
+[[ -x llama/ensure-deps.sh ]] && { llama/ensure-deps.sh || true; }
 
 fail_setup() {
   echo "test.sh: $1"
@@ -24,9 +24,9 @@ scripts/build.sh build-asan -Db_sanitize=address,undefined -Db_lundef=false \
   || fail_setup "sanitizer build failed"
 
 live=${SERVEBENCH_LIVE:-1}
-if [[ "$live" == 1 && -x target/build-llama.sh ]]; then
+if [[ "$live" == 1 && -x llama/build-llama.sh ]]; then
   echo "== building (or reusing the cached) llama-server for the live tests"
-  target/build-llama.sh >/tmp/servebench-llama-build.log 2>&1 \
+  llama/build-llama.sh >/tmp/servebench-llama-build.log 2>&1 \
     || { tail -30 /tmp/servebench-llama-build.log; echo "test.sh: llama-server build failed (live tests will fail)"; }
 fi
 

@@ -226,9 +226,9 @@ static int apply_plan_slots(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 	if (s->opts.fleet.n_groups > 0)
 		return sb_error_set(e, "--plan-slots plans copies of one model: give one --model-file "
 				       "and --replicas, not a mixed fleet");
-	if (f->plan_slots.n > SB_PLAN_MAX_SLOT_CHOICES)
+	if (f->plan_slots.n > SB_CAPACITY_MAX_SLOT_CHOICES)
 		return sb_error_set(e, "--plan-slots: at most %d slot counts (got %zu)",
-				    SB_PLAN_MAX_SLOT_CHOICES, f->plan_slots.n);
+				    SB_CAPACITY_MAX_SLOT_CHOICES, f->plan_slots.n);
 	for (size_t i = 0; i < f->plan_slots.n; i++) {
 		double v = f->plan_slots.v[i];
 		if (v != floor(v))

@@ -17,7 +17,7 @@
 #include "core/whatif.h"
 #include "core/workload.h"
 #include "scenario.h"
-#include "capacity_plan.h"
+#include "capacity.h"
 #include "sim.h"
 #include "uncertainty.h"
 
@@ -61,7 +61,7 @@ typedef struct sb_setup {
 	sb_workload w;
 	int reps;            /* replications per level */
 	int max_slots;       /* --plan's search bound */
-	int plan_slots[SB_PLAN_MAX_SLOT_CHOICES]; /* --plan-slots */
+	int plan_slots[SB_CAPACITY_MAX_SLOT_CHOICES]; /* --plan-slots */
 	int n_plan_slots;
 	int have_scenario;
 	sb_scenario scenario;

@@ -1,4 +1,4 @@
-/* sweep.c — levels x replications, confidence intervals, knee, planning. */
+/* sweep.c — levels x replications, confidence intervals, knee. */
 #include "sweep.h"
 
 #include <errno.h>
@@ -306,8 +306,7 @@ static int run_levels(sweep_units *u, int n, sb_error *e)
 	return rc;
 }
 
-/* Runs one level with reps replications into l (l->level set by caller). */
-static int run_one(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+int sb_sweep_level_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		   int lvl_index, int reps, sb_sweep_level *l, sb_error *e)
 {
 	sweep_units u = { m, o, w, l, lvl_index, reps, 0 };
@@ -431,182 +430,11 @@ void sb_sweep_fini(sb_sweep *s)
 	s->n_levels = 0;
 }
 
-static void level_fini(sb_sweep_level *l)
+void sb_sweep_level_fini(sb_sweep_level *l)
 {
 	for (int r = 0; r < l->n_reps; r++)
 		sb_sim_level_fini(&l->reps[r]);
 	free(l->reps);
 	free(l->replicas);
 	memset(l, 0, sizeof *l);
-}
-
-/* One planning trial: does (model m, options o, open loop at `rate`) meet
- * the SLO? Same seeds for every trial (common random numbers). */
-static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
-		 double rate, double capacity, int reps, int *ok, sb_error *e)
-{
-	sb_workload wc = *w;
-	wc.mode = SB_MODE_RATE;
-	sb_sweep_level l;
-	memset(&l, 0, sizeof l);
-	l.level = rate;
-	l.overloaded = rate >= capacity;
-	if (l.overloaded) {
-		*ok = 0;
-		return 0;
-	}
-	int rc = run_one(m, o, &wc, 0, reps, &l, e);
-	if (rc == 0)
-		*ok = sb_sweep_level_meets(&l, &w->slo);
-	level_fini(&l);
-	return rc;
-}
-
-int sb_plan_share_meeting(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
-			  int slots, double rate, int reps, double *share, sb_error *e)
-{
-	sb_model mc = *m;
-	mc.fit = NULL;
-	mc.slots = slots;
-	double cap;
-	int rc = sb_sim_capacity(&mc, o, w, &cap, e);
-	if (rc < 0)
-		return rc;
-	sb_workload wc = *w;
-	wc.mode = SB_MODE_RATE;
-	sb_sweep_level l;
-	memset(&l, 0, sizeof l);
-	l.level = rate;
-	l.overloaded = rate >= cap;
-	if (l.overloaded) {
-		*share = 0;
-		return 0;
-	}
-	rc = run_one(&mc, o, &wc, 0, reps, &l, e);
-	if (rc == 0)
-		*share = sb_sweep_share_meeting(&l, &w->slo);
-	level_fini(&l);
-	return rc;
-}
-
-static int need_slo(const sb_workload *w, sb_error *e)
-{
-	if (!(w->slo.ttft_ms > 0) && !(w->slo.tpot_ms > 0))
-		return sb_error_set(e, "planning needs an SLO (--slo-ttft-ms and/or --slo-tpot-ms)");
-	return 0;
-}
-
-/* What a count search varies: slots of the model, or replicas per group. */
-typedef struct count_trial {
-	const sb_model *m;
-	const sb_sim_opts *o;
-	const sb_workload *w;
-	double rate;
-	int reps;
-	int replicas;          /* 1: vary the model's slots; 0: the fleet's count */
-} count_trial;
-
-/* Does count k (slots or replicas) meet the SLO at the rate? */
-static int count_meets(const count_trial *c, int k, int *ok, sb_error *e)
-{
-	sb_model mc = *c->m;
-	mc.fit = NULL;
-	sb_sim_opts oc = *c->o;
-	if (c->replicas)
-		sb_fleet_set_count(&oc.fleet, k);
-	else
-		mc.slots = k;
-	double cap;
-	int rc = sb_sim_capacity(&mc, &oc, c->w, &cap, e);
-	if (rc == 0)
-		rc = trial(&mc, &oc, c->w, c->rate, cap, c->reps, ok, e);
-	return rc;
-}
-
-/* The fewest k in 1..max meeting the SLO (doubling, then bisection; assumes
- * more never hurts): *out, or -1 when even max does not. */
-static int search_min(const count_trial *c, int max, int *out, sb_error *e)
-{
-	int lo = 0, hi = -1, ok = 0, rc; /* lo fails (0 = none tried), hi meets */
-	for (int k = 1; k <= max; k = k * 2 > max && k < max ? max : k * 2) {
-		if ((rc = count_meets(c, k, &ok, e)) < 0)
-			return rc;
-		if (ok) {
-			hi = k;
-			break;
-		}
-		lo = k;
-		if (k == max)
-			break;
-	}
-	*out = hi;
-	if (hi < 0)
-		return 0;
-	while (hi - lo > 1) {
-		int mid = lo + (hi - lo) / 2;
-		if ((rc = count_meets(c, mid, &ok, e)) < 0)
-			return rc;
-		if (ok)
-			hi = mid;
-		else
-			lo = mid;
-	}
-	*out = hi;
-	return 0;
-}
-
-int sb_plan_min_slots(const sb_model *m, const sb_sim_opts *o,
-		      const sb_workload *w, double rate, int reps,
-		      int max_slots, int *slots, sb_error *e)
-{
-	if (need_slo(w, e) < 0)
-		return -EINVAL;
-	if (!(rate > 0))
-		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
-	count_trial c = { m, o, w, rate, reps, 0 };
-	return search_min(&c, max_slots, slots, e);
-}
-
-int sb_plan_min_replicas(const sb_model *m, const sb_sim_opts *o,
-			 const sb_workload *w, double rate, int reps,
-			 int max_replicas, int *replicas, sb_error *e)
-{
-	if (need_slo(w, e) < 0)
-		return -EINVAL;
-	if (!(rate > 0))
-		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
-	count_trial c = { m, o, w, rate, reps, 1 };
-	return search_min(&c, max_replicas, replicas, e);
-}
-
-int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
-		     const sb_workload *w, int reps, double *rate, sb_error *e)
-{
-	if (need_slo(w, e) < 0)
-		return -EINVAL;
-	double cap;
-	int rc = sb_sim_capacity(m, o, w, &cap, e);
-	if (rc < 0)
-		return rc;
-	double lo = cap / 1000, hi = cap;
-	int ok = 0;
-	rc = trial(m, o, w, lo, cap, reps, &ok, e);
-	if (rc < 0)
-		return rc;
-	if (!ok) {
-		*rate = 0;
-		return 0;
-	}
-	while (hi - lo > 0.005 * hi) {
-		double mid = (lo + hi) / 2;
-		rc = trial(m, o, w, mid, cap, reps, &ok, e);
-		if (rc < 0)
-			return rc;
-		if (ok)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	*rate = lo;
-	return 0;
 }

@@ -73,30 +73,12 @@ void sb_sweep_pi90(double *x, int n, double *lo, double *hi);
  * no replications or is overloaded: 0. */
 double sb_sweep_share_meeting(const sb_sweep_level *l, const sb_slo *slo);
 
-/* The share of `reps` replications (each its own parameter draw when
- * o->uncert is set) of model m with `slots` slots at open-loop `rate` that
- * meet w's SLO (sb_sweep_share_meeting), same seeds as the planning trials.
- * Returns 0 or a negative errno with a message. */
-int sb_plan_share_meeting(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
-			  int slots, double rate, int reps, double *share, sb_error *e);
-
-/* Capacity planning with the workload's SLO (at least one of ttft/tpot
- * must be set), `reps` replications per trial, common random numbers.
- * (a) fewest slots (1..max_slots) that meet the SLO at `rate`: *slots, or
- *     -1 when even max_slots does not. Assumes more slots never hurt.
- * (b) highest open-loop rate that meets the SLO with m->slots slots
- *     (bisection to 0.5%): *rate, 0 when no rate does. */
-int sb_plan_min_slots(const sb_model *m, const sb_sim_opts *o,
-		      const sb_workload *w, double rate, int reps,
-		      int max_slots, int *slots, sb_error *e);
-/* (c) fleets: the fewest replicas per group (1..max_replicas; every group
- * of o->fleet gets that count, fleet.h sb_fleet_set_count) that meet the
- * SLO at `rate`: *replicas, or -1 when even max_replicas do not. (b) with
- * o->fleet is the highest rate the given fleet takes. */
-int sb_plan_min_replicas(const sb_model *m, const sb_sim_opts *o,
-			 const sb_workload *w, double rate, int reps,
-			 int max_replicas, int *replicas, sb_error *e);
-int sb_plan_max_rate(const sb_model *m, const sb_sim_opts *o,
-		     const sb_workload *w, int reps, double *rate, sb_error *e);
+/* Runs one level (l->level set by the caller) with reps replications into
+ * l, seeds from level index lvl_index, as sb_sweep_run does for each level.
+ * Returns 0 or a negative errno with a message; release l with
+ * sb_sweep_level_fini either way. */
+int sb_sweep_level_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		       int lvl_index, int reps, sb_sweep_level *l, sb_error *e);
+void sb_sweep_level_fini(sb_sweep_level *l);
 
 #endif

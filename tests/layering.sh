@@ -1,9 +1,9 @@
 #!/bin/sh
 # layering.sh SRCROOT — the source tree keeps its layering (docs/HACKING.md):
 # every header's include guard is its own, and includes point down only:
-# core <- sim, measure, plot, calibrate <- calibrate/plan.c, validate <- app
+# core <- sim, measure, plot, calibrate <- calibrate/survey.c, validate <- app
 # (sim, measure and plot know nothing of each other; of calibrate/ only the
-# plan that measures through measure/ includes it).
+# survey that measures through measure/ includes it).
 # Prints each breach; exits 1 when there is one.
 cd "${1:?usage: layering.sh SRCROOT}" || exit 1
 bad=0
@@ -20,8 +20,8 @@ breach core 'sim|measure|plot|calibrate|validate|app'
 breach sim 'measure|plot|calibrate|validate|app'
 breach measure 'sim|plot|calibrate|validate|app'
 breach plot 'sim|measure|calibrate|validate|app'
-hits=$(grep -nE '#include "(measure|validate|app)/' calibrate/*.c calibrate/*.h | grep -v '^calibrate/plan\.c:')
-[ -n "$hits" ] && { echo "calibrate/ (other than plan.c) includes measure/, validate/ or app/:"; echo "$hits"; bad=1; }
+hits=$(grep -nE '#include "(measure|validate|app)/' calibrate/*.c calibrate/*.h | grep -v '^calibrate/survey\.c:')
+[ -n "$hits" ] && { echo "calibrate/ (other than survey.c) includes measure/, validate/ or app/:"; echo "$hits"; bad=1; }
 breach validate 'app'
 [ $bad = 0 ] && echo "layering: include guards unique, includes point down only"
 exit $bad

@@ -81,7 +81,7 @@ static int default_rates(const sb_validate_config *c, const sb_model *m, sb_work
  * closed-loop levels are 1..2S; what is measured follows the server, not
  * a what-if); m predicts the default rates. */
 static int plan_levels(const sb_validate_config *c, int S, const sb_model *m,
-		       const sb_plan_check *p, sb_workload *wc, sb_workload *wo, sb_error *e)
+		       const sb_capacity_check *p, sb_workload *wc, sb_workload *wo, sb_error *e)
 {
 	*wc = *wo = c->workload;
 	wc->mode = SB_MODE_CONCURRENCY;
@@ -379,7 +379,7 @@ static int make_plan(const sb_validate_config *c, sb_validate_result *res, sb_er
 {
 	if (!c->plan)
 		return 0;
-	int r = sb_plan_check_plan(&res->plan, &res->model, &c->workload, c->replications, e);
+	int r = sb_capacity_check_predict(&res->plan, &res->model, &c->workload, c->replications, e);
 	if (r < 0) {
 		sb_error_prefix(e, "--plan");
 		return r;
@@ -563,14 +563,14 @@ int sb_validate_run(const sb_validate_config *c, sb_validate_result *res, sb_err
 	if (r == 0 && c->second_model_file)
 		r = compare_second(c, res, &o, e);
 	if (r == 0 && res->has_plan)
-		r = sb_plan_check_judge(&res->plan, &res->meas, e);
+		r = sb_capacity_check_judge(&res->plan, &res->meas, e);
 	if (r < 0)
 		return r;
 	/* what follows reads the measurement again; its failure loses nothing */
 	if (read_step_speeds(res, &se) < 0)
 		note(c, "note: the server's step speed could not be read (%s)\n", se.msg);
 	if (res->steps && res->has_plan &&
-	    sb_plan_check_at_speed(&res->plan, &res->model, &c->workload, res->steps,
+	    sb_capacity_check_at_speed(&res->plan, &res->model, &c->workload, res->steps,
 				   res->meas.n_levels, &se) < 0)
 		note(c, "note: the plan at the server's step speed could not be predicted (%s)\n",
 		     se.msg);
@@ -760,7 +760,7 @@ void sb_validate_report(FILE *f, const sb_validate_config *c, const sb_validate_
 		report_drift(f, res->drift);
 	sb_refdrift_report(f, &res->refdrift);
 	if (res->has_plan)
-		sb_plan_check_report(f, &res->plan);
+		sb_capacity_check_report(f, &res->plan);
 }
 
 /* [{"prefill", "decode"}] per level: the speed each level was predicted
@@ -810,7 +810,7 @@ json_t *sb_validate_to_json(const sb_validate_config *c, const sb_validate_resul
 	if (rd)
 		json_object_set_new(j, "reference_drift", rd);
 	if (res->has_plan)
-		json_object_set_new(j, "plan_check", sb_plan_check_to_json(&res->plan));
+		json_object_set_new(j, "plan_check", sb_capacity_check_to_json(&res->plan));
 	json_object_set_new(j, "step_speed", steps_json(res));
 	if (res->step_f && res->meas.n_levels == res->cmp.n_levels)
 		json_object_set_new(j, "step_adjusted",

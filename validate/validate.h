@@ -14,7 +14,7 @@
  * it, or the measured file's target, else config.slots) whatever the
  * model's: res->calibrated_slots keeps the model's own, and the report and
  * the JSON ("slots") say so when they differ. With config.plan the levels
- * are a capacity plan's two rates instead (plan_check.h).
+ * are a capacity plan's two rates instead (capacity_check.h).
  *
  * What-ifs (config.what_if, core/whatif.h) change the model on purpose
  * before anything is predicted, the default rates and a plan included: a
@@ -39,7 +39,7 @@
 #include "core/workload.h"
 #include "measure/run.h"
 #include "validate/compare.h"
-#include "validate/plan_check.h"
+#include "validate/capacity_check.h"
 #include "validate/refdrift.h"
 #include "validate/repeat.h"
 #include "validate/speed.h"
@@ -95,7 +95,7 @@ typedef struct sb_validate_config {
 	int replications;        /* replays per level */
 	int forecast;            /* also the fresh-traffic forecast intervals */
 	int plan;                /* check the model's capacity plan instead of
-				    the levels (plan_check.h): the SLO is
+				    the levels (capacity_check.h): the SLO is
 				    workload.slo; n_conc and n_rates must be -1 */
 	FILE *out;               /* what is measured (the default rates); may be NULL */
 	FILE *log;               /* notes (a failed probe, failed requests); may be NULL */
@@ -133,7 +133,7 @@ typedef struct sb_validate_result {
 	sb_comparison cmp2;
 	sb_repeatability rep;
 	int has_rep;
-	sb_plan_check plan;      /* with config.plan */
+	sb_capacity_check plan;      /* with config.plan */
 	int has_plan;            /* plan made (and, at SB_VALIDATE_DONE, judged) */
 	sb_speed speed;          /* the probes and the speed-adjusted prediction */
 	sb_step_speed *steps;    /* owned: per measured level, the server's step

@@ -1,5 +1,5 @@
 #!/bin/sh
-# leave_one_out.sh SCRIPT SERVEBENCH SBSIM GUIDE-DIR — bench/leave_one_out.sh
+# leave_one_out.sh SCRIPT SERVEBENCH SBSIM GUIDE-DIR — experiments/leave_one_out.sh
 # runs and prints its table: a row per left-out slot count (1, 4, 8), level
 # and metric (TTFT and TPOT p50), each with a 90% interval and a yes/no.
 #

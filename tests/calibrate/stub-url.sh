@@ -63,7 +63,7 @@ grep -q '^server time: ' "$dir/report"
 ls "$dir/res/prompt-16.json" "$dir/res/prompt-2048.json" "$dir/res/sweep.json" \
 	"$dir/res/together-1.json" "$dir/res/together-crowded-1.json" \
 	"$dir/res/prefill-groups-1.json" "$dir/res/prefill-groups-4.json" >/dev/null
-python3 "$(dirname "$0")/check_plan.py" "$dir/model.json" "$dir/report"
+python3 "$(dirname "$0")/check_survey.py" "$dir/model.json" "$dir/report"
 python3 - "$dir/model.json" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))

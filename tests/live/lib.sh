@@ -1,6 +1,6 @@
 # lib.sh — what the live accuracy tests share (sourced by live_*.sh).
 #
-# Before sourcing: SB (servebench), LLAMA (target/llama.sh), NAME (the
+# Before sourcing: SB (servebench), LLAMA (llama/llama.sh), NAME (the
 # test's name, for messages and the work directory). Sets PY, LC
 # (livecheck.py), work (a temporary directory the script runs in, removed
 # on exit; SERVEBENCH_LIVE_KEEP=DIR keeps its files there).
@@ -33,7 +33,7 @@ die() { echo "$NAME: $*"; exit 1; }
 
 # start_server SLOTS: a llama-server of SLOTS slots and one thread (with two
 # on two cores every step waits at a barrier for whichever thread the
-# client displaced: target/README.md); sets URL. SERVEBENCH_LIVE_PORT=P
+# client displaced: llama/README.md); sets URL. SERVEBENCH_LIVE_PORT=P
 # gives the servers ports P, P+1, ...
 # SERVEBENCH_LIVE_PIN=1 (on a machine of 2 or more CPUs): the servers on
 # the last CPU, servebench on the others (taskset).

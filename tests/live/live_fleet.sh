@@ -5,7 +5,7 @@
 #
 #   live_fleet.sh SERVEBENCH SBSIM LLAMA_SH
 #
-# 1. Start two llama-servers, 1 slot and 1 thread each (target/llama.sh).
+# 1. Start two llama-servers, 1 slot and 1 thread each (llama/llama.sh).
 # 2. Calibrate ONE of them alone: `servebench calibrate --url A --slots 1
 #    --save cal` (its own plan).
 # 3. Predict the fleet before measuring it (`sbsim --replicas 2 --route R`)

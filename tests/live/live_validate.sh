@@ -5,7 +5,7 @@
 #   live_validate.sh SERVEBENCH LLAMA_SH [SLOTS]
 #
 # 1. Start llama-server with SLOTS slots (default 2), 1 thread
-#    (target/llama.sh; stopped on exit).
+#    (llama/llama.sh; stopped on exit).
 # 2. Calibrate. At 2 slots from short runs of `servebench run` (one client at
 #    32 and 256 prompt tokens, a sweep c = 1..3 at 128, pairs and fours sent
 #    together), then `calibrate FILES`; at other counts with `calibrate --url`

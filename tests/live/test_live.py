@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Live test: `servebench run` against a real llama-server (target/llama.sh,
+"""Live test: `servebench run` against a real llama-server (llama/llama.sh,
 random-weight model on the CPU) reproduces the guide's Experiments 1, 2, 3
 and 7 qualitatively, and its client-side TTFT agrees with the server's own
 timings.
@@ -12,7 +12,7 @@ against a threshold far inside that factor, so a loaded machine slows
 everything down without flipping a verdict, while a broken client (wrong
 timestamps, cache-busting that does not work, no queueing seen) fails.
 Around every run the server's own cumulative counters (GET /metrics;
-target/llama.sh starts it with --metrics) are read, and the tokens the
+llama/llama.sh starts it with --metrics) are read, and the tokens the
 client recorded must be exactly what the server counted (see check_counts).
 Exit 0 pass, 1 fail, 77 skip (the server cannot be built here).
 """
@@ -44,7 +44,7 @@ def start_server(llama_sh, np, run_dir):
     p = subprocess.run([llama_sh, "start", "--np", str(np)], env=env,
                        capture_output=True, text=True, timeout=1800)
     if p.returncode != 0:
-        if "missing required tool" in p.stderr or "run target/ensure-deps.sh" in p.stderr:
+        if "missing required tool" in p.stderr or "run llama/ensure-deps.sh" in p.stderr:
             print("llama-server cannot be built here: " + p.stderr.strip()[-300:])
             sys.exit(77)
         raise RuntimeError("llama.sh start failed: " + p.stderr.strip()[-1500:])
@@ -281,7 +281,7 @@ def main():
         # stream at a time would show 1 stream at once), and a step of four
         # costs less than four steps of one. How much less depends on the
         # server's threads: x2.1 with two threads (TPOT 5.4 -> 10.2 ms), but
-        # the one thread the tests use (target/llama.sh) is compute-bound
+        # the one thread the tests use (llama/llama.sh) is compute-bound
         # sooner: x1.10-1.42 in four runs on a busy 2-core machine. So the
         # firm check is the overlap; the gain need only exceed 1.
         if not overlap > 3.0:

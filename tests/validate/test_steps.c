@@ -1,13 +1,13 @@
 /* test_steps.c — the server's step speed read from a level's tokens
- * (validate/steps.h) and the plan check's prediction at that speed
- * (validate/plan_check.h).
+ * (validate/steps.h) and the capacity check's prediction at that speed
+ * (validate/capacity_check.h).
  *
  * The levels come from a small engine written here: 2 slots, FIFO, one
  * step at a time, each step costing the model's time for it with the
  * decode part times fd and the prompt part times fp, every token of a step
  * written at its end plus a per-stream delay (threads writing streams). The
  * step speed must come back as (fd, fp); with random delays on every token
- * within the median's noise; and the plan check's prediction at a speed of
+ * within the median's noise; and the capacity check's prediction at a speed of
  * exactly 1 must be the plan's own (same model, same seed); and validate of
  * a level run 1.3x slower than the model must predict it at its step speed.
  * On a per-slot cache a pair decoding in slots 0 and 2 runs two passes of
@@ -23,7 +23,7 @@
 
 #include "core/model.h"
 #include "core/results.h"
-#include "validate/plan_check.h"
+#include "validate/capacity_check.h"
 #include "validate/steps.h"
 #include "validate/validate.h"
 #include "../check.h"
@@ -261,8 +261,8 @@ static void test_plan_at_speed(void)
 	static engine_level L[2];
 	for (int k = 0; k < 2; k++) {
 		double f = k ? 1.3 : 1.0;
-		sb_plan_check p;
-		if (sb_plan_check_plan(&p, &m, &w, 10, &e) != 0) {
+		sb_capacity_check p;
+		if (sb_capacity_check_predict(&p, &m, &w, 10, &e) != 0) {
 			fprintf(stderr, "plan: %s\n", e.msg);
 			CHECK(0);
 			break;
@@ -277,19 +277,19 @@ static void test_plan_at_speed(void)
 		memset(&res, 0, sizeof(res));
 		res.levels = lv;
 		res.n_levels = 2;
-		CHECK(sb_plan_check_judge(&p, &res, &e) == 0);
+		CHECK(sb_capacity_check_judge(&p, &res, &e) == 0);
 		sb_step_speed st[2];
 		for (int i = 0; i < 2; i++)
 			CHECK(sb_step_speed_of(&lv[i], &m, &st[i]) == 0);
-		CHECK(sb_plan_check_at_speed(&p, &m, &w, st, 2, &e) == 0);
+		CHECK(sb_capacity_check_at_speed(&p, &m, &w, st, 2, &e) == 0);
 		for (int i = 0; i < 2; i++) {
 			CHECK_NEAR(p.at[i].speed.f_decode, f, 1e-9);
 			if (k == 0)
-				CHECK_NEAR(p.at[i].pred_speed[SB_PLAN_TTFT], p.at[i].pred[SB_PLAN_TTFT],
+				CHECK_NEAR(p.at[i].pred_speed[SB_CAPACITY_TTFT], p.at[i].pred[SB_CAPACITY_TTFT],
 					   1e-9);
 			else
-				CHECK(p.at[i].pred_speed[SB_PLAN_TTFT] > 1.2 * p.at[i].pred[SB_PLAN_TTFT]);
-			CHECK(isnan(p.at[i].pred_speed[SB_PLAN_TPOT]));
+				CHECK(p.at[i].pred_speed[SB_CAPACITY_TTFT] > 1.2 * p.at[i].pred[SB_CAPACITY_TTFT]);
+			CHECK(isnan(p.at[i].pred_speed[SB_CAPACITY_TPOT]));
 		}
 	}
 	sb_model_fini(&m);
@@ -398,12 +398,12 @@ static void test_validate_at_step_speed(void)
 
 /* The plan's outcome from hand-made levels (every request's TTFT x ms) and
  * simulated runs' ranges: SLO TTFT p50 <= 100 ms. */
-static sb_plan_outcome outcome_of(double x0, double lo0, double hi0, double x1, double lo1,
+static sb_capacity_outcome outcome_of(double x0, double lo0, double hi0, double x1, double lo1,
 				  double hi1)
 {
 	static sb_reqrec rq[2][NREQ];
 	sb_rlevel lv[2];
-	sb_plan_check p;
+	sb_capacity_check p;
 	memset(&p, 0, sizeof(p));
 	memset(lv, 0, sizeof(lv));
 	p.slo.ttft_ms = 100;
@@ -412,8 +412,8 @@ static sb_plan_outcome outcome_of(double x0, double lo0, double hi0, double x1, 
 	const double x[2] = { x0, x1 }, lo[2] = { lo0, lo1 }, hi[2] = { hi0, hi1 };
 	for (int i = 0; i < 2; i++) {
 		p.at[i].rate = i ? 1.15 : 1;
-		p.at[i].run_lo[SB_PLAN_TTFT] = lo[i];
-		p.at[i].run_hi[SB_PLAN_TTFT] = hi[i];
+		p.at[i].run_lo[SB_CAPACITY_TTFT] = lo[i];
+		p.at[i].run_hi[SB_CAPACITY_TTFT] = hi[i];
 		for (int r = 0; r < NREQ; r++)
 			rq[i][r] = (sb_reqrec){ .id = r, .ttft_ms = x[i] + r % 5, .e2e_ms = 500,
 						.slot = -1, .replica = -1 };
@@ -427,7 +427,7 @@ static sb_plan_outcome outcome_of(double x0, double lo0, double hi0, double x1, 
 	res.levels = lv;
 	res.n_levels = 2;
 	sb_error e = { "" };
-	CHECK(sb_plan_check_judge(&p, &res, &e) == 0);
+	CHECK(sb_capacity_check_judge(&p, &res, &e) == 0);
 	return p.outcome;
 }
 
@@ -435,11 +435,11 @@ static sb_plan_outcome outcome_of(double x0, double lo0, double hi0, double x1, 
  * within them is no confirmation either. */
 static void test_plan_outcome(void)
 {
-	CHECK(outcome_of(80, 30, 300, 300, 50, 500) == SB_PLAN_CONFIRMED);
-	CHECK(outcome_of(150, 30, 300, 300, 50, 500) == SB_PLAN_INCONCLUSIVE);
-	CHECK(outcome_of(150, 30, 120, 300, 50, 500) == SB_PLAN_WRONG);
-	CHECK(outcome_of(80, 30, 300, 50, 60, 500) == SB_PLAN_WRONG);
-	CHECK(outcome_of(80, 30, 300, 50, 40, 500) == SB_PLAN_INCONCLUSIVE);
+	CHECK(outcome_of(80, 30, 300, 300, 50, 500) == SB_CAPACITY_CONFIRMED);
+	CHECK(outcome_of(150, 30, 300, 300, 50, 500) == SB_CAPACITY_INCONCLUSIVE);
+	CHECK(outcome_of(150, 30, 120, 300, 50, 500) == SB_CAPACITY_WRONG);
+	CHECK(outcome_of(80, 30, 300, 50, 60, 500) == SB_CAPACITY_WRONG);
+	CHECK(outcome_of(80, 30, 300, 50, 40, 500) == SB_CAPACITY_INCONCLUSIVE);
 }
 
 int main(void)
