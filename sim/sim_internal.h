@@ -1,0 +1,168 @@
+/* sim_internal.h — the simulator's state, shared by sim.c (the events:
+ * engine runs and the request lifecycle) and sim_run.c (setting up a run,
+ * its summary, the replay) and by nothing else. */
+#ifndef SB_SIM_INTERNAL_H
+#define SB_SIM_INTERNAL_H
+
+#include <stdint.h>
+
+#include <gsl/gsl_rng.h>
+
+#include "sim.h"
+#include "event_heap.h"
+#include "router.h"
+#include "stepnoise.h"
+#include "timers.h"
+#include "whist.h"
+
+enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART, EV_RELEASE };
+enum { SL_FREE = 0, SL_JOIN, SL_PREFILL, SL_DECODE, SL_SERVE, SL_RELEASE };
+enum { SRC_OPEN = 0, SRC_CLOSED, SRC_REPLAY_OPEN, SRC_REPLAY_CLOSED };
+
+/* A request in flight (in transit, queued or in a slot). */
+typedef struct req {
+	long id;        /* issue order */
+	long idx;       /* replay: index in the caller's list; else -1 */
+	int client;     /* closed loop: client; -1 open loop */
+	int counted;
+	long in_len, out_len;
+	double t_sched, t_arr, t_join, t_first;
+	double jit;     /* jitter of the first token's arrival at the client, s */
+	int slot;       /* its slot (-1: none yet) */
+	int want_slot;  /* replay: the slot it had on the server (-1: unknown) */
+	int srv;        /* the server it was routed to */
+} req;
+
+/* Invariant: state == SL_FREE <=> r == -1. JOIN slots wait until `ready`
+ * to enter the batch; chunk is the prompt tokens planned in the current
+ * prefill step. The request's lengths and counted are copied in when it
+ * takes the slot and its progress (pos, gen) lives here: every step of a
+ * run reads them, and a server's slots are one block, where a fleet's
+ * requests are scattered over a table too big for the L1 cache. */
+typedef struct slot {
+	long r;
+	int state;
+	int joiner; /* reached an idle engine in the instant another did first */
+	double ready;
+	long chunk;
+	double released; /* when it was last freed (-1: never); kv_cache per-slot */
+	long in_len, out_len; /* the request's (engine mode) */
+	long pos;       /* prompt tokens prefilled */
+	long gen;       /* output tokens produced */
+	int counted;    /* the request's */
+} slot;
+
+/* One server (a replica of the fleet): its engine, queue and slots. A fleet
+ * of one is the single server; events name their server (EV_READY in arg,
+ * EV_DEPART and EV_RELEASE in gen), requests theirs in req.srv, and the end of each
+ * server's current run is its timer in s->timers (timers.h). */
+typedef struct server {
+	/* configuration */
+	const sb_model *m;
+	int S;
+	int per_slot;   /* model.server.kv_cache == per-slot */
+	long max_queue, batch_tokens;
+	double noise_cv, prefill_cv;
+	sb_noise_kind noise_kind;
+	double ovh_ms, ovh_tok_ms, ovh_sd_ms, admit_s;
+	double split_prob;  /* model.scheduler.split_prob (0 without noise) */
+	double split_crowded; /* .split_prob_crowded (0 without noise) */
+	double release_s;   /* model.scheduler.release_ms for S slots, s */
+	int dec_last;       /* the decode table's last batch size */
+	double idle_join_t; /* when the idle engine last took a request */
+	double idle_t0;     /* when the engine last started from idle */
+	int group;          /* the fleet group it belongs to */
+	/* state */
+	long *q;        /* FIFO ring of request indices */
+	size_t qcap, qhead, qlen;
+	slot *slots;
+	int *freeslot;
+	int nfreeslot;
+	int nbusy;
+	int running, run_prefill, run_B, run_Bc, in_run_end;
+	double run_t0, run_f, run_a, run_b, run_end;
+	long run_k;
+	/* statistics: busy slot-time; its value at the window's start, at
+	 * this server's last counted completion (end_t), and where a change
+	 * first passed the fleet's window end so far (x_t: busy_area_x) */
+	double busy_area, busy_t, busy_area_t0, busy_area_end, end_t;
+	double busy_area_x, x_t;
+	/* fleet statistics of counted requests: routed here, finished here,
+	 * their sojourn, and the in-flight count's time integral */
+	long n_routed, n_done;
+	double sojourn_s;
+	long infl;
+	double infl_area, infl_t;
+} server;
+
+typedef struct sim {
+	/* configuration */
+	server *srv;    /* n_srv servers */
+	int n_srv;
+	int S;          /* slots of all servers */
+	int pin_stride; /* opts.pin_stride */
+	int service_mode;
+	sb_dist service;
+	int no_noise;
+	long queue_cap;
+	int src;
+	const sb_workload *w;
+	double level;
+	double warmup_s;
+	long warmup, to_count;
+	double duration_s;
+	double pct;
+	/* replay */
+	const sb_replay_req *rq;
+	size_t rn;
+	size_t *order;
+	sb_replay_pred *pred;
+	double think_s;
+	/* randomness: load (arrivals, lengths, think) and server (noise,
+	 * overhead, service) streams are separate, so two configurations run
+	 * with one seed see the same offered load (common random numbers);
+	 * the router has a stream of its own (fleets only). */
+	gsl_rng *rl, *rs, *rr;
+	sb_router *router; /* NULL: one server */
+	sb_timers *timers; /* when each server's current run ends */
+	sb_stepnoise noise; /* the lognormal's parameters per (cv, k) */
+	/* state */
+	sb_heap *heap;
+	req *reqs;
+	long nreqs, capreqs;
+	long *freereq;
+	long nfreereq;
+	/* the next open-loop arrival is kept outside the heap (one heap push
+	 * and pop fewer per request): its time and argument, INFINITY if none */
+	double next_gen_t;
+	long next_gen_arg;
+	long generated, counted_generated;
+	int stop;
+	int t0_set;
+	double t0, t_end, now;
+	/* statistics */
+	sb_levelacc acc;
+	int acc_ok;
+	sb_whist *itl;
+	long rejected, max_waiting;
+	long too_long, truncated, output_cut; /* context overflow (counted requests) */
+	int xlo, xhi;   /* pass sizes beyond a decode table that a step used (0: none) */
+	int diverged;
+	sb_sim_rec *recs;
+	size_t nrecs, caprecs;
+	int keep_records;
+	int oom;
+} sim;
+
+/* Puts an event on s's heap; out of memory marks s->oom. */
+static inline void push(sim *s, double t, int type, uint32_t gen, long arg)
+{
+	if (sb_heap_push(s->heap, t, type, gen, arg) < 0)
+		s->oom = 1;
+}
+
+/* sim.c: runs s's events until none is left. Returns 0 or -ENOMEM with a
+ * message. */
+int sim_loop(sim *s, sb_error *e);
+
+#endif
