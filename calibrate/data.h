@@ -2,7 +2,7 @@
  * files (collect.c): its closed-loop levels and their successful requests,
  * in typed form. Layer 1 of calibrate/ (data → engine → decode1 → prefill →
  * slotcount → decode → noise → admit → split → provenance → calibrate): it
- * includes nothing else of calibrate/ but calibrate.h's input types. Not
+ * includes nothing else of calibrate/ but the input types (types.h). Not
  * installed; used only inside calibrate/. */
 #ifndef SB_CAL_DATA_H
 #define SB_CAL_DATA_H
@@ -10,7 +10,7 @@
 #include <math.h>
 #include <stddef.h>
 
-#include "calibrate/calibrate.h"
+#include "calibrate/types.h"
 #include "core/error.h"
 #include "core/results.h"
 

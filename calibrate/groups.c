@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calibrate/fit_linear.h"
+#include "core/model.h"
 
 void cal_groups_fini(cal_groups *p)
 {

@@ -3,7 +3,8 @@
 # every header's include guard is its own, and includes point down only:
 # core <- sim, measure, plot, calibrate <- calibrate/survey.c, validate <- app
 # (sim, measure and plot know nothing of each other; of calibrate/ only the
-# survey that measures through measure/ includes it).
+# survey that measures through measure/ includes it); inside calibrate/ the
+# includes point one way (no loop, only calibrate.c includes calibrate.h).
 # Prints each breach; exits 1 when there is one.
 cd "${1:?usage: layering.sh SRCROOT}" || exit 1
 bad=0
@@ -23,5 +24,14 @@ breach plot 'sim|measure|calibrate|validate|app'
 hits=$(grep -nE '#include "(measure|validate|app)/' calibrate/*.c calibrate/*.h | grep -v '^calibrate/survey\.c:')
 [ -n "$hits" ] && { echo "calibrate/ (other than survey.c) includes measure/, validate/ or app/:"; echo "$hits"; bad=1; }
 breach validate 'app'
+# Inside calibrate/: only calibrate.c includes the facade, and the headers'
+# includes form no loop (tsort reports one).
+hits=$(grep -ln '#include "calibrate/calibrate.h"' calibrate/*.c calibrate/*.h | grep -v '^calibrate/calibrate\.c$')
+[ -n "$hits" ] && { echo "calibrate/ files other than calibrate.c include calibrate.h:"; echo "$hits"; bad=1; }
+loop=$(for h in calibrate/*.h; do
+  echo "$h $h"
+  sed -n 's|^#include "\(calibrate/[a-z0-9_]*\.h\)".*|\1|p' "$h" | sed "s|^|$h |"
+done | tsort 2>&1 >/dev/null)
+[ -n "$loop" ] && { echo "calibrate/ headers include each other in a loop:"; echo "$loop"; bad=1; }
 [ $bad = 0 ] && echo "layering: include guards unique, includes point down only"
 exit $bad
