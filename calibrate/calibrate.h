@@ -51,6 +51,7 @@
 #define SB_CALIBRATE_H
 
 #include <stddef.h>
+#include <stdio.h>
 
 #include "calibrate/types.h"
 #include "core/error.h"
@@ -65,5 +66,11 @@ void sb_calib_opts_init(sb_calib_opts *o);
  * models, non-finite values, too few prompt lengths...), or -ENOMEM. */
 int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 		     sb_model *out, sb_error *e);
+
+/* What the fit of m found, in words, on f (report.c): the slots and where
+ * they came from, each coefficient with its 95% interval and source, the
+ * goodness of the prefill and decode fits, the noise chosen, what is missing
+ * or assumed, the notes, and the context limits. Reads m->fit. */
+void sb_calibrate_report(FILE *f, const sb_model *m);
 
 #endif

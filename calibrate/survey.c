@@ -481,3 +481,51 @@ void sb_survey_fini(sb_survey *p)
 		json_decref(p->docs[i]);
 	p->n = 0;
 }
+
+/* One line per split chance: the trials its groups gave, and why the survey
+ * stopped short when it did. */
+static void report_together(FILE *f, const sb_survey *p)
+{
+	for (int c = 0; c < 2; c++) {
+		const sb_survey_together *T = &p->together[c];
+		if (!T->group_size)
+			continue;
+		fprintf(f, "%s: %ld of %ld groups of %d left the client together: %ld trials "
+			   "(wanted %d), %.1f s",
+			c ? "split_crowded" : "split", T->groups_together, T->groups_sent,
+			T->group_size, T->trials, SB_SURVEY_SPLIT_TRIALS, T->server_s);
+		if (T->budget_hit == 1)
+			fprintf(f, " - stopped short at the budget of %.0f s of server time; the "
+				   "chance rests on fewer trials",
+				SB_SURVEY_TOGETHER_BUDGET_S);
+		else if (T->budget_hit == 2)
+			fprintf(f, " - stopped short at the survey's limit of %d parts; the chance "
+				   "rests on fewer trials",
+				SB_SURVEY_MAX_PARTS);
+		fputc('\n', f);
+	}
+}
+
+/* One line on the prefill groups: sizes, server time against the budget,
+ * sizes measured again. */
+static void report_groups(FILE *f, const sb_survey *p)
+{
+	const sb_survey_groups *G = &p->groups;
+	if (G->measured <= 0)
+		return;
+	fprintf(f, "prefill groups: %d sizes up to %d prompts of %ld tokens together, %.1f s of "
+		   "the %.0f s budget%s",
+		G->n_sizes, G->sizes, G->prompt_tokens, G->server_s, SB_SURVEY_GROUPS_BUDGET_S,
+		G->budget_hit == 1   ? " - stopped at the budget"
+		: G->budget_hit == 2 ? " - stopped at the survey's part limit"
+				     : "");
+	for (int i = 0; i < G->n_rechecked; i++)
+		fprintf(f, "%s%d", i ? ", " : "; measured again: groups of ", G->rechecked[i]);
+	fputc('\n', f);
+}
+
+void sb_survey_report(FILE *f, const sb_survey *p)
+{
+	report_together(f, p);
+	report_groups(f, p);
+}

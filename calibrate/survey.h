@@ -123,4 +123,9 @@ json_t *sb_survey_to_json(const sb_survey *p);
 
 void sb_survey_fini(sb_survey *p);
 
+/* What the survey's groups gave, in words, on f: one line per split chance
+ * (its trials, and why the survey stopped short when it did) and one on the
+ * prefill groups. */
+void sb_survey_report(FILE *f, const sb_survey *p);
+
 #endif
