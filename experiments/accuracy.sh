@@ -3,7 +3,7 @@
 # model predicts runs of the real local target it was not calibrated on.
 #
 # Starts llama-server (llama/llama.sh: SLOTS slots, 1 thread), then REPEAT times:
-#   servebench calibrate --url ... --slots SLOTS  (its own measurement plan;
+#   servebench calibrate --url ... --slots SLOTS  (its own measurement survey;
 #       with SECOND=1 twice, minutes apart)
 #   servebench validate --model-file ... --url ... (closed loop c = 1..2S, open
 #       loop at 30/50/70/90% of the predicted capacity, N requests per level,

@@ -4,7 +4,7 @@ Requests pinned with "id_slot" (llama.cpp), 64 output tokens each, cache_prompt 
 30- and 600-word prompts; the sets are sent in random order in each of REPS rounds, and the
 median and range of the TPOT (server predicted_ms / (predicted_n - 1)) are printed per set.
 Start the target first: eval "$(llama/llama.sh start --np 4 --ctx 10240)". See
-docs/accuracy.md, "Beyond two slots"."""
+docs/model-notes.md, "Beyond two slots"."""
 import json, random, sys, threading, urllib.request, statistics
 
 url, reps = sys.argv[1], int(sys.argv[2])

@@ -7,7 +7,7 @@ shared step as every prompt's prompt_ms, so a set whose prompt_ms agree within 5
 prefilled in one step; a set whose prompt_ms differ was split over steps and is counted,
 not timed. Prints one JSON line per set and round, then per set: rounds in one step, the
 median and range of (the step's prompt_ms / the single prompt's just before). Start the
-target first: eval "$(llama/llama.sh start --np 4 --port P)". See docs/accuracy.md,
+target first: eval "$(llama/llama.sh start --np 4 --port P)". See docs/model-notes.md,
 "Prompts prefilled together"."""
 import json, random, statistics, sys, threading, urllib.request
 

@@ -1,6 +1,6 @@
 #!/bin/bash
 # threads.sh SERVEBENCH [ROUNDS] — step noise and batching gain of the local
-# llama-server with 1 and 2 threads, beside the client (docs/accuracy.md,
+# llama-server with 1 and 2 threads, beside the client (docs/model-notes.md,
 # "Server threads on this machine"). Alternates the two settings ROUNDS times
 # (default 3); prints per run the TPOT, the median within-request ITL cv and
 # the output rate at 1 and 4 clients on 4 slots.
