@@ -26,7 +26,7 @@
  * points (all of them otherwise), slope clamped at >= 0, never below the last
  * point's value (constant when there is one point). The line is computed from
  * the table entries themselves, so perturbed tables extrapolate accordingly.
- * (Why this form: docs/accuracy.md, "Beyond the measured batch sizes".)
+ * (Why this form: docs/model-notes.md, "Beyond the measured batch sizes".)
  *
  * The prompt's last prefill step also yields the first output token; each
  * further token costs one step. The client sees TTFT = queue wait +
@@ -49,7 +49,7 @@
  * client sends its next request only after it and the slot takes no new
  * request during it. One number, or a table keyed by the server's slot count
  * (linear between entries, the end values beyond them): the guide's
- * Experiment 3 shows it growing with the slot count (docs/accuracy.md).
+ * Experiment 3 shows it growing with the slot count (docs/model-notes.md).
  * release_holds_queue: whether a request already waiting in the queue also
  * waits out release_ms. false (the default): it takes the slot for the very
  * next step, as llama.cpp's server does (a finished slot's release moves the
@@ -78,7 +78,7 @@
  * ("reject", llama.cpp; "truncate", Ollama; the rules: core/slotctx.h).
  * kv_bytes_per_token: KV cache bytes per token of context (0: unknown),
  * which with a memory size gives the slots that fit (sbsim --kv-memory-gb).
- * (What was measured behind these parameters: docs/accuracy.md.)
+ * (What was measured behind these parameters: docs/model-notes.md.)
  *
  * JSON:
  *  { "schema": "servebench.model/1", "name": "...",
@@ -201,7 +201,7 @@ double sb_model_release_ms(const sb_model *m, int slots);
 int sb_model_decode_last(const sb_model *m);
 /* What each token of context costs in a decode pass of B sequences: the
  * decode_kv table (linear between points, the end values beyond them: a
- * per-token cost that does not grow with the batch; docs/accuracy.md), or
+ * per-token cost that does not grow with the batch; docs/model-notes.md), or
  * per_kv_token_ms when the model has none. */
 double sb_model_decode_kv(const sb_model *m, int batch);
 /* Checks the invariants (slots >= 1, coefficients finite and >= 0, table

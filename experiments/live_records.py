@@ -21,7 +21,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "data", "live-checks.tsv")
+OUT = os.path.join(ROOT, "records", "live-checks.tsv")
 COLS = ["recorded", "commit", "note", "test", "verdict", "cell", "error_pct", "repeat_pct",
         "drift_pct", "limit_pct", "decided", "controls"]
 

@@ -32,7 +32,7 @@
  * minutes, and near the knee a load's queueing delay roughly doubles for
  * 8% of speed. validate's probes (speed.h) take three requests beside a
  * level; a level of 50 requests has about a thousand such gaps of its own.
- * One live level at 1.1 req/s on 2 slots (docs/accuracy.md) ran its steps
+ * One live level at 1.1 req/s on 2 slots (docs/model-notes.md) ran its steps
  * 7-9% slower than the closed-loop levels minutes before: the model missed
  * its TTFT p50 by -47% at calibrated speed and by -3% at the steps' speed.
  */

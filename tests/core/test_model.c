@@ -52,7 +52,7 @@ static void test_decode_table(void)
 	CHECK_NEAR(sb_model_decode_ms(&m, 16), 21.0, 1e-12);
 	CHECK(sb_model_decode_last(&m) == 8);
 	sb_model_fini(&m);
-	/* the CPU target's per-pass table (docs/accuracy.md): least squares
+	/* the CPU target's per-pass table (docs/model-notes.md): least squares
 	 * through B = 2, 3, 4: slope 1.85, intercept 21.01667 */
 	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":"
 		   "{\"1\":9.9,\"2\":24.5,\"3\":27,\"4\":28.2}}}", &m, &e) == 0);

@@ -1,12 +1,12 @@
 #!/bin/sh
-# live-url.sh — `servebench calibrate --url` against a real llama-server
+# calibrate_url.sh — `servebench calibrate --url` against a real llama-server
 # (llama/llama.sh: 4 slots, 2560 tokens of context each): it measures its
-# plan, fits, and writes a model that describes that server. Checks are on
+# survey, fits, and writes a model that describes that server. Checks are on
 # structure and physics (slots, positive costs, decode growing with the
 # batch, the split chances measured as the survey promises: check_survey.py),
 # never on speed; the server
 # time is printed for the record.
-# usage: live-url.sh SERVEBENCH LLAMA.SH
+# usage: calibrate_url.sh SERVEBENCH LLAMA.SH
 set -eu
 sb=$1
 llama=$2
