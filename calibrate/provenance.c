@@ -774,7 +774,31 @@ static void render_noise_coefs(pv *p)
 	coef(p, "overhead_sd_ms", n->overhead_sd_ms, NAN, NAN, "ms", "see fit.noise");
 }
 
-/* tool, inputs, data and batch_tokens. */
+/* fit.support: the range of the closed-loop levels the fit read (mean
+ * prompt and output tokens, the context at a request's end, concurrency),
+ * so that a prediction can say how far beyond them it goes (sim/extrap.h). */
+static json_t *support_json(const cal_data *d)
+{
+	double lo[4] = { INFINITY, INFINITY, INFINITY, INFINITY };
+	double hi[4] = { -INFINITY, -INFINITY, -INFINITY, -INFINITY };
+	for (size_t l = 0; l < d->n_lv; l++) {
+		const cal_level *v = &d->lvs[l];
+		double x[4] = { v->P, v->N, v->P + v->N, v->c };
+		for (int k = 0; k < 4; k++) {
+			lo[k] = x[k] < lo[k] ? x[k] : lo[k];
+			hi[k] = x[k] > hi[k] ? x[k] : hi[k];
+		}
+	}
+	if (!d->n_lv)
+		return json_null();
+	return json_pack("{s:[f,f],s:[f,f],s:[f,f],s:[f,f],s:s}", "prompt_tokens", lo[0], hi[0],
+			 "output_tokens", lo[1], hi[1], "context_tokens", lo[2], hi[2],
+			 "concurrency", lo[3], hi[3], "from",
+			 "the closed-loop levels the fit read: mean prompt and output tokens, "
+			 "their sum (the context at a request's end), concurrency");
+}
+
+/* tool, inputs, data, support and batch_tokens. */
 static void render_inputs(pv *p)
 {
 	const cal_data *d = p->r->data;
@@ -797,6 +821,7 @@ static void render_inputs(pv *p)
 	json_object_set_new(p->fit, "inputs", inputs);
 	json_object_set_new(p->fit, "data", json_string(n_req ? "per-request records"
 							      : "level summaries"));
+	json_object_set_new(p->fit, "support", support_json(d));
 	json_object_set_new(p->fit, "batch_tokens", json_integer(d->batch_tokens));
 }
 

@@ -110,6 +110,9 @@ static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t
 	} else {
 		json_object_set_new(sim, "knee", json_null());
 	}
+	json_t *beyond = sb_extrap_data_json(d->model, d->w);
+	if (beyond)
+		json_object_set_new(sim, "beyond_data", beyond);
 	if (sw->uncertain && d->opts->uncert)
 		json_object_set_new(sim, "uncertainty", uncertainty_json(sw, d->opts->uncert));
 	if (plan)

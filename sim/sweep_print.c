@@ -186,6 +186,10 @@ void sb_sweep_print(FILE *out, const sb_sweep *sw, const sb_model *m, const sb_s
 	print_table(out, sw, w, has_slo, m->max_queue >= 0);
 	fprintf(out, "\n");
 	print_level_notes(out, sw, m);
+	char x[320];
+	sb_extrap_data_label(x, sizeof x, m, w);
+	if (x[0])
+		fprintf(out, "%s\n", x);
 	print_replicas(out, sw);
 	if (sw->knee >= 0)
 		fprintf(out, "knee: level %g — %s\n", sw->levels[sw->knee].level, sw->knee_reason);
