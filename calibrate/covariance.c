@@ -62,6 +62,11 @@ static void decode1_block(cov_build *b, const cal_results *r, const sb_model *m)
 	double c[4];
 	corner(&d->f, k, c);
 	add_block(b, m, names, k, c);
+	/* a slope dropped at its bound keeps the spread the two-term fit gave it */
+	if (k == 1 && isfinite(d->dropped_slope_se) && m->n_decode_kv == 0) {
+		double v[1] = { d->dropped_slope_se * d->dropped_slope_se };
+		add_block(b, m, names + 1, 1, v);
+	}
 }
 
 /* The prefill fit (prefill.c) and, with server timings, the overhead line. */
@@ -77,6 +82,13 @@ static void prefill_blocks(cov_build *b, const cal_results *r, const sb_model *m
 	if (!p->timings) /* the intercept's variance as reported, with decode_ms(1)'s */
 		c[0] = r->engine->overhead_se * r->engine->overhead_se;
 	add_block(b, m, names, k, c);
+	/* an attention term tested and dropped stays 0 with the spread its
+	 * three-term fit gave it: the choice of terms is not taken as certain */
+	if (k == 2 && (p->attn == CAL_ATTN_NOT_POSITIVE || p->attn == CAL_ATTN_NOT_SIGNIFICANT) &&
+	    p->quad.has_ci && isfinite(p->quad.se[2])) {
+		double v[1] = { p->quad.se[2] * p->quad.se[2] };
+		add_block(b, m, names + 2, 1, v);
+	}
 	if (!p->timings)
 		return;
 	double se = r->engine->overhead_se;

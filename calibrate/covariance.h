@@ -19,6 +19,14 @@
  *             its mean, decode.c, so an exact table has one too), or
  *             the pinned passes' decode_ms[B] with decode_kv[B] (each B its
  *             own line)
+ *   at bound  a term the data tested and dropped stays 0 in the model but
+ *             keeps the variance its larger fit gave it, as a block of its
+ *             own: per_kv_token after a negative TPOT slope (decode1.c),
+ *             per_prefill_attn after the F-test or its sign dropped it
+ *             (prefill.c). Draws below 0 are clipped there (uncertainty.h),
+ *             so its spread is one-sided: the choice of terms is not taken as
+ *             certain. A term never tested (too few prompt lengths or
+ *             contexts) gets none: the data says nothing of it.
  * Assumed: the blocks are independent. decode1 and prefill read the same
  * single-client requests, but different measured quantities (TPOT and
  * TTFT / prompt_ms), whose errors are taken as independent; the decode
