@@ -8,5 +8,6 @@ int sb_cmd_run(int argc, char **argv);
 int sb_cmd_calibrate(int argc, char **argv);
 int sb_cmd_validate(int argc, char **argv);
 int sb_cmd_plot(int argc, char **argv);
+int sb_cmd_export(int argc, char **argv);
 
 #endif

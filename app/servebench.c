@@ -14,6 +14,7 @@ static void usage(FILE *f)
 		"  calibrate  fit an engine model from results files (or a live server)\n"
 		"  validate   measure live and compare with the model's prediction\n"
 		"  plot       draw results files with gnuplot\n"
+		"  export     write a results file's per-request records as CSV\n"
 		"\n"
 		"`servebench COMMAND --help` describes each command.\n");
 }
@@ -41,6 +42,8 @@ int main(int argc, char **argv)
 		return sb_cmd_validate(argc - 1, argv + 1);
 	if (!strcmp(cmd, "plot"))
 		return sb_cmd_plot(argc - 1, argv + 1);
+	if (!strcmp(cmd, "export"))
+		return sb_cmd_export(argc - 1, argv + 1);
 	fprintf(stderr, "servebench: unknown command '%s' (try: servebench --help)\n", cmd);
 	return 2;
 }
