@@ -191,6 +191,9 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 		json_t *cov = r == 0 ? cal_covariance_render(&res, out) : NULL;
 		if (r == 0 && (!cov || json_object_set_new(fit, "covariance", cov) < 0))
 			r = sb_error_code(e, -ENOMEM, "out of memory");
+		json_t *form = r == 0 ? cal_form_render(out) : NULL;
+		if (r == 0 && (!form || json_object_set_new(fit, "form", form) < 0))
+			r = sb_error_code(e, -ENOMEM, "out of memory");
 	}
 	if (r == 0) {
 		r = sb_model_validate(out, e);

@@ -134,6 +134,94 @@ static void decode_blocks(cov_build *b, const cal_results *r, const sb_model *m)
 	add_block(b, m, bn, k, c);
 }
 
+/* The covariance of decode_ms[B1] and decode_ms[B2] in b (0 when either
+ * is not there: an entry fitted exactly). */
+static double table_cov(const cov_build *b, int b1, int b2)
+{
+	char n1[SB_MODEL_PARAM_NAME_MAX], n2[SB_MODEL_PARAM_NAME_MAX];
+	snprintf(n1, sizeof n1, "decode_ms[%d]", b1);
+	snprintf(n2, sizeof n2, "decode_ms[%d]", b2);
+	int i = -1, j = -1;
+	for (int k = 0; k < b->n; k++) {
+		i = !strcmp(b->names[k], n1) ? k : i;
+		j = !strcmp(b->names[k], n2) ? k : j;
+	}
+	return i >= 0 && j >= 0 ? b->c[i][j] : 0.0;
+}
+
+/* The decode table's own rule left out of its last point: decode_ms there
+ * as the table without it extrapolates (core/model.h), against the table's
+ * value. *steps: how far, in steps of the reduced table's last spacing;
+ * *noise_var: the variance the miss has from
+ * the entries' own covariance in b (NULL b: none), the prediction being a
+ * linear function of the entries (weights by finite differences, exact for
+ * that rule). Returns 1, or 0 when the table has fewer than 4 points: the
+ * rule beyond a table of 3 or more is a line through its points from B = 2
+ * on (core/model.h), so only then does the table without its last point
+ * extrapolate by the same rule as the whole one. */
+static int decode_loo(const sb_model *m, const cov_build *b, int *batch, double *pred,
+		      double *meas, double *steps, double *noise_var)
+{
+	int n = m->n_decode;
+	if (n < 4)
+		return 0;
+	sb_model r = *m;
+	r.fit = NULL;
+	r.n_decode = n - 1;
+	r.form_decode = 0;
+	const sb_decode_point *d = m->decode;
+	*batch = d[n - 1].batch;
+	*meas = d[n - 1].ms;
+	*pred = sb_model_decode_ms(&r, *batch);
+	*steps = (double)(d[n - 1].batch - d[n - 2].batch) /
+		 (double)(d[n - 2].batch - d[n - 3].batch);
+	double w[SB_MODEL_MAX_DECODE];
+	for (int i = 0; i < n - 1; i++) {
+		double h = 1e-6 * d[i].ms;
+		r.decode[i].ms = d[i].ms + h;
+		w[i] = (sb_model_decode_ms(&r, *batch) - *pred) / h;
+		r.decode[i].ms = d[i].ms;
+	}
+	double v = 0;
+	for (int i = 0; b && i < n - 1; i++) {
+		for (int j = 0; j < n - 1; j++)
+			v += w[i] * w[j] * table_cov(b, d[i].batch, d[j].batch);
+		v -= 2 * w[i] * table_cov(b, d[i].batch, *batch);
+	}
+	*noise_var = b ? v + table_cov(b, *batch, *batch) : NAN;
+	return *pred > 0;
+}
+
+/* form_decode: the decode rule's own error beyond the table. Its variance
+ * per step is what the one observed miss (decode_loo) has beyond the
+ * entries' noise: (miss^2 - noise_var) / (pred^2 steps^2), when positive
+ * (a moment estimate: 0 when the noise explains the miss). */
+static void form_block(cov_build *b, const sb_model *m)
+{
+	int batch;
+	double pred, meas, steps, nv;
+	if (!decode_loo(m, b, &batch, &pred, &meas, &steps, &nv))
+		return;
+	double miss = meas - pred;
+	double v = (miss * miss - (nv > 0 ? nv : 0)) / (pred * pred * steps * steps);
+	const char *names[1] = { "form_decode" };
+	double c[1] = { v };
+	add_block(b, m, names, 1, c);
+}
+
+json_t *cal_form_render(const sb_model *m)
+{
+	int batch;
+	double pred, meas, steps, nv;
+	if (!decode_loo(m, NULL, &batch, &pred, &meas, &steps, &nv))
+		return json_null();
+	return json_pack("{s:{s:i,s:f,s:f,s:f,s:s}}", "decode", "left_out_batch", batch,
+			 "predicted_ms", pred, "measured_ms", meas, "steps", steps, "how",
+			 "the decode table without its last point extrapolated to it; the miss "
+			 "beyond the entries' own noise, per step of the table's last spacing, "
+			 "gives form_decode's variance in fit.covariance");
+}
+
 static json_t *to_json(const cov_build *b)
 {
 	json_t *names = json_array(), *mx = json_array();
@@ -155,6 +243,7 @@ json_t *cal_covariance_render(const cal_results *r, const sb_model *m)
 	decode1_block(b, r, m);
 	prefill_blocks(b, r, m);
 	decode_blocks(b, r, m);
+	form_block(b, m);
 	json_t *j = b->n > 0 ? to_json(b) : json_null();
 	free(b);
 	return j;

@@ -27,6 +27,17 @@
  *             so its spread is one-sided: the choice of terms is not taken as
  *             certain. A term never tested (too few prompt lengths or
  *             contexts) gets none: the data says nothing of it.
+ *   form      form_decode (core/model.h): the decode table's rule for
+ *             batches beyond it, checked on the table itself: its last
+ *             point left out and extrapolated from the rest; the relative
+ *             miss beyond what the entries' own noise explains, per step
+ *             of the last spacing, is the variance (a moment estimate from
+ *             one observed miss: crude, but from the data). Only for tables
+ *             of 4 or more points (calibrate --url's pinned passes at 4+
+ *             slots): a smaller one extrapolates by another rule without
+ *             its last point, so nothing checks the rule (sbsim says the
+ *             passes beyond the table are extrapolated). fit.form records
+ *             the check.
  * Assumed: the blocks are independent. decode1 and prefill read the same
  * single-client requests, but different measured quantities (TPOT and
  * TTFT / prompt_ms), whose errors are taken as independent; the decode
@@ -47,5 +58,9 @@
  * (the names are m's coefficients), or JSON null when no block has a
  * variance. New reference, NULL when out of memory. */
 json_t *cal_covariance_render(const cal_results *r, const sb_model *m);
+/* fit.form: {"decode": {"left_out_batch", "predicted_ms", "measured_ms",
+ * "steps", "how"}} for m's decode table, or JSON null when it has fewer
+ * than 4 points; NULL when out of memory. */
+json_t *cal_form_render(const sb_model *m);
 
 #endif

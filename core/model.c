@@ -474,10 +474,14 @@ double sb_model_decode_ms(const sb_model *m, int batch)
 		return d[0].ms;
 	double a, b;
 	decode_line(d, n, &a, &b);
-	if (!(b > 0))
-		return d[n - 1].ms; /* a flat or falling tail: the last value */
 	double x = a + b * (double)batch;
-	return x > d[n - 1].ms ? x : d[n - 1].ms;
+	if (!(b > 0) || !(x > d[n - 1].ms))
+		x = d[n - 1].ms; /* a flat or falling tail: the last value */
+	if (m->form_decode == 0)
+		return x;
+	double u = (double)(batch - d[n - 1].batch) / (double)(d[n - 1].batch - d[n - 2].batch);
+	double f = 1 + m->form_decode * u * (u + 1) / 2;
+	return x * (f > 0.1 ? f : 0.1);
 }
 
 double sb_model_release_ms(const sb_model *m, int slots)

@@ -27,6 +27,14 @@
  * point's value (constant when there is one point). The line is computed from
  * the table entries themselves, so perturbed tables extrapolate accordingly.
  * (Why this form: docs/model-notes.md, "Beyond the measured batch sizes".)
+ * Beyond the last point the value is then multiplied by
+ * 1 + form_decode · u (u + 1) / 2 (at least 0.1), u = (B - last) / (last -
+ * the point before): the form's own error, each step of the table's last
+ * spacing missing by one form_decode more than the step before (what a
+ * line does beyond a curve of constant curvature).
+ * form_decode is 0 in a model file; only sbsim's parameter draws set it,
+ * from the spread fit.covariance gives it (calibrate: how far the rule
+ * missed the last measured point when that point was left out).
  *
  * The prompt's last prefill step also yields the first output token; each
  * further token costs one step. The client sees TTFT = queue wait +
@@ -164,6 +172,8 @@ typedef struct sb_model {
 	double prefill_per_prompt_ms; /* each prompt beyond the first in a prefill
 					 pass (prompts prefilled together) */
 	double admit_delay_ms;
+	double form_decode; /* relative error of decode_ms beyond the table per
+			       step of its last spacing (above; 0 but in draws) */
 	sb_decode_point release[SB_MODEL_MAX_DECODE]; /* release_ms per slot count
 							 (batch = slots); ascending */
 	int n_release; /* 0: no end-of-request cost */

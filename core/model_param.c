@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <math.h>
 #include <string.h>
 
 /* The entry at batch b of a table pts[0..n), or NULL. */
@@ -43,6 +44,7 @@ static double *param_slot(sb_model *m, const char *name)
 		{ "overhead_ms", offsetof(sb_model, overhead_ms) },
 		{ "overhead_per_prompt_token", offsetof(sb_model, overhead_per_token_ms) },
 		{ "admit_delay_ms", offsetof(sb_model, admit_delay_ms) },
+		{ "form_decode", offsetof(sb_model, form_decode) },
 	};
 	for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
 		if (!strcmp(name, scalars[i].name))
@@ -61,7 +63,7 @@ static int unknown(const char *name, sb_error *e)
 	return sb_error_set(e, "parameter \"%s\" is not a coefficient of the model (expected "
 			       "decode_ms[B] or decode_kv[B] for a batch B of its tables, "
 			       "per_kv_token, per_prefill_token, per_prefill_attn, prefill_base, "
-			       "overhead_ms, overhead_per_prompt_token or admit_delay_ms)",
+			       "overhead_ms, overhead_per_prompt_token, admit_delay_ms or form_decode)",
 			    name);
 }
 
@@ -86,5 +88,7 @@ int sb_model_param_set(sb_model *m, const char *name, double v, sb_error *e)
 
 double sb_model_param_floor(const char *name)
 {
+	if (!strcmp(name, "form_decode"))
+		return -INFINITY; /* a relative error: either sign (model.h) */
 	return table_batch(name, "decode_ms") > 0 ? SB_MODEL_PARAM_DECODE_FLOOR_MS : 0.0;
 }

@@ -8,7 +8,8 @@
  * "per_prefill_attn", "prefill_base", "overhead_ms",
  * "overhead_per_prompt_token", "admit_delay_ms". All are ms (per token
  * where the name says so) and valid when >= 0; decode_ms entries must be
- * > 0.
+ * > 0. "form_decode" (model.h: the relative error of decode_ms beyond the
+ * table per step of its last spacing) has no unit and either sign.
  */
 #ifndef SB_MODEL_PARAM_H
 #define SB_MODEL_PARAM_H
@@ -25,8 +26,9 @@ int sb_model_param_get(const sb_model *m, const char *name, double *v, sb_error 
 /* Sets the coefficient `name` of m to v (not checked: see
  * sb_model_param_floor). Returns 0 or -EINVAL as sb_model_param_get. */
 int sb_model_param_set(sb_model *m, const char *name, double v, sb_error *e);
-/* The least valid value of the coefficient `name`: 0, or for decode_ms
- * entries a small positive floor (SB_MODEL_PARAM_DECODE_FLOOR_MS). */
+/* The least valid value of the coefficient `name`: 0, for decode_ms
+ * entries a small positive floor (SB_MODEL_PARAM_DECODE_FLOOR_MS), for
+ * form_decode -INFINITY. */
 double sb_model_param_floor(const char *name);
 
 #define SB_MODEL_PARAM_DECODE_FLOOR_MS 1e-3
