@@ -61,7 +61,7 @@ static long read_level(const sb_results *res, size_t f, size_t li, cal_pin_level
 	if (!c)
 		return n;
 	memcpy(c, y, (size_t)n * sizeof(double));
-	qsort(c, (size_t)n, sizeof(double), cal_cmp_dbl);
+	qsort(c, (size_t)n, sizeof(double), sb_cmp_double);
 	L->tpot_ms = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
 	free(c);
 	/* a request whose decode took another's prefill step (one of the wave

@@ -70,7 +70,7 @@ static long distinct_lengths(const double *P, size_t n, double *pmin, double *pm
 	if (!sp)
 		return -ENOMEM;
 	memcpy(sp, P, n * sizeof(double));
-	qsort(sp, n, sizeof(double), cal_cmp_dbl);
+	qsort(sp, n, sizeof(double), sb_cmp_double);
 	long distinct = 0;
 	double g0 = -INFINITY;
 	for (size_t i = 0; i < n; i++) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/model.h"
+#include "core/stats.h"
 #include "core/workload.h"
 #include "sim/sim.h"
 #include "sim/sweep.h"
@@ -288,12 +289,6 @@ static void test_replay(void)
 	sb_model_fini(&m2);
 }
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 /* numpy "linear" quantile of sorted x */
 static double exact_q(const double *x, size_t n, double q)
 {
@@ -333,7 +328,7 @@ static void test_determinism_and_percentiles(void)
 	for (int k = 0; k < 3; k++) {
 		for (size_t i = 0; i < n; i++)
 			x[i] = k == 0 ? a.recs[i].ttft_ms : k == 1 ? a.recs[i].e2e_ms : a.recs[i].tpot_ms;
-		qsort(x, n, sizeof *x, cmp_d);
+		qsort(x, n, sizeof *x, sb_cmp_double);
 		const sb_summary *s = k == 0 ? &a.sum.ttft_ms : k == 1 ? &a.sum.e2e_ms : &a.sum.tpot_ms;
 		const double qs[3] = { 0.5, 0.9, 0.99 }, got[3] = { s->p50, s->p90, s->p99 };
 		for (int j = 0; j < 3; j++) {

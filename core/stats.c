@@ -1,0 +1,19 @@
+/* stats.c — small numeric helpers over arrays of doubles (stats.h). */
+#include "stats.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+int sb_cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+double sb_median_sort(double *v, size_t n)
+{
+	if (n == 0)
+		return NAN;
+	qsort(v, n, sizeof(*v), sb_cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
