@@ -137,12 +137,7 @@ double sb_hist_quantile(sb_hist *h, double q)
 			qsort(h->exact, h->n_exact, sizeof(*h->exact), sb_cmp_double);
 			h->exact_sorted = 1;
 		}
-		double pos = q * (double)(h->n - 1);
-		size_t lo = (size_t)floor(pos);
-		double frac = pos - (double)lo;
-		if (lo + 1 >= h->n)
-			return h->exact[h->n - 1];
-		return h->exact[lo] + frac * (h->exact[lo + 1] - h->exact[lo]);
+		return sb_sorted_quantile(h->exact, h->n_exact, q);
 	}
 	uint64_t rank = (uint64_t)floor(q * (double)(h->n - 1) + 0.5);
 	uint64_t cum = h->zero;

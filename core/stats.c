@@ -17,3 +17,15 @@ double sb_median_sort(double *v, size_t n)
 	qsort(v, n, sizeof(*v), sb_cmp_double);
 	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
+
+double sb_sorted_quantile(const double *v, size_t n, double q)
+{
+	if (n == 0)
+		return NAN;
+	double pos = q * (double)(n - 1);
+	size_t i = (size_t)floor(pos);
+	if (i + 1 >= n)
+		return v[n - 1];
+	double f = pos - (double)i;
+	return v[i] + f * (v[i + 1] - v[i]);
+}

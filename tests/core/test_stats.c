@@ -1,4 +1,4 @@
-/* test_stats.c — the shared comparison and median (core/stats.h). */
+/* test_stats.c — the shared comparison, median and quantile (core/stats.h). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -21,5 +21,13 @@ int main(void)
 	double one[] = { 7 };
 	CHECK_NEAR(sb_median_sort(one, 1), 7, 0);
 	CHECK(isnan(sb_median_sort(NULL, 0)));
+
+	double q[] = { 1, 2, 4, 8 };
+	CHECK_NEAR(sb_sorted_quantile(q, 4, 0), 1, 0);
+	CHECK_NEAR(sb_sorted_quantile(q, 4, 0.5), 3, 0);
+	CHECK_NEAR(sb_sorted_quantile(q, 4, 0.9), 6.8, 1e-12); /* 4 + 0.7 * 4 */
+	CHECK_NEAR(sb_sorted_quantile(q, 4, 1), 8, 0);
+	CHECK_NEAR(sb_sorted_quantile(q, 1, 0.5), 1, 0);
+	CHECK(isnan(sb_sorted_quantile(NULL, 0, 0.5)));
 	CHECK_DONE();
 }
