@@ -346,7 +346,7 @@ static void context_to_json(const sb_model *m, json_t *server)
 	if (m->ctx_per_slot > 0)
 		json_object_set_new(server, "ctx_per_slot", json_integer(m->ctx_per_slot));
 	if (m->kv_bytes_per_token > 0)
-		json_object_set_new(server, "kv_bytes_per_token", json_real(m->kv_bytes_per_token));
+		json_object_set_new(server, "kv_bytes_per_token", sb_json_number(m->kv_bytes_per_token));
 	if (m->ctx_per_slot > 0 || m->context_overflow != SB_CTX_REJECT)
 		json_object_set_new(server, "context_overflow",
 				    json_string(sb_ctx_overflow_name(m->context_overflow)));
@@ -358,7 +358,7 @@ json_t *sb_model_to_json(const sb_model *m)
 	for (int i = 0; i < m->n_decode; i++) {
 		char k[16];
 		snprintf(k, sizeof(k), "%d", m->decode[i].batch);
-		json_object_set_new(dec, k, json_real(m->decode[i].ms));
+		json_object_set_new(dec, k, sb_json_number(m->decode[i].ms));
 	}
 	json_t *j = json_pack(
 		"{s:s,s:s,s:{s:i,s:I,s:I},s:f,s:f,s:{s:o,s:f,s:f,s:f,s:f},s:{s:f},s:{s:s,s:f,s:f}}",
@@ -375,13 +375,13 @@ json_t *sb_model_to_json(const sb_model *m)
 		for (int i = 0; i < m->n_decode_kv; i++) {
 			char k[16];
 			snprintf(k, sizeof(k), "%d", m->decode_kv[i].batch);
-			json_object_set_new(kv, k, json_real(m->decode_kv[i].ms));
+			json_object_set_new(kv, k, sb_json_number(m->decode_kv[i].ms));
 		}
 		json_object_set_new(json_object_get(j, "step_ms"), "decode_kv", kv);
 	}
 	if (j && m->prefill_per_prompt_ms > 0) {
 		json_object_set_new(json_object_get(j, "step_ms"), "prefill_per_prompt",
-				    json_real(m->prefill_per_prompt_ms));
+				    sb_json_number(m->prefill_per_prompt_ms));
 	}
 	if (j && m->kv_cache != SB_KV_UNIFIED)
 		json_object_set_new(json_object_get(j, "server"), "kv_cache",
@@ -390,13 +390,13 @@ json_t *sb_model_to_json(const sb_model *m)
 		context_to_json(m, json_object_get(j, "server"));
 	if (j && m->overhead_per_token_ms > 0)
 		json_object_set_new(j, "overhead_per_prompt_token_ms",
-				    json_real(m->overhead_per_token_ms));
+				    sb_json_number(m->overhead_per_token_ms));
 	if (j && m->split_prob > 0)
 		json_object_set_new(json_object_get(j, "scheduler"), "split_prob",
-				    json_real(m->split_prob));
+				    sb_json_number(m->split_prob));
 	if (j && m->split_prob_crowded != m->split_prob)
 		json_object_set_new(json_object_get(j, "scheduler"), "split_prob_crowded",
-				    json_real(m->split_prob_crowded));
+				    sb_json_number(m->split_prob_crowded));
 	if (j && m->release_holds_queue)
 		json_object_set_new(json_object_get(j, "scheduler"), "release_holds_queue",
 				    json_true());
@@ -405,7 +405,7 @@ json_t *sb_model_to_json(const sb_model *m)
 		for (int i = 0; i < m->n_release; i++) {
 			char k[16];
 			snprintf(k, sizeof(k), "%d", m->release[i].batch);
-			json_object_set_new(rel, k, json_real(m->release[i].ms));
+			json_object_set_new(rel, k, sb_json_number(m->release[i].ms));
 		}
 		json_object_set_new(json_object_get(j, "scheduler"), "release_ms", rel);
 	}

@@ -379,7 +379,7 @@ json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p)
 	json_t *plan = json_object();
 	if (!plan)
 		return NULL;
-	json_object_set_new(plan, "rate", json_real(p->rate));
+	json_object_set_new(plan, "rate", sb_json_number(p->rate));
 	if (p->fleet) {
 		json_object_set_new(plan, "min_replicas", p->min_replicas > 0
 					  ? json_integer(p->min_replicas) : json_null());
@@ -390,7 +390,7 @@ json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p)
 				    p->min_slots > 0 ? json_integer(p->min_slots) : json_null());
 		json_object_set_new(plan, "slots", json_integer(p->slots));
 	}
-	json_object_set_new(plan, "max_rate_req_s", json_real(p->max_rate));
+	json_object_set_new(plan, "max_rate_req_s", sb_json_number(p->max_rate));
 	if (p->n_choices > 0) {
 		json_t *arr = json_array();
 		for (int i = 0; i < p->n_choices; i++) {
