@@ -4,12 +4,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linebuf.h"
+
+_Static_assert(SB_NDJSON_TOO_LARGE == SB_LINEBUF_TOO_LARGE, "one 'too large' code");
+
 struct sb_ndjson {
 	size_t max;
 	sb_ndjson_line_fn fn;
 	void *ud;
-	char *p;
-	size_t n, cap;
+	sb_linebuf line; /* a line split across feeds */
 };
 
 sb_ndjson *sb_ndjson_new(size_t max_line, sb_ndjson_line_fn fn, void *ud)
@@ -27,38 +30,18 @@ void sb_ndjson_free(sb_ndjson *p)
 {
 	if (!p)
 		return;
-	free(p->p);
+	sb_linebuf_free(&p->line);
 	free(p);
 }
 
 void sb_ndjson_reset(sb_ndjson *p)
 {
-	p->n = 0;
+	p->line.n = 0;
 }
 
 int sb_ndjson_pending(const sb_ndjson *p)
 {
-	return p->n > 0;
-}
-
-static int add(sb_ndjson *p, const char *s, size_t n)
-{
-	if (p->n + n > p->max)
-		return SB_NDJSON_TOO_LARGE;
-	if (p->n + n + 1 > p->cap) {
-		size_t cap = p->cap ? p->cap : 1024;
-		while (cap < p->n + n + 1)
-			cap *= 2;
-		char *q = realloc(p->p, cap);
-		if (!q)
-			return -ENOMEM;
-		p->p = q;
-		p->cap = cap;
-	}
-	memcpy(p->p + p->n, s, n);
-	p->n += n;
-	p->p[p->n] = '\0';
-	return 0;
+	return p->line.n > 0;
 }
 
 static int deliver(sb_ndjson *p, const char *l, size_t n)
@@ -81,14 +64,14 @@ int sb_ndjson_feed(sb_ndjson *p, const char *b, size_t len)
 		size_t rem = (size_t)(end - s);
 		const char *nl = memchr(s, '\n', rem);
 		if (!nl)
-			return add(p, s, rem);
+			return sb_linebuf_add(&p->line, s, rem, p->max);
 		size_t n = (size_t)(nl - s);
-		if (p->n) {
-			if ((rc = add(p, s, n)) < 0)
+		if (p->line.n) {
+			if ((rc = sb_linebuf_add(&p->line, s, n, p->max)) < 0)
 				return rc;
-			size_t ln = p->n;
-			p->n = 0;
-			rc = deliver(p, p->p, ln);
+			size_t ln = p->line.n;
+			p->line.n = 0;
+			rc = deliver(p, p->line.p, ln);
 		} else {
 			if (n > p->max)
 				return SB_NDJSON_TOO_LARGE;
@@ -103,9 +86,9 @@ int sb_ndjson_feed(sb_ndjson *p, const char *b, size_t len)
 
 int sb_ndjson_finish(sb_ndjson *p)
 {
-	if (!p->n)
+	if (!p->line.n)
 		return 0;
-	size_t ln = p->n;
-	p->n = 0;
-	return deliver(p, p->p, ln);
+	size_t ln = p->line.n;
+	p->line.n = 0;
+	return deliver(p, p->line.p, ln);
 }

@@ -4,43 +4,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct buf {
-	char *p;
-	size_t n, cap;
-} buf;
+#include "linebuf.h"
+
+_Static_assert(SB_SSE_TOO_LARGE == SB_LINEBUF_TOO_LARGE, "one 'too large' code");
 
 struct sb_sse {
 	size_t max;
 	sb_sse_event_fn fn;
 	void *ud;
-	buf line;          /* a line split across feeds */
-	buf data;          /* the current event's data */
+	sb_linebuf line;   /* a line split across feeds */
+	sb_linebuf data;   /* the current event's data */
 	int has_data;
 	int skip_lf;       /* the last byte was CR: an LF right after belongs to it */
 	char event[32];
 	unsigned long comments;
 };
-
-/* Appends n bytes keeping room for a NUL; fails beyond max. */
-static int buf_add(buf *b, const char *s, size_t n, size_t max)
-{
-	if (b->n + n > max)
-		return SB_SSE_TOO_LARGE;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		char *q = realloc(b->p, cap);
-		if (!q)
-			return -ENOMEM;
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-	return 0;
-}
 
 sb_sse *sb_sse_new(size_t max_line, sb_sse_event_fn fn, void *ud)
 {
@@ -57,8 +35,8 @@ void sb_sse_free(sb_sse *p)
 {
 	if (!p)
 		return;
-	free(p->line.p);
-	free(p->data.p);
+	sb_linebuf_free(&p->line);
+	sb_linebuf_free(&p->data);
 	free(p);
 }
 
@@ -86,7 +64,7 @@ static int dispatch(sb_sse *p)
 {
 	int rc = 0;
 	if (p->has_data) {
-		if (!p->data.p && (rc = buf_add(&p->data, "", 0, p->max)) < 0)
+		if (!p->data.p && (rc = sb_linebuf_add(&p->data, "", 0, p->max)) < 0)
 			return rc;
 		rc = p->fn(p->ud, p->event[0] ? p->event : "message", p->data.p, p->data.n);
 	}
@@ -99,9 +77,9 @@ static int dispatch(sb_sse *p)
 static int add_data(sb_sse *p, const char *v, size_t vn)
 {
 	int rc;
-	if (p->has_data && (rc = buf_add(&p->data, "\n", 1, p->max)) < 0)
+	if (p->has_data && (rc = sb_linebuf_add(&p->data, "\n", 1, p->max)) < 0)
 		return rc;
-	if ((rc = buf_add(&p->data, v, vn, p->max)) < 0)
+	if ((rc = sb_linebuf_add(&p->data, v, vn, p->max)) < 0)
 		return rc;
 	p->has_data = 1;
 	return 0;
@@ -162,10 +140,10 @@ int sb_sse_feed(sb_sse *p, const char *b, size_t len)
 		const char *cr = memchr(s, '\r', nl ? (size_t)(nl - s) : rem);
 		const char *eol = cr ? cr : nl;
 		if (!eol)
-			return buf_add(&p->line, s, rem, p->max);
+			return sb_linebuf_add(&p->line, s, rem, p->max);
 		size_t n = (size_t)(eol - s);
 		if (p->line.n) {
-			if ((rc = buf_add(&p->line, s, n, p->max)) < 0)
+			if ((rc = sb_linebuf_add(&p->line, s, n, p->max)) < 0)
 				return rc;
 			size_t ln = p->line.n;
 			p->line.n = 0;
