@@ -17,6 +17,7 @@
 #include "sim/sim.h"
 #include "sim/sweep.h"
 #include "sim/whist.h"
+#include "fixtures.h"
 
 static int fails;
 #define CHECK(c, ...)                                                        \
@@ -30,26 +31,11 @@ static int fails;
 	} while (0)
 #define NEAR(a, b, rel) (fabs((a) - (b)) <= (rel) * fabs(b) + 1e-12)
 
+/* The shared model (fixtures.h) with a per_kv_token cost of 1e-4 ms. */
 static void test_model(sb_model *m, int slots)
 {
-	sb_model_init(m);
-	snprintf(m->name, sizeof m->name, "test");
-	m->slots = slots;
-	m->max_queue = -1;
-	m->batch_tokens = 2048;
-	m->overhead_ms = 15;
-	m->overhead_sd_ms = 0;
-	m->decode[0] = (sb_decode_point){ 1, 5.0 };
-	m->decode[1] = (sb_decode_point){ 4, 9.0 };
-	m->decode[2] = (sb_decode_point){ 8, 15.0 };
-	m->n_decode = 3;
+	simfix_model(m, slots, "test");
 	m->per_kv_token_ms = 1e-4;
-	m->per_prefill_token_ms = 0.1;
-	m->per_prefill_attn_ms = 0;
-	m->prefill_base_ms = 5;
-	m->admit_delay_ms = 0;
-	m->noise_kind = SB_NOISE_NONE;
-	m->noise_cv = 0;
 }
 
 static int run(const sb_model *m, sb_mode mode, double level, long in, long out,

@@ -1,0 +1,30 @@
+/* fixtures.c — see fixtures.h. */
+#include "fixtures.h"
+
+#include <stdio.h>
+
+void simfix_model(sb_model *m, int slots, const char *name)
+{
+	sb_model_init(m);
+	snprintf(m->name, sizeof m->name, "%s", name);
+	m->slots = slots;
+	m->overhead_ms = 15;
+	m->decode[0] = (sb_decode_point){ 1, 5.0 };
+	m->decode[1] = (sb_decode_point){ 4, 9.0 };
+	m->decode[2] = (sb_decode_point){ 8, 15.0 };
+	m->n_decode = 3;
+	m->per_prefill_token_ms = 0.1;
+	m->prefill_base_ms = 5;
+}
+
+void simfix_plan_workload(sb_workload *w)
+{
+	sb_workload_init(w);
+	w->mode = SB_MODE_RATE;
+	w->input_len = (sb_dist){ SB_DIST_DET, 256, 0 };
+	w->output_len = (sb_dist){ SB_DIST_DET, 64, 0 };
+	w->requests = 300;
+	w->seed = 3;
+	w->slo.ttft_ms = 400;
+	w->slo.percentile = 99;
+}

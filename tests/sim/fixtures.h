@@ -1,0 +1,26 @@
+/* fixtures.h — test helper: the hand-built model and workload that several
+ * simulator tests share (one definition each, so that a test's expected
+ * values and the fixture cannot drift apart file by file).
+ *
+ * The model (simfix_model): noiseless, decode_ms(1) = 5, (4) = 9, (8) = 15;
+ * per_prefill_token 0.1 ms, prefill_base 5 ms, overhead 15 ms; no KV or
+ * attention cost, no admit delay; unbounded queue, 2048 batch tokens (the
+ * sb_model_init defaults). Tests add what they need on top (the engine test
+ * a per_kv_token cost; the fleet plan keeps the first two decode points).
+ *
+ * The plan workload (simfix_plan_workload): open loop, 256 prompt and 64
+ * output tokens, 300 requests, seed 3, a TTFT SLO of 400 ms at p99.
+ */
+#ifndef SB_TEST_SIM_FIXTURES_H
+#define SB_TEST_SIM_FIXTURES_H
+
+#include "core/model.h"
+#include "core/workload.h"
+
+/* The model above with `slots` slots, called `name`. */
+void simfix_model(sb_model *m, int slots, const char *name);
+
+/* The capacity planner's test workload above. */
+void simfix_plan_workload(sb_workload *w);
+
+#endif
