@@ -9,10 +9,9 @@
 _Static_assert(SB_NDJSON_TOO_LARGE == SB_LINEBUF_TOO_LARGE, "one 'too large' code");
 
 struct sb_ndjson {
-	size_t max;
 	sb_ndjson_line_fn fn;
 	void *ud;
-	sb_linebuf line; /* a line split across feeds */
+	sb_linesplit lines; /* LF-terminated; a line split across feeds */
 };
 
 sb_ndjson *sb_ndjson_new(size_t max_line, sb_ndjson_line_fn fn, void *ud)
@@ -20,7 +19,7 @@ sb_ndjson *sb_ndjson_new(size_t max_line, sb_ndjson_line_fn fn, void *ud)
 	sb_ndjson *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->max = max_line;
+	p->lines.max = max_line;
 	p->fn = fn;
 	p->ud = ud;
 	return p;
@@ -30,22 +29,24 @@ void sb_ndjson_free(sb_ndjson *p)
 {
 	if (!p)
 		return;
-	sb_linebuf_free(&p->line);
+	sb_linebuf_free(&p->lines.part);
 	free(p);
 }
 
 void sb_ndjson_reset(sb_ndjson *p)
 {
-	p->line.n = 0;
+	sb_linesplit_reset(&p->lines);
 }
 
 int sb_ndjson_pending(const sb_ndjson *p)
 {
-	return p->line.n > 0;
+	return p->lines.part.n > 0;
 }
 
-static int deliver(sb_ndjson *p, const char *l, size_t n)
+/* One line without its '\n': a trailing '\r' dropped, blank lines skipped. */
+static int deliver(void *ud, const char *l, size_t n)
 {
+	sb_ndjson *p = ud;
 	if (n && l[n - 1] == '\r')
 		n--;
 	size_t i = 0;
@@ -58,37 +59,14 @@ static int deliver(sb_ndjson *p, const char *l, size_t n)
 
 int sb_ndjson_feed(sb_ndjson *p, const char *b, size_t len)
 {
-	const char *s = b, *end = b + len;
-	int rc;
-	while (s < end) {
-		size_t rem = (size_t)(end - s);
-		const char *nl = memchr(s, '\n', rem);
-		if (!nl)
-			return sb_linebuf_add(&p->line, s, rem, p->max);
-		size_t n = (size_t)(nl - s);
-		if (p->line.n) {
-			if ((rc = sb_linebuf_add(&p->line, s, n, p->max)) < 0)
-				return rc;
-			size_t ln = p->line.n;
-			p->line.n = 0;
-			rc = deliver(p, p->line.p, ln);
-		} else {
-			if (n > p->max)
-				return SB_NDJSON_TOO_LARGE;
-			rc = deliver(p, s, n);
-		}
-		if (rc < 0)
-			return rc;
-		s = nl + 1;
-	}
-	return 0;
+	return sb_linesplit_feed(&p->lines, b, len, deliver, p);
 }
 
 int sb_ndjson_finish(sb_ndjson *p)
 {
-	if (!p->line.n)
+	if (!p->lines.part.n)
 		return 0;
-	size_t ln = p->line.n;
-	p->line.n = 0;
-	return deliver(p, p->line.p, ln);
+	size_t ln = p->lines.part.n;
+	p->lines.part.n = 0;
+	return deliver(p, p->lines.part.p, ln);
 }
