@@ -455,6 +455,32 @@ static void decode_line(const sb_decode_point *d, int n, double *a, double *b)
 	*a = my - *b * mx;
 }
 
+/* Table d[0..n) (batches ascending) at x > d[0].batch: into *v the line
+ * between the first point at or past x and the one before it; 0 when x
+ * lies past the last point. */
+static int table_within(const sb_decode_point *d, int n, int x, double *v)
+{
+	for (int i = 1; i < n; i++) {
+		if (x <= d[i].batch) {
+			double f = (double)(x - d[i - 1].batch) /
+				   (double)(d[i].batch - d[i - 1].batch);
+			*v = d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Table d[0..n) (n >= 1) at x: linear between its points, its first value
+ * below them and its last above. */
+static double table_at(const sb_decode_point *d, int n, int x)
+{
+	double v;
+	if (x <= d[0].batch)
+		return d[0].ms;
+	return table_within(d, n, x, &v) ? v : d[n - 1].ms;
+}
+
 double sb_model_decode_ms(const sb_model *m, int batch)
 {
 	const sb_decode_point *d = m->decode;
@@ -463,13 +489,9 @@ double sb_model_decode_ms(const sb_model *m, int batch)
 		return 0.0;
 	if (batch <= d[0].batch)
 		return d[0].ms * (double)batch / (double)d[0].batch;
-	for (int i = 1; i < n; i++) {
-		if (batch <= d[i].batch) {
-			double f = (double)(batch - d[i - 1].batch) /
-				   (double)(d[i].batch - d[i - 1].batch);
-			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
-		}
-	}
+	double v;
+	if (table_within(d, n, batch, &v))
+		return v;
 	if (n == 1)
 		return d[0].ms;
 	double a, b;
@@ -484,18 +506,7 @@ double sb_model_release_ms(const sb_model *m, int slots)
 {
 	const sb_decode_point *d = m->release;
 	int n = m->n_release;
-	if (n < 1)
-		return 0.0;
-	if (slots <= d[0].batch)
-		return d[0].ms;
-	for (int i = 1; i < n; i++) {
-		if (slots <= d[i].batch) {
-			double f = (double)(slots - d[i - 1].batch) /
-				   (double)(d[i].batch - d[i - 1].batch);
-			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
-		}
-	}
-	return d[n - 1].ms;
+	return n < 1 ? 0.0 : table_at(d, n, slots);
 }
 
 int sb_model_decode_last(const sb_model *m)
@@ -507,18 +518,7 @@ double sb_model_decode_kv(const sb_model *m, int batch)
 {
 	const sb_decode_point *d = m->decode_kv;
 	int n = m->n_decode_kv;
-	if (n < 1)
-		return m->per_kv_token_ms;
-	if (batch <= d[0].batch)
-		return d[0].ms;
-	for (int i = 1; i < n; i++) {
-		if (batch <= d[i].batch) {
-			double f = (double)(batch - d[i - 1].batch) /
-				   (double)(d[i].batch - d[i - 1].batch);
-			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
-		}
-	}
-	return d[n - 1].ms;
+	return n < 1 ? m->per_kv_token_ms : table_at(d, n, batch);
 }
 
 int sb_model_validate(const sb_model *m, sb_error *e)
