@@ -100,11 +100,9 @@ int sb_noisefit_run(const double *x, size_t n, sb_noise_kind kind, sb_noisefit *
 		out->loglik = (double)n * (-gsl_sf_lngamma(k) - k * log(theta)) +
 			      (k - 1.0) * slog - sum / theta;
 	}
-	double *s = malloc(n * sizeof(double));
+	double *s = sb_sorted_copy(x, n);
 	if (!s)
 		return -ENOMEM;
-	memcpy(s, x, n * sizeof(double));
-	qsort(s, n, sizeof(double), sb_cmp_double);
 	double d = 0;
 	for (size_t i = 0; i < n; i++) {
 		double F = cdf(out, s[i]);

@@ -3,11 +3,22 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 int sb_cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
 	return (x > y) - (x < y);
+}
+
+double *sb_sorted_copy(const double *x, size_t n)
+{
+	double *s = malloc(n * sizeof(*s));
+	if (!s)
+		return NULL;
+	memcpy(s, x, n * sizeof(*s));
+	qsort(s, n, sizeof(*s), sb_cmp_double);
+	return s;
 }
 
 double sb_median_sort(double *v, size_t n)

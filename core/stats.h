@@ -1,5 +1,6 @@
 /* stats.h — small numeric helpers over arrays of doubles: the qsort
- * comparison, the median and the interpolated quantile of a sorted array
+ * comparison, a sorted copy, the median and the interpolated quantile of a
+ * sorted array
  * that calibrate/, validate/, plot/ and core/ each used to write out.
  */
 #ifndef SB_STATS_H
@@ -12,6 +13,9 @@
  * sorts into no defined order: callers that may see NaNs filter them out
  * first). */
 int sb_cmp_double(const void *a, const void *b);
+
+/* A sorted copy of x[0..n) (malloc'd; free it), NULL when out of memory. */
+double *sb_sorted_copy(const double *x, size_t n);
 
 /* The median of v[0..n): sorts v in place (sb_cmp_double), then the middle
  * value, or the mean of the two middle ones when n is even. NaN when n is

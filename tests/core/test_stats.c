@@ -1,4 +1,5 @@
-/* test_stats.c — the shared comparison, median and quantile (core/stats.h). */
+/* test_stats.c — the shared comparison, sorted copy, median and quantile
+ * (core/stats.h). */
 #include <math.h>
 #include <stdlib.h>
 
@@ -21,6 +22,11 @@ int main(void)
 	double one[] = { 7 };
 	CHECK_NEAR(sb_median_sort(one, 1), 7, 0);
 	CHECK(isnan(sb_median_sort(NULL, 0)));
+
+	const double un[] = { 3, 1, 2 };
+	double *sc = sb_sorted_copy(un, 3);
+	CHECK(sc && sc[0] == 1 && sc[1] == 2 && sc[2] == 3 && un[0] == 3);
+	free(sc);
 
 	double q[] = { 1, 2, 4, 8 };
 	CHECK_NEAR(sb_sorted_quantile(q, 4, 0), 1, 0);
