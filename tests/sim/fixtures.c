@@ -1,6 +1,7 @@
 /* fixtures.c — see fixtures.h. */
 #include "fixtures.h"
 
+#include <math.h>
 #include <stdio.h>
 
 void simfix_model(sb_model *m, int slots, const char *name)
@@ -27,4 +28,24 @@ void simfix_plan_workload(sb_workload *w)
 	w->seed = 3;
 	w->slo.ttft_ms = 400;
 	w->slo.percentile = 99;
+}
+
+double simfix_erlang_c(int c, double a)
+{
+	double b = 1.0; /* Erlang B by recurrence */
+	for (int k = 1; k <= c; k++)
+		b = a * b / (k + a * b);
+	double rho = a / c;
+	return b / (1 - rho + rho * b);
+}
+
+void simfix_mean_se(const double *x, int k, double *mean, double *se)
+{
+	double s = 0, ss = 0;
+	for (int i = 0; i < k; i++)
+		s += x[i];
+	*mean = s / k;
+	for (int i = 0; i < k; i++)
+		ss += (x[i] - *mean) * (x[i] - *mean);
+	*se = sqrt(ss / (k - 1)) / sqrt((double)k);
 }

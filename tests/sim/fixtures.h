@@ -10,6 +10,9 @@
  *
  * The plan workload (simfix_plan_workload): open loop, 256 prompt and 64
  * output tokens, 300 requests, seed 3, a TTFT SLO of 400 ms at p99.
+ *
+ * And what the closed-form tests (test_sim_analytic, test_fleet_analytic)
+ * share: Erlang C and the replications' mean and standard error.
  */
 #ifndef SB_TEST_SIM_FIXTURES_H
 #define SB_TEST_SIM_FIXTURES_H
@@ -22,5 +25,13 @@ void simfix_model(sb_model *m, int slots, const char *name);
 
 /* The capacity planner's test workload above. */
 void simfix_plan_workload(sb_workload *w);
+
+/* Erlang C: the probability that an arrival waits in M/M/c with offered
+ * load a (< c). */
+double simfix_erlang_c(int c, double a);
+
+/* The mean of x[0..k) (k >= 2 replications) and its standard error
+ * (sample standard deviation / sqrt(k)). */
+void simfix_mean_se(const double *x, int k, double *mean, double *se);
 
 #endif

@@ -29,17 +29,9 @@
 #include "core/model.h"
 #include "core/workload.h"
 #include "sim/sim.h"
+#include "fixtures.h"
 
 static int fails, checks;
-
-static double erlang_c(int c, double a)
-{
-	double b = 1.0; /* Erlang B by recurrence */
-	for (int k = 1; k <= c; k++)
-		b = a * b / (k + a * b);
-	double rho = a / c;
-	return b / (1 - rho + rho * b);
-}
 
 /* Runs K replications of an open-loop Poisson M/G/c and compares the mean
  * wait (seconds) with `exact`. */
@@ -59,7 +51,7 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 	w.mode = SB_MODE_RATE;
 	w.requests = n;
 	w.warmup = n / 50;
-	double x[16], sum = 0;
+	double x[16];
 	for (int k = 0; k < K; k++) {
 		sb_sim_level lv;
 		sb_error e = { "" };
@@ -69,7 +61,6 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 			return;
 		}
 		x[k] = lv.sum.wait_ms.mean / 1000.0;
-		sum += x[k];
 		/* Little's law holds on every sample path: both sides are the
 		 * same integral computed two ways, so only rounding differs */
 		double ll = lv.sum.l_law, lo = lv.sum.l_observed;
@@ -81,10 +72,8 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 		}
 		sb_sim_level_fini(&lv);
 	}
-	double mean = sum / K, ss = 0;
-	for (int k = 0; k < K; k++)
-		ss += (x[k] - mean) * (x[k] - mean);
-	double se = sqrt(ss / (K - 1)) / sqrt((double)K);
+	double mean, se;
+	simfix_mean_se(x, K, &mean, &se);
 	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
 	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
 	checks++;
@@ -124,7 +113,7 @@ static void check_closed(int N, int c, double Z)
 	w.think_s = (sb_dist){ SB_DIST_EXP, Z, 0 };
 	w.requests = 200000;
 	w.warmup = 4000;
-	double x[16], sum = 0;
+	double x[16];
 	for (int k = 0; k < K; k++) {
 		sb_sim_level lv;
 		sb_error e = { "" };
@@ -134,13 +123,10 @@ static void check_closed(int N, int c, double Z)
 			return;
 		}
 		x[k] = lv.sum.e2e_ms.mean / 1000.0;
-		sum += x[k];
 		sb_sim_level_fini(&lv);
 	}
-	double mean = sum / K, ss = 0;
-	for (int k = 0; k < K; k++)
-		ss += (x[k] - mean) * (x[k] - mean);
-	double se = sqrt(ss / (K - 1)) / sqrt((double)K);
+	double mean, se;
+	simfix_mean_se(x, K, &mean, &se);
 	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
 	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
 	checks++;
@@ -166,7 +152,7 @@ int main(void)
 			long n = rho > 0.9 ? (c < 4 ? 800000 : 300000) : 100000;
 			if (c >= 16)
 				n *= rho > 0.9 ? 2 : 4; /* tiny waits: rare queueing */
-			double exact = erlang_c(c, lambda) / (c - lambda);
+			double exact = simfix_erlang_c(c, lambda) / (c - lambda);
 			snprintf(what, sizeof what, "M/M/%d rho=%.2f", c, rho);
 			check_wait(what, c, lambda, &svc, n, exact);
 		}
