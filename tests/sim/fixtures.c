@@ -4,6 +4,8 @@
 #include <math.h>
 #include <stdio.h>
 
+#include <gsl/gsl_cdf.h>
+
 void simfix_model(sb_model *m, int slots, const char *name)
 {
 	sb_model_init(m);
@@ -48,4 +50,20 @@ void simfix_mean_se(const double *x, int k, double *mean, double *se)
 	for (int i = 0; i < k; i++)
 		ss += (x[i] - *mean) * (x[i] - *mean);
 	*se = sqrt(ss / (k - 1)) / sqrt((double)k);
+}
+
+double simfix_t999(int k, double se)
+{
+	return gsl_cdf_tdist_Pinv(0.9995, k - 1) * se;
+}
+
+int simfix_check_exact(const double *x, int k, double exact, const char *what, int width)
+{
+	double mean, se;
+	simfix_mean_se(x, k, &mean, &se);
+	double tol = simfix_t999(k, se);
+	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
+	printf("%-*s exact %9.5f  sim %9.5f  SE %.5f  tol %.5f  %s\n", width, what, exact, mean,
+	       se, tol, ok ? "ok" : "FAIL");
+	return ok;
 }

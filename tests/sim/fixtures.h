@@ -12,7 +12,8 @@
  * output tokens, 300 requests, seed 3, a TTFT SLO of 400 ms at p99.
  *
  * And what the closed-form tests (test_sim_analytic, test_fleet_analytic)
- * share: Erlang C and the replications' mean and standard error.
+ * share: Erlang C, the replications' mean and standard error, and the
+ * check of that mean against a closed form.
  */
 #ifndef SB_TEST_SIM_FIXTURES_H
 #define SB_TEST_SIM_FIXTURES_H
@@ -33,5 +34,15 @@ double simfix_erlang_c(int c, double a);
 /* The mean of x[0..k) (k >= 2 replications) and its standard error
  * (sample standard deviation / sqrt(k)). */
 void simfix_mean_se(const double *x, int k, double *mean, double *se);
+
+/* The half-width of the two-sided 99.9% t interval of a mean of k
+ * replications with standard error se. */
+double simfix_t999(int k, double se);
+
+/* The mean of x[0..k) against the closed form `exact`: within
+ * simfix_t999, and a standard error under 4% of exact (the runs long
+ * enough to tell). Prints "WHAT exact E  sim M  SE S  tol T  ok|FAIL" (WHAT
+ * padded to `width`) and returns 1 when it holds, else 0. */
+int simfix_check_exact(const double *x, int k, double exact, const char *what, int width);
 
 #endif

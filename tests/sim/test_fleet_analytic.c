@@ -28,8 +28,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <gsl/gsl_cdf.h>
-
 #include "core/model.h"
 #include "core/workload.h"
 #include "sim/sim.h"
@@ -128,14 +126,8 @@ static int run_fleet(const char *what, sb_route r, int N, int c, double lambda, 
 /* The replications' mean wait against a closed form. */
 static void check_exact(const char *what, const double *x, double exact)
 {
-	double mean, se;
-	simfix_mean_se(x, K, &mean, &se);
-	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
-	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
 	checks++;
-	printf("%-40s exact %9.5f  sim %9.5f  SE %.5f  tol %.5f  %s\n", what, exact, mean, se,
-	       tol, ok ? "ok" : "FAIL");
-	if (!ok)
+	if (!simfix_check_exact(x, K, exact, what, 40))
 		fails++;
 }
 
@@ -171,7 +163,7 @@ static void check_lq_vs_random(int N, int c, double rho, long n)
 		d[k] = xr[k] - xq[k];
 	double mean, se;
 	simfix_mean_se(d, K, &mean, &se);
-	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
+	double tol = simfix_t999(K, se);
 	int ok = mean > -tol;
 	checks++;
 	printf("%-40s random - least-queued %9.5f s  SE %.5f  %s\n", what, mean, se,
@@ -192,7 +184,7 @@ static void check_no_route_beats_mmn(int N, double rho, long n)
 		if (run_fleet(what, (sb_route)r, N, 1, lambda, n, 4404, x) < 0)
 			continue;
 		simfix_mean_se(x, K, &mean, &se);
-		double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
+		double tol = simfix_t999(K, se);
 		int ok = mean > exact - tol;
 		checks++;
 		printf("%-40s M/M/%d %9.5f  sim %9.5f  SE %.5f  %s\n", what, N, exact, mean, se,
