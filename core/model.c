@@ -352,14 +352,21 @@ static void context_to_json(const sb_model *m, json_t *server)
 				    json_string(sb_ctx_overflow_name(m->context_overflow)));
 }
 
+/* A table as {"BATCH": ms, ...} (table_from_json reads it back). */
+static json_t *table_to_json(const sb_decode_point *d, int n)
+{
+	json_t *t = json_object();
+	for (int i = 0; i < n; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), "%d", d[i].batch);
+		json_object_set_new(t, k, sb_json_number(d[i].ms));
+	}
+	return t;
+}
+
 json_t *sb_model_to_json(const sb_model *m)
 {
-	json_t *dec = json_object();
-	for (int i = 0; i < m->n_decode; i++) {
-		char k[16];
-		snprintf(k, sizeof(k), "%d", m->decode[i].batch);
-		json_object_set_new(dec, k, sb_json_number(m->decode[i].ms));
-	}
+	json_t *dec = table_to_json(m->decode, m->n_decode);
 	json_t *j = json_pack(
 		"{s:s,s:s,s:{s:i,s:I,s:I},s:f,s:f,s:{s:o,s:f,s:f,s:f,s:f},s:{s:f},s:{s:s,s:f,s:f}}",
 		"schema", SCHEMA, "name", m->name, "server", "slots", m->slots, "max_queue",
@@ -370,15 +377,9 @@ json_t *sb_model_to_json(const sb_model *m)
 		"prefill_base", m->prefill_base_ms, "scheduler", "admit_delay_ms",
 		m->admit_delay_ms, "noise", "kind", sb_noise_name(m->noise_kind), "cv",
 		m->noise_cv, "prefill_cv", m->noise_prefill_cv);
-	if (j && m->n_decode_kv > 0) {
-		json_t *kv = json_object();
-		for (int i = 0; i < m->n_decode_kv; i++) {
-			char k[16];
-			snprintf(k, sizeof(k), "%d", m->decode_kv[i].batch);
-			json_object_set_new(kv, k, sb_json_number(m->decode_kv[i].ms));
-		}
-		json_object_set_new(json_object_get(j, "step_ms"), "decode_kv", kv);
-	}
+	if (j && m->n_decode_kv > 0)
+		json_object_set_new(json_object_get(j, "step_ms"), "decode_kv",
+				    table_to_json(m->decode_kv, m->n_decode_kv));
 	if (j && m->prefill_per_prompt_ms > 0) {
 		json_object_set_new(json_object_get(j, "step_ms"), "prefill_per_prompt",
 				    sb_json_number(m->prefill_per_prompt_ms));
@@ -400,15 +401,9 @@ json_t *sb_model_to_json(const sb_model *m)
 	if (j && m->release_holds_queue)
 		json_object_set_new(json_object_get(j, "scheduler"), "release_holds_queue",
 				    json_true());
-	if (j && m->n_release > 0) {
-		json_t *rel = json_object();
-		for (int i = 0; i < m->n_release; i++) {
-			char k[16];
-			snprintf(k, sizeof(k), "%d", m->release[i].batch);
-			json_object_set_new(rel, k, sb_json_number(m->release[i].ms));
-		}
-		json_object_set_new(json_object_get(j, "scheduler"), "release_ms", rel);
-	}
+	if (j && m->n_release > 0)
+		json_object_set_new(json_object_get(j, "scheduler"), "release_ms",
+				    table_to_json(m->release, m->n_release));
 	if (j && m->fit)
 		json_object_set(j, "fit", m->fit);
 	return j;
