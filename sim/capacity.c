@@ -74,7 +74,7 @@ typedef struct count_trial {
 	const sb_workload *w;
 	double rate;
 	int reps;
-	int replicas;          /* 1: vary the model's slots; 0: the fleet's count */
+	int replicas;          /* 1: vary the fleet's count; 0: the model's slots */
 } count_trial;
 
 /* Does count k (slots or replicas) meet the SLO at the rate? */
@@ -126,28 +126,31 @@ static int search_min(const count_trial *c, int max, int *out, sb_error *e)
 	return 0;
 }
 
-int sb_capacity_min_slots(const sb_model *m, const sb_sim_opts *o,
-		      const sb_workload *w, double rate, int reps,
-		      int max_slots, int *slots, sb_error *e)
+/* The fewest slots (replicas 0) or replicas (replicas 1) up to max meeting
+ * w's SLO at rate: both planners' checks, then search_min. */
+static int min_count(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		     double rate, int reps, int replicas, int max, int *out, sb_error *e)
 {
 	if (need_slo(w, e) < 0)
 		return -EINVAL;
 	if (!(rate > 0))
 		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
-	count_trial c = { m, o, w, rate, reps, 0 };
-	return search_min(&c, max_slots, slots, e);
+	count_trial c = { m, o, w, rate, reps, replicas };
+	return search_min(&c, max, out, e);
+}
+
+int sb_capacity_min_slots(const sb_model *m, const sb_sim_opts *o,
+		      const sb_workload *w, double rate, int reps,
+		      int max_slots, int *slots, sb_error *e)
+{
+	return min_count(m, o, w, rate, reps, 0, max_slots, slots, e);
 }
 
 int sb_capacity_min_replicas(const sb_model *m, const sb_sim_opts *o,
 			 const sb_workload *w, double rate, int reps,
 			 int max_replicas, int *replicas, sb_error *e)
 {
-	if (need_slo(w, e) < 0)
-		return -EINVAL;
-	if (!(rate > 0))
-		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
-	count_trial c = { m, o, w, rate, reps, 1 };
-	return search_min(&c, max_replicas, replicas, e);
+	return min_count(m, o, w, rate, reps, 1, max_replicas, replicas, e);
 }
 
 int sb_capacity_max_rate(const sb_model *m, const sb_sim_opts *o,
