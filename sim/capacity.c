@@ -11,24 +11,31 @@
 
 /* --- the search: trials at a rate, slot and replica counts ----------- */
 
-/* One planning trial: does (model m, options o, open loop at `rate`) meet
- * the SLO? Same seeds for every trial (common random numbers). */
-static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
-		 double rate, double capacity, int reps, int *ok, sb_error *e)
+/* Runs reps replications of w open loop at `rate` into *l (the caller
+ * finis it); a rate at or past `capacity` is not run: l->overloaded. Same
+ * seeds for every call (common random numbers). */
+static int level_at(const sb_model *m, const sb_sim_opts *o, const sb_workload *w, double rate,
+		    double capacity, int reps, sb_sweep_level *l, sb_error *e)
 {
 	sb_workload wc = *w;
 	wc.mode = SB_MODE_RATE;
-	sb_sweep_level l;
-	memset(&l, 0, sizeof l);
-	l.level = rate;
-	l.overloaded = rate >= capacity;
-	if (l.overloaded) {
-		*ok = 0;
+	memset(l, 0, sizeof *l);
+	l->level = rate;
+	l->overloaded = rate >= capacity;
+	if (l->overloaded)
 		return 0;
-	}
-	int rc = sb_sweep_level_run(m, o, &wc, 0, reps, &l, e);
+	return sb_sweep_level_run(m, o, &wc, 0, reps, l, e);
+}
+
+/* One planning trial: does (model m, options o, open loop at `rate`) meet
+ * the SLO? */
+static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		 double rate, double capacity, int reps, int *ok, sb_error *e)
+{
+	sb_sweep_level l;
+	int rc = level_at(m, o, w, rate, capacity, reps, &l, e);
 	if (rc == 0)
-		*ok = sb_sweep_level_meets(&l, &w->slo);
+		*ok = !l.overloaded && sb_sweep_level_meets(&l, &w->slo);
 	sb_sweep_level_fini(&l);
 	return rc;
 }
@@ -43,19 +50,10 @@ int sb_capacity_share_meeting(const sb_model *m, const sb_sim_opts *o, const sb_
 	int rc = sb_sim_capacity(&mc, o, w, &cap, e);
 	if (rc < 0)
 		return rc;
-	sb_workload wc = *w;
-	wc.mode = SB_MODE_RATE;
 	sb_sweep_level l;
-	memset(&l, 0, sizeof l);
-	l.level = rate;
-	l.overloaded = rate >= cap;
-	if (l.overloaded) {
-		*share = 0;
-		return 0;
-	}
-	rc = sb_sweep_level_run(&mc, o, &wc, 0, reps, &l, e);
+	rc = level_at(&mc, o, w, rate, cap, reps, &l, e);
 	if (rc == 0)
-		*share = sb_sweep_share_meeting(&l, &w->slo);
+		*share = l.overloaded ? 0 : sb_sweep_share_meeting(&l, &w->slo);
 	sb_sweep_level_fini(&l);
 	return rc;
 }
