@@ -32,6 +32,15 @@ void simfix_plan_workload(sb_workload *w)
 	w->slo.percentile = 99;
 }
 
+void simfix_service(sb_model *m, sb_sim_opts *o, int c, sb_dist svc)
+{
+	sb_model_init(m);
+	m->slots = c;
+	sb_sim_opts_init(o);
+	o->service_mode = 1;
+	o->service = svc;
+}
+
 double simfix_erlang_c(int c, double a)
 {
 	double b = 1.0; /* Erlang B by recurrence */

@@ -12,20 +12,26 @@
  * output tokens, 300 requests, seed 3, a TTFT SLO of 400 ms at p99.
  *
  * And what the closed-form tests (test_sim_analytic, test_fleet_analytic)
- * share: Erlang C, the replications' mean and standard error, and the
- * check of that mean against a closed form.
+ * share: the independent-service setup (M/G/c), Erlang C, the
+ * replications' mean and standard error, and the check of that mean
+ * against a closed form.
  */
 #ifndef SB_TEST_SIM_FIXTURES_H
 #define SB_TEST_SIM_FIXTURES_H
 
 #include "core/model.h"
 #include "core/workload.h"
+#include "sim/sim.h"
 
 /* The model above with `slots` slots, called `name`. */
 void simfix_model(sb_model *m, int slots, const char *name);
 
 /* The capacity planner's test workload above. */
 void simfix_plan_workload(sb_workload *w);
+
+/* c slots in independent-service mode (no batching), each request served
+ * in a time drawn from svc: the closed-form tests' M/G/c. */
+void simfix_service(sb_model *m, sb_sim_opts *o, int c, sb_dist svc);
 
 /* Erlang C: the probability that an arrival waits in M/M/c with offered
  * load a (< c). */

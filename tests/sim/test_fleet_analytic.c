@@ -90,12 +90,8 @@ static int run_fleet(const char *what, sb_route r, int N, int c, double lambda, 
 		     unsigned long seed, double *x)
 {
 	sb_model m;
-	sb_model_init(&m);
-	m.slots = c;
 	sb_sim_opts o;
-	sb_sim_opts_init(&o);
-	o.service_mode = 1;
-	o.service = (sb_dist){ SB_DIST_EXP, 1.0, 0 };
+	simfix_service(&m, &o, c, (sb_dist){ SB_DIST_EXP, 1.0, 0 });
 	o.fleet.replicas = N;
 	o.fleet.route = r;
 	sb_workload w;

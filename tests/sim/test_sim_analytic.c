@@ -38,12 +38,8 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 {
 	const int K = 8;
 	sb_model m;
-	sb_model_init(&m);
-	m.slots = c;
 	sb_sim_opts o;
-	sb_sim_opts_init(&o);
-	o.service_mode = 1;
-	o.service = *svc;
+	simfix_service(&m, &o, c, *svc);
 	sb_workload w;
 	sb_workload_init(&w);
 	w.mode = SB_MODE_RATE;
@@ -93,12 +89,8 @@ static void check_closed(int N, int c, double Z)
 		X += p[n] / tot * (n < c ? n : c);
 	double exact = N / X - Z;
 	sb_model m;
-	sb_model_init(&m);
-	m.slots = c;
 	sb_sim_opts o;
-	sb_sim_opts_init(&o);
-	o.service_mode = 1;
-	o.service = (sb_dist){ SB_DIST_EXP, 1.0, 0 };
+	simfix_service(&m, &o, c, (sb_dist){ SB_DIST_EXP, 1.0, 0 });
 	sb_workload w;
 	sb_workload_init(&w);
 	w.mode = SB_MODE_CONCURRENCY;
