@@ -200,7 +200,7 @@ static int fit_and_write(const sb_survey *p, const sb_calib_input *in, size_t n,
 	}
 	if (p && m.fit) {
 		json_object_set_new(m.fit, "measured_url", json_string(cmd.survey.url));
-		json_object_set_new(m.fit, "server_time_s", json_real(p->server_s));
+		json_object_set_new(m.fit, "server_time_s", sb_json_number(p->server_s));
 		json_object_set_new(m.fit, "survey", sb_survey_to_json(p));
 	}
 	json_t *j = sb_model_to_json(&m);

@@ -32,6 +32,7 @@
 #include "measure/run_table.h"
 
 #include "interrupt.h"
+#include "workload_flags.h"
 
 #define PROG "servebench run"
 
@@ -59,11 +60,6 @@ static int parse_len(const char *s, void *dest, const char *what, sb_error *e)
 	return 0;
 }
 
-static int parse_api(const char *s, void *dest, const char *what, sb_error *e)
-{
-	return sb_api_parse(s, dest, e);
-}
-
 static int parse_arrival(const char *s, void *dest, const char *what, sb_error *e)
 {
 	return sb_arrival_parse(s, dest, e);
@@ -80,7 +76,6 @@ static int parse_cacert(const char *s, void *dest, const char *what, sb_error *e
 
 #define C (&cmd.c)
 #define W (&cmd.c.workload)
-#define FN(name, dest, value, fn, help) { name, 0, SB_CLI_FUNC, dest, 0, 0, value, help, NULL, fn }
 static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("url", SB_CLI_STRINGS, &cmd.urls, 0, 0, "URL",
 		   "base URL: http://127.0.0.1:11434/v1 (Ollama),\n"
@@ -99,30 +94,24 @@ static const sb_cli_opt opts[] = {
 	  "rate|concurrency", NULL },
 	SB_CLI_OPT("levels", SB_CLI_DOUBLE_LIST, &cmd.levels, 1e-6, 1e6, "LIST",
 		   "open loop: arrivals at LIST req/s (with --mode rate)"),
-	SB_CLI_OPT("num-requests", SB_CLI_LONG, &W->requests, 1, 100000000, "N",
-		   "measured requests per level (default 64)"),
+	SB_FLAG_NUM_REQUESTS(&W->requests, "64"),
 	SB_CLI_OPT("duration", SB_CLI_DOUBLE, &W->duration_s, 1e-3, 1e7, "S",
 		   "per level by time instead of count"),
-	FN("input-len", &W->input_len, "N", parse_len,
-	   "prompt tokens (or a distribution, e.g. lognormal:5.5,0.5)"),
-	FN("output-len", &W->output_len, "N", parse_len,
-	   "output tokens (max_tokens + ignore_eos / num_predict)"),
-	SB_CLI_OPT("warmup", SB_CLI_LONG, &W->warmup, 0, 1000000, "N",
-		   "unmeasured requests before each level (default 2)"),
-	SB_CLI_OPT("seed", SB_CLI_LONG, &cmd.seed, 0, 4294967295.0, "N",
-		   "seed of prompts, lengths and arrivals (default: from the clock)"),
+	SB_CLI_FN("input-len", &W->input_len, "N", parse_len,
+		  "prompt tokens (or a distribution, e.g. lognormal:5.5,0.5)"),
+	SB_CLI_FN("output-len", &W->output_len, "N", parse_len,
+		  "output tokens (max_tokens + ignore_eos / num_predict)"),
+	SB_FLAG_WARMUP(&W->warmup),
+	SB_FLAG_SEED(&cmd.seed, "seed of prompts, lengths and arrivals (default: from the clock)"),
 	SB_CLI_OPT("out", SB_CLI_STRING, &cmd.out, 0, 0, "FILE",
 		   "results JSON (atomic); FILE.partial.jsonl logs each request as it ends"),
-	FN("api", &C->api, "A", parse_api,
-	   "auto|openai-chat|openai-completions|ollama-generate|ollama-chat|\n"
-	   "llama-completion"),
-	FN("arrival", &W->arrival, "A", parse_arrival, "poisson|constant|gamma (open loop)"),
+	SB_FLAG_API(&C->api),
+	SB_CLI_FN("arrival", &W->arrival, "A", parse_arrival, "poisson|constant|gamma (open loop)"),
 	SB_CLI_OPT("arrival-cv", SB_CLI_DOUBLE, &W->arrival_cv, 1e-3, 100, "X",
 		   "coefficient of variation of gamma gaps"),
 	SB_CLI_OPT("reuse-prompt", SB_CLI_FLAG, &C->reuse_prompt, 0, 0, NULL,
 		   "send one prompt for every request (shows prefix caching)"),
-	SB_CLI_OPT("no-cache-prompt", SB_CLI_FLAG, &cmd.no_cache_prompt, 0, 0, NULL,
-		   "ask llama.cpp not to reuse its prompt cache"),
+	SB_FLAG_NO_CACHE_PROMPT(&cmd.no_cache_prompt),
 	SB_CLI_OPT("pin-slots", SB_CLI_LONG, &C->pin_stride, 1, 1000000, "K",
 		   "pin requests to slots 0, K, 2K… (llama.cpp only)"),
 	SB_CLI_OPT("ipv4", SB_CLI_FLAG, &C->ipv4, 0, 0, NULL, "resolve names to IPv4 only"),
@@ -137,8 +126,8 @@ static const sb_cli_opt opts[] = {
 		   "(default: $SERVEBENCH_API_KEY when set)"),
 	SB_CLI_OPT("api-key-file", SB_CLI_STRING, &cmd.key_file, 0, 0, "FILE",
 		   "read the key from the first line of FILE instead"),
-	FN("cacert", &C->ca_file, "FILE", parse_cacert,
-	   "verify TLS servers against this CA bundle (PEM)"),
+	SB_CLI_FN("cacert", &C->ca_file, "FILE", parse_cacert,
+		  "verify TLS servers against this CA bundle (PEM)"),
 	SB_CLI_OPT("insecure", SB_CLI_FLAG, &C->insecure, 0, 0, NULL,
 		   "do not verify TLS certificates (verification is on by default)"),
 	SB_CLI_OPT("verbose", SB_CLI_FLAG, &cmd.verbose, 0, 0, NULL,
@@ -147,7 +136,6 @@ static const sb_cli_opt opts[] = {
 };
 #undef C
 #undef W
-#undef FN
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 enum { MODE_RATE = 0, MODE_CONCURRENCY = 1 };
 

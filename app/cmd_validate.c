@@ -29,6 +29,7 @@
 #include "validate/validate.h"
 
 #include "interrupt.h"
+#include "workload_flags.h"
 
 #define PROG "servebench validate"
 
@@ -111,15 +112,8 @@ static int parse_speed(const char *s, void *dest, const char *what, sb_error *e)
 	return 0;
 }
 
-static int parse_api(const char *s, void *dest, const char *what, sb_error *e)
-{
-	(void)what;
-	return sb_api_parse(s, dest, e);
-}
-
 #define C (&cmd.cfg)
 #define W (&cmd.cfg.workload)
-#define FN(name, dest, value, fn, help) { name, 0, SB_CLI_FUNC, dest, 0, 0, value, help, NULL, fn }
 static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("model-file", SB_CLI_STRING, &C->model_file, 0, 0, "FILE",
 		   "the calibrated model (servebench calibrate)"),
@@ -134,29 +128,26 @@ static const sb_cli_opt opts[] = {
 		   "compare an existing results file instead of measuring"),
 	SB_CLI_OPT("slots", SB_CLI_LONG, &C->slots, 1, 4096, "S",
 		   "the server's slot count when it reports none\n(default: the model's)"),
-	FN("concurrency", NULL, "LIST", parse_conc,
-	   "closed-loop levels (default 1..2S); 'none' for none"),
-	FN("rates", NULL, "LIST", parse_rates,
-	   "open-loop rates in req/s (default 30,50,70,90% of the\n"
-	   "predicted capacity); 'none' for none"),
-	SB_CLI_OPT("num-requests", SB_CLI_LONG, &W->requests, 1, 100000000, "N",
-		   "measured requests per level (default 32)"),
-	FN("input-len", &W->input_len, "N", parse_len, "prompt tokens per request (default 256)"),
-	FN("output-len", &W->output_len, "N", parse_len,
-	   "output tokens per request (default 128)"),
-	SB_CLI_OPT("warmup", SB_CLI_LONG, &W->warmup, 0, 1000000, "N",
-		   "unmeasured requests before each level (default 2)"),
-	SB_CLI_OPT("seed", SB_CLI_LONG, &cmd.seed, 0, 4294967295.0, "N",
-		   "seed of prompts, arrivals and simulator noise"),
+	SB_CLI_FN("concurrency", NULL, "LIST", parse_conc,
+		  "closed-loop levels (default 1..2S); 'none' for none"),
+	SB_CLI_FN("rates", NULL, "LIST", parse_rates,
+		  "open-loop rates in req/s (default 30,50,70,90% of the\n"
+		  "predicted capacity); 'none' for none"),
+	SB_FLAG_NUM_REQUESTS(&W->requests, "32"),
+	SB_CLI_FN("input-len", &W->input_len, "N", parse_len, "prompt tokens per request (default 256)"),
+	SB_CLI_FN("output-len", &W->output_len, "N", parse_len,
+		  "output tokens per request (default 128)"),
+	SB_FLAG_WARMUP(&W->warmup),
+	SB_FLAG_SEED(&cmd.seed, "seed of prompts, arrivals and simulator noise"),
 	SB_CLI_OPT("replications", SB_CLI_LONG, &cmd.reps, 1, 100000, "K",
 		   "replays per level (simulator noise; default 20)"),
 	SB_CLI_OPT("no-forecast", SB_CLI_FLAG, &cmd.no_forecast, 0, 0, NULL,
 		   "skip the fresh-traffic forecast intervals"),
-	FN("speed-factors", C->speed_factors, "FP,FD", parse_speed,
-	   "replay with the model's prompt-side times (overheads,\n"
-	   "prefill) x FP and its decode steps x FD: the server's\n"
-	   "speed beside the run as a share of the model's (say, a\n"
-	   "one-client run's TTFT and TPOT over the model's)"),
+	SB_CLI_FN("speed-factors", C->speed_factors, "FP,FD", parse_speed,
+		  "replay with the model's prompt-side times (overheads,\n"
+		  "prefill) x FP and its decode steps x FD: the server's\n"
+		  "speed beside the run as a share of the model's (say, a\n"
+		  "one-client run's TTFT and TPOT over the model's)"),
 	SB_CLI_OPT("probe", SB_CLI_LONG, &C->probe_requests, 0, 1000, "N",
 		   "requests of the one-client speed probe taken before each\n"
 		   "level and after the last (default 3; 0: none)"),
@@ -184,22 +175,19 @@ static const sb_cli_opt opts[] = {
 		   "write the measured results"),
 	SB_CLI_OPT("out-simulated", SB_CLI_STRING, &cmd.sim_out, 0, 0, "FILE",
 		   "write the predicted results (same schema, for plots)"),
-	FN("api", &C->run.api, "A", parse_api,
-	   "auto|openai-chat|openai-completions|ollama-generate|ollama-chat|\n"
-	   "llama-completion"),
-	SB_CLI_OPT("no-cache-prompt", SB_CLI_FLAG, &cmd.no_cache_prompt, 0, 0, NULL,
-		   "ask llama.cpp not to reuse its prompt cache"),
+	SB_FLAG_API(&C->run.api),
+	SB_FLAG_NO_CACHE_PROMPT(&cmd.no_cache_prompt),
 	SB_CLI_OPT("verbose", SB_CLI_FLAG, &cmd.verbose, 0, 0, NULL,
 		   "per-request errors and replay spread"),
 	SB_CLI_OPT("quiet", SB_CLI_FLAG, &cmd.quiet, 0, 0, NULL, "only the summary and the verdict"),
 	SB_CLI_HEAD("what-if (the model changed on purpose; the report and JSON say so):"),
-	FN("scale", &C->what_if.scale, "KEY=F[,...]", sb_model_scale_cli,
-	   "scale the model's times by F > 0, per KEY: all (prompt\n"
-	   "and decode, as --speed-factors F,F), prompt (overheads and\n"
-	   "prefill coefficients), prefill_token (per-token prefill\n"
-	   "only), decode (decode passes, decode_kv, per_kv_token),\n"
-	   "decode_batched (decode passes of batch >= 2; a table of\n"
-	   "batch 1 alone is unchanged); keys that overlap multiply"),
+	SB_CLI_FN("scale", &C->what_if.scale, "KEY=F[,...]", sb_model_scale_cli,
+		  "scale the model's times by F > 0, per KEY: all (prompt\n"
+		  "and decode, as --speed-factors F,F), prompt (overheads and\n"
+		  "prefill coefficients), prefill_token (per-token prefill\n"
+		  "only), decode (decode passes, decode_kv, per_kv_token),\n"
+		  "decode_batched (decode passes of batch >= 2; a table of\n"
+		  "batch 1 alone is unchanged); keys that overlap multiply"),
 	SB_CLI_OPT("sim-slots", SB_CLI_LONG, &C->what_if.sim_slots, 1, 4096, "N",
 		   "simulate N slots whatever the server or the measured\n"
 		   "file reports (the levels measured follow the server)"),
@@ -228,7 +216,6 @@ static const sb_cli_opt opts[] = {
 };
 #undef C
 #undef W
-#undef FN
 #define N_OPTS (sizeof(opts) / sizeof(opts[0]))
 
 static void usage(FILE *f)

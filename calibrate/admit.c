@@ -43,7 +43,7 @@ static double *level_boundaries(const cal_data *k, const cal_engine *g, const ca
 				b[n++] = t += R->itl[i] / 1e3;
 		b[n++] = R->t_done;
 	}
-	qsort(b, n, sizeof(double), cal_cmp_dbl);
+	qsort(b, n, sizeof(double), sb_cmp_double);
 	*nb = n;
 	return b;
 }

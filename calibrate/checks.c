@@ -14,14 +14,6 @@ typedef struct size_stat {
 	size_t u0;
 } size_stat;
 
-static double median_of(double *v, size_t n)
-{
-	if (n == 0)
-		return NAN;
-	qsort(v, n, sizeof(double), cal_cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 static int cmp_obs_x(const void *a, const void *b)
 {
 	const cal_obs *p = a, *q = b;
@@ -41,11 +33,11 @@ static void size_of(const cal_obs *o, size_t n, double *tmp, size_stat *s)
 	for (size_t i = 0; i < n; i++)
 		if (o[i].unit == s->u0)
 			tmp[a++] = o[i].y;
-	s->first = median_of(tmp, a);
+	s->first = sb_median_sort(tmp, a);
 	for (size_t i = 0; i < n; i++)
 		if (o[i].unit != s->u0)
 			tmp[b++] = o[i].y;
-	s->again = median_of(tmp, b);
+	s->again = sb_median_sort(tmp, b);
 }
 
 /* Marks the owners of size s's first measurement (o[lo..hi)) in drop. */
@@ -147,7 +139,7 @@ static double level_prefill(const cal_data *d, const cal_level *L, double *tmp)
 		timings &= isfinite(d->rqs[q].prompt_ms);
 	for (size_t q = L->rq0; q < L->rq0 + L->nrq; q++)
 		tmp[n++] = timings ? d->rqs[q].prompt_ms : d->rqs[q].ttft;
-	return median_of(tmp, n);
+	return sb_median_sort(tmp, n);
 }
 
 int cal_checks_prompts(cal_data *d, cal_checks *out)

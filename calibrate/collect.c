@@ -19,12 +19,6 @@ const char *cal_base_name(const char *p)
 	return s ? s + 1 : p;
 }
 
-int cal_cmp_dbl(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 void cal_data_fini(cal_data *d)
 {
 	free(d->lvs);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonfile.h"
 #include "core/model_param.h"
 
 #define COV_MAXP 64
@@ -229,7 +230,7 @@ static json_t *to_json(const cov_build *b)
 		json_array_append_new(names, json_string(b->names[i]));
 		json_t *row = json_array();
 		for (int j = 0; j < b->n; j++) /* symmetric to the bit */
-			json_array_append_new(row, json_real(i <= j ? b->c[i][j] : b->c[j][i]));
+			json_array_append_new(row, sb_json_number(i <= j ? b->c[i][j] : b->c[j][i]));
 		json_array_append_new(mx, row);
 	}
 	return json_pack("{s:o,s:o}", "params", names, "matrix", mx);

@@ -13,6 +13,7 @@
 #include "calibrate/types.h"
 #include "core/error.h"
 #include "core/results.h"
+#include "core/stats.h"
 
 #ifndef M_PI
 #define M_PI 3.14159265358979323846
@@ -93,7 +94,5 @@ void cal_data_fini(cal_data *d);
 const char *cal_fname(const cal_data *d, size_t f);
 /* The last component of a path (borrowed from p). */
 const char *cal_base_name(const char *p);
-/* qsort comparison of doubles, ascending. */
-int cal_cmp_dbl(const void *a, const void *b);
 
 #endif

@@ -83,7 +83,7 @@ static double warm_cut(const cal_data *k, const cal_level *L)
 		return -INFINITY;
 	for (size_t i = 0; i < L->nrq; i++)
 		t[i] = k->rqs[L->rq0 + i].t_sent;
-	qsort(t, L->nrq, sizeof(double), cal_cmp_dbl);
+	qsort(t, L->nrq, sizeof(double), sb_cmp_double);
 	double r = t[c - 1];
 	free(t);
 	return r;

@@ -12,6 +12,8 @@
 #include <gsl/gsl_sf_gamma.h>
 #include <gsl/gsl_sf_psi.h>
 
+#include "core/stats.h"
+
 double sb_noisefit_ks_q(double lambda)
 {
 	if (lambda < 0.2)
@@ -24,12 +26,6 @@ double sb_noisefit_ks_q(double lambda)
 			break;
 	}
 	return s < 0 ? 0 : (s > 1 ? 1 : s);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 static double cdf(const sb_noisefit *f, double x)
@@ -104,11 +100,9 @@ int sb_noisefit_run(const double *x, size_t n, sb_noise_kind kind, sb_noisefit *
 		out->loglik = (double)n * (-gsl_sf_lngamma(k) - k * log(theta)) +
 			      (k - 1.0) * slog - sum / theta;
 	}
-	double *s = malloc(n * sizeof(double));
+	double *s = sb_sorted_copy(x, n);
 	if (!s)
 		return -ENOMEM;
-	memcpy(s, x, n * sizeof(double));
-	qsort(s, n, sizeof(double), cmp_double);
 	double d = 0;
 	for (size_t i = 0; i < n; i++) {
 		double F = cdf(out, s[i]);

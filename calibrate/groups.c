@@ -129,7 +129,7 @@ static void cut_steps(const grq *q, size_t n, size_t f, double group, int timing
 			tmp[a] = q[i + a].ms;
 			tok += q[i + a].P;
 		}
-		qsort(tmp, k, sizeof(double), cal_cmp_dbl);
+		qsort(tmp, k, sizeof(double), sb_cmp_double);
 		cal_group_step *s = &out->st[out->n++];
 		memset(s, 0, sizeof(*s));
 		s->file = f;
@@ -230,7 +230,7 @@ static int fit_steps(cal_groups *out, sb_error *e)
 	}
 	if (out->n_multi < 2 || n < p + 1)
 		goto out;
-	qsort(ratio, (size_t)out->n_multi, sizeof(double), cal_cmp_dbl);
+	qsort(ratio, (size_t)out->n_multi, sizeof(double), sb_cmp_double);
 	long m = out->n_multi;
 	out->ratio_model = m % 2 ? ratio[m / 2] : (ratio[m / 2 - 1] + ratio[m / 2]) / 2;
 	sb_linfit f;
@@ -258,15 +258,6 @@ out:
 	return r;
 }
 
-/* Median of the n values in v (sorted in place); NaN when n is 0. */
-static double median_n(double *v, size_t n)
-{
-	if (n == 0)
-		return NAN;
-	qsort(v, n, sizeof(double), cal_cmp_dbl);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 /* out->sweep_drift: the steps of one prompt against the concurrency-1
  * requests of about the same length (within 10%) with server timings. */
 static void sweep_drift(const cal_data *d, cal_groups *out)
@@ -287,7 +278,7 @@ static void sweep_drift(const cal_data *d, cal_groups *out)
 			b[nb++] = R->prompt_ms;
 	}
 	if (na && nb)
-		out->sweep_drift = median_n(a, na) / median_n(b, nb);
+		out->sweep_drift = sb_median_sort(a, na) / sb_median_sort(b, nb);
 	free(a);
 }
 

@@ -57,12 +57,10 @@ static long read_level(const sb_results *res, size_t f, size_t li, cal_pin_level
 	L->ctx = n ? ctx / (double)n * L->batch : NAN;
 	if (n == 0)
 		return 0;
-	double *c = malloc((size_t)n * sizeof(double));
+	double *c = sb_sorted_copy(y, (size_t)n);
 	if (!c)
 		return n;
-	memcpy(c, y, (size_t)n * sizeof(double));
-	qsort(c, (size_t)n, sizeof(double), cal_cmp_dbl);
-	L->tpot_ms = n % 2 ? c[n / 2] : (c[n / 2 - 1] + c[n / 2]) / 2;
+	L->tpot_ms = sb_median_sort(c, (size_t)n);
 	free(c);
 	/* a request whose decode took another's prefill step (one of the wave
 	 * reached the server a step late), or ran with fewer beside it (a wave

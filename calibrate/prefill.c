@@ -66,11 +66,9 @@ static void prefill_points(const cal_data *d, const cal_engine *g, pf_points *p,
  * the shortest and longest. Returns the count or -ENOMEM. */
 static long distinct_lengths(const double *P, size_t n, double *pmin, double *pmax)
 {
-	double *sp = malloc(n * sizeof(double));
+	double *sp = sb_sorted_copy(P, n);
 	if (!sp)
 		return -ENOMEM;
-	memcpy(sp, P, n * sizeof(double));
-	qsort(sp, n, sizeof(double), cal_cmp_dbl);
 	long distinct = 0;
 	double g0 = -INFINITY;
 	for (size_t i = 0; i < n; i++) {

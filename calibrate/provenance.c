@@ -352,11 +352,11 @@ static void decode_table(pv *p, json_t *dj)
 	char names_buf[SB_LINFIT_MAXP][16];
 	const char *names[SB_LINFIT_MAXP];
 	json_t *tab = json_object();
-	json_object_set_new(tab, "1", json_real(p->r->engine->decode_1_ms));
+	json_object_set_new(tab, "1", sb_json_number(p->r->engine->decode_1_ms));
 	for (int i = 0; i < r->n_batches; i++) {
 		snprintf(names_buf[i], sizeof(names_buf[i]), "%d", r->batches[i]);
 		names[i] = names_buf[i];
-		json_object_set_new(tab, names_buf[i], json_real(r->f.coef[i]));
+		json_object_set_new(tab, names_buf[i], sb_json_number(r->f.coef[i]));
 		char key[32];
 		snprintf(key, sizeof(key), "decode_ms[%d]", r->batches[i]);
 		coef_fit(p, key, &r->f, i, "ms", "TPOT at that batch size, corrected (see fit.decode)");

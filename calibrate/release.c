@@ -28,11 +28,11 @@ static double records_gap(const cal_data *d, const cal_level *L)
 		s[i] = d->rqs[L->rq0 + i].t_sent;
 		t[i] = d->rqs[L->rq0 + i].t_done;
 	}
-	qsort(s, n, sizeof *s, cal_cmp_dbl);
-	qsort(t, n, sizeof *t, cal_cmp_dbl);
+	qsort(s, n, sizeof *s, sb_cmp_double);
+	qsort(t, n, sizeof *t, sb_cmp_double);
 	for (size_t k = 0; k + c < n; k++)
 		t[k] = (s[k + c] - t[k]) * 1000.0;
-	qsort(t, n - c, sizeof *t, cal_cmp_dbl);
+	qsort(t, n - c, sizeof *t, sb_cmp_double);
 	size_t m = n - c;
 	double med = m % 2 ? t[m / 2] : (t[m / 2 - 1] + t[m / 2]) / 2;
 	free(s);

@@ -5,11 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-static int cmp_d(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
+#include "core/stats.h"
 
 /* The fast group's size when the first round's TTFTs split (a gap at
  * least twice the fast group's value and 4x its spread), 0 when they do
@@ -25,7 +21,7 @@ static int first_round_split(const sb_slot_obs *o)
 		if (!isfinite(t[i]))
 			return -1;
 	}
-	qsort(t, c, sizeof(double), cmp_d);
+	qsort(t, c, sizeof(double), sb_cmp_double);
 	for (size_t k = 1; k < c; k++) {
 		double gap = t[k] - t[k - 1], spread = t[k - 1] - t[0];
 		if (t[k] >= 2.0 * t[k - 1] && gap > 4.0 * spread && gap > 0)

@@ -11,6 +11,7 @@
 #include "core/dist.h"
 #include "core/model.h"
 #include "core/results.h"
+#include "core/stats.h"
 #include "measure/driver.h"
 #include "measure/bench.h"
 #include "measure/run.h"
@@ -84,16 +85,7 @@ static double part_prefill_median(const json_t *doc)
 			if (!q->err_class && isfinite(q->ttft_ms))
 				v[n++] = isfinite(pm) ? pm : q->ttft_ms;
 		}
-	double m = NAN;
-	if (n) {
-		for (size_t i = 1; i < n; i++) /* insertion sort: tens of values */
-			for (size_t j = i; j > 0 && v[j] < v[j - 1]; j--) {
-				double t = v[j];
-				v[j] = v[j - 1];
-				v[j - 1] = t;
-			}
-		m = n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-	}
+	double m = sb_median_sort(v, n); /* NaN when n is 0 */
 	free(v);
 	sb_results_fini(&r);
 	return m;

@@ -63,6 +63,9 @@ typedef struct sb_cli_opt {
 /* An option with a value in [lo, hi] (both 0: any), or a flag (value NULL). */
 #define SB_CLI_OPT(name, kind, dest, lo, hi, value, help) \
 	{ (name), 0, (kind), (dest), (lo), (hi), (value), (help), NULL, NULL }
+/* An SB_CLI_FUNC option: fn converts the value into dest. */
+#define SB_CLI_FN(name, dest, value, fn, help) \
+	{ (name), 0, SB_CLI_FUNC, (dest), 0, 0, (value), (help), NULL, (fn) }
 /* A heading in --help. */
 #define SB_CLI_HEAD(text) { NULL, 0, SB_CLI_SECTION, NULL, 0, 0, NULL, (text), NULL, NULL }
 

@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "jsonfile.h"
 #include "parse.h"
 
 static const struct {
@@ -134,7 +135,7 @@ void sb_dist_format(const sb_dist *d, char *buf, size_t len)
 json_t *sb_dist_to_json(const sb_dist *d)
 {
 	if (d->kind == SB_DIST_DET)
-		return json_real(d->a);
+		return sb_json_number(d->a);
 	char buf[96];
 	sb_dist_format(d, buf, sizeof(buf));
 	return json_string(buf);

@@ -6,6 +6,7 @@
  * its geometric midpoint is within 1/256 (0.39%) of any value in it.
  */
 #include "hist.h"
+#include "stats.h"
 
 #include <errno.h>
 #include <math.h>
@@ -123,12 +124,6 @@ void sb_hist_merge(sb_hist *dst, const sb_hist *src)
 		dst->buckets[i] += src->buckets[i];
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
 double sb_hist_quantile(sb_hist *h, double q)
 {
 	if (h->n == 0 || isnan(q))
@@ -139,15 +134,10 @@ double sb_hist_quantile(sb_hist *h, double q)
 		return h->max;
 	if (h->n_exact == h->n) {
 		if (!h->exact_sorted) {
-			qsort(h->exact, h->n_exact, sizeof(*h->exact), cmp_double);
+			qsort(h->exact, h->n_exact, sizeof(*h->exact), sb_cmp_double);
 			h->exact_sorted = 1;
 		}
-		double pos = q * (double)(h->n - 1);
-		size_t lo = (size_t)floor(pos);
-		double frac = pos - (double)lo;
-		if (lo + 1 >= h->n)
-			return h->exact[h->n - 1];
-		return h->exact[lo] + frac * (h->exact[lo + 1] - h->exact[lo]);
+		return sb_sorted_quantile(h->exact, h->n_exact, q);
 	}
 	uint64_t rank = (uint64_t)floor(q * (double)(h->n - 1) + 0.5);
 	uint64_t cum = h->zero;

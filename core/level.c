@@ -183,7 +183,7 @@ json_t *sb_level_to_json(const sb_level *lv)
 		"l_law", sb_json_number(lv->l_law), "l_observed", sb_json_number(lv->l_observed),
 		"errors", errs);
 	if (j && isfinite(lv->schedule_lag_p99_ms))
-		json_object_set_new(j, "schedule_lag_p99_ms", json_real(lv->schedule_lag_p99_ms));
+		json_object_set_new(j, "schedule_lag_p99_ms", sb_json_number(lv->schedule_lag_p99_ms));
 	return j;
 }
 

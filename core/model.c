@@ -346,20 +346,27 @@ static void context_to_json(const sb_model *m, json_t *server)
 	if (m->ctx_per_slot > 0)
 		json_object_set_new(server, "ctx_per_slot", json_integer(m->ctx_per_slot));
 	if (m->kv_bytes_per_token > 0)
-		json_object_set_new(server, "kv_bytes_per_token", json_real(m->kv_bytes_per_token));
+		json_object_set_new(server, "kv_bytes_per_token", sb_json_number(m->kv_bytes_per_token));
 	if (m->ctx_per_slot > 0 || m->context_overflow != SB_CTX_REJECT)
 		json_object_set_new(server, "context_overflow",
 				    json_string(sb_ctx_overflow_name(m->context_overflow)));
 }
 
+/* A table as {"BATCH": ms, ...} (table_from_json reads it back). */
+static json_t *table_to_json(const sb_decode_point *d, int n)
+{
+	json_t *t = json_object();
+	for (int i = 0; i < n; i++) {
+		char k[16];
+		snprintf(k, sizeof(k), "%d", d[i].batch);
+		json_object_set_new(t, k, sb_json_number(d[i].ms));
+	}
+	return t;
+}
+
 json_t *sb_model_to_json(const sb_model *m)
 {
-	json_t *dec = json_object();
-	for (int i = 0; i < m->n_decode; i++) {
-		char k[16];
-		snprintf(k, sizeof(k), "%d", m->decode[i].batch);
-		json_object_set_new(dec, k, json_real(m->decode[i].ms));
-	}
+	json_t *dec = table_to_json(m->decode, m->n_decode);
 	json_t *j = json_pack(
 		"{s:s,s:s,s:{s:i,s:I,s:I},s:f,s:f,s:{s:o,s:f,s:f,s:f,s:f},s:{s:f},s:{s:s,s:f,s:f}}",
 		"schema", SCHEMA, "name", m->name, "server", "slots", m->slots, "max_queue",
@@ -370,18 +377,12 @@ json_t *sb_model_to_json(const sb_model *m)
 		"prefill_base", m->prefill_base_ms, "scheduler", "admit_delay_ms",
 		m->admit_delay_ms, "noise", "kind", sb_noise_name(m->noise_kind), "cv",
 		m->noise_cv, "prefill_cv", m->noise_prefill_cv);
-	if (j && m->n_decode_kv > 0) {
-		json_t *kv = json_object();
-		for (int i = 0; i < m->n_decode_kv; i++) {
-			char k[16];
-			snprintf(k, sizeof(k), "%d", m->decode_kv[i].batch);
-			json_object_set_new(kv, k, json_real(m->decode_kv[i].ms));
-		}
-		json_object_set_new(json_object_get(j, "step_ms"), "decode_kv", kv);
-	}
+	if (j && m->n_decode_kv > 0)
+		json_object_set_new(json_object_get(j, "step_ms"), "decode_kv",
+				    table_to_json(m->decode_kv, m->n_decode_kv));
 	if (j && m->prefill_per_prompt_ms > 0) {
 		json_object_set_new(json_object_get(j, "step_ms"), "prefill_per_prompt",
-				    json_real(m->prefill_per_prompt_ms));
+				    sb_json_number(m->prefill_per_prompt_ms));
 	}
 	if (j && m->kv_cache != SB_KV_UNIFIED)
 		json_object_set_new(json_object_get(j, "server"), "kv_cache",
@@ -390,25 +391,19 @@ json_t *sb_model_to_json(const sb_model *m)
 		context_to_json(m, json_object_get(j, "server"));
 	if (j && m->overhead_per_token_ms > 0)
 		json_object_set_new(j, "overhead_per_prompt_token_ms",
-				    json_real(m->overhead_per_token_ms));
+				    sb_json_number(m->overhead_per_token_ms));
 	if (j && m->split_prob > 0)
 		json_object_set_new(json_object_get(j, "scheduler"), "split_prob",
-				    json_real(m->split_prob));
+				    sb_json_number(m->split_prob));
 	if (j && m->split_prob_crowded != m->split_prob)
 		json_object_set_new(json_object_get(j, "scheduler"), "split_prob_crowded",
-				    json_real(m->split_prob_crowded));
+				    sb_json_number(m->split_prob_crowded));
 	if (j && m->release_holds_queue)
 		json_object_set_new(json_object_get(j, "scheduler"), "release_holds_queue",
 				    json_true());
-	if (j && m->n_release > 0) {
-		json_t *rel = json_object();
-		for (int i = 0; i < m->n_release; i++) {
-			char k[16];
-			snprintf(k, sizeof(k), "%d", m->release[i].batch);
-			json_object_set_new(rel, k, json_real(m->release[i].ms));
-		}
-		json_object_set_new(json_object_get(j, "scheduler"), "release_ms", rel);
-	}
+	if (j && m->n_release > 0)
+		json_object_set_new(json_object_get(j, "scheduler"), "release_ms",
+				    table_to_json(m->release, m->n_release));
 	if (j && m->fit)
 		json_object_set(j, "fit", m->fit);
 	return j;
@@ -455,6 +450,32 @@ static void decode_line(const sb_decode_point *d, int n, double *a, double *b)
 	*a = my - *b * mx;
 }
 
+/* Table d[0..n) (batches ascending) at x > d[0].batch: into *v the line
+ * between the first point at or past x and the one before it; 0 when x
+ * lies past the last point. */
+static int table_within(const sb_decode_point *d, int n, int x, double *v)
+{
+	for (int i = 1; i < n; i++) {
+		if (x <= d[i].batch) {
+			double f = (double)(x - d[i - 1].batch) /
+				   (double)(d[i].batch - d[i - 1].batch);
+			*v = d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Table d[0..n) (n >= 1) at x: linear between its points, its first value
+ * below them and its last above. */
+static double table_at(const sb_decode_point *d, int n, int x)
+{
+	double v;
+	if (x <= d[0].batch)
+		return d[0].ms;
+	return table_within(d, n, x, &v) ? v : d[n - 1].ms;
+}
+
 double sb_model_decode_ms(const sb_model *m, int batch)
 {
 	const sb_decode_point *d = m->decode;
@@ -463,13 +484,9 @@ double sb_model_decode_ms(const sb_model *m, int batch)
 		return 0.0;
 	if (batch <= d[0].batch)
 		return d[0].ms * (double)batch / (double)d[0].batch;
-	for (int i = 1; i < n; i++) {
-		if (batch <= d[i].batch) {
-			double f = (double)(batch - d[i - 1].batch) /
-				   (double)(d[i].batch - d[i - 1].batch);
-			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
-		}
-	}
+	double v;
+	if (table_within(d, n, batch, &v))
+		return v;
 	if (n == 1)
 		return d[0].ms;
 	double a, b;
@@ -488,18 +505,7 @@ double sb_model_release_ms(const sb_model *m, int slots)
 {
 	const sb_decode_point *d = m->release;
 	int n = m->n_release;
-	if (n < 1)
-		return 0.0;
-	if (slots <= d[0].batch)
-		return d[0].ms;
-	for (int i = 1; i < n; i++) {
-		if (slots <= d[i].batch) {
-			double f = (double)(slots - d[i - 1].batch) /
-				   (double)(d[i].batch - d[i - 1].batch);
-			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
-		}
-	}
-	return d[n - 1].ms;
+	return n < 1 ? 0.0 : table_at(d, n, slots);
 }
 
 int sb_model_decode_last(const sb_model *m)
@@ -511,18 +517,7 @@ double sb_model_decode_kv(const sb_model *m, int batch)
 {
 	const sb_decode_point *d = m->decode_kv;
 	int n = m->n_decode_kv;
-	if (n < 1)
-		return m->per_kv_token_ms;
-	if (batch <= d[0].batch)
-		return d[0].ms;
-	for (int i = 1; i < n; i++) {
-		if (batch <= d[i].batch) {
-			double f = (double)(batch - d[i - 1].batch) /
-				   (double)(d[i].batch - d[i - 1].batch);
-			return d[i - 1].ms + f * (d[i].ms - d[i - 1].ms);
-		}
-	}
-	return d[n - 1].ms;
+	return n < 1 ? m->per_kv_token_ms : table_at(d, n, batch);
 }
 
 int sb_model_validate(const sb_model *m, sb_error *e)

@@ -152,6 +152,8 @@ void sb_model_scale_apply(const sb_model_scale *s, sb_model *m)
 json_t *sb_model_scale_to_json(const sb_model_scale *s)
 {
 	json_t *j = json_object();
+	/* json_real, not sb_json_number: an infinite factor fails the whole
+	 * write (NULL) rather than reading back as an absent key. */
 	for (int k = 0; j && k < SB_SCALE_N_KEYS; k++)
 		if (s->f[k] > 0 && json_object_set_new(j, key_names[k], json_real(s->f[k])) < 0) {
 			json_decref(j);

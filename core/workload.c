@@ -170,7 +170,7 @@ json_t *sb_workload_to_json(const sb_workload *w)
 {
 	json_t *levels = json_array();
 	for (int i = 0; i < w->n_levels; i++)
-		json_array_append_new(levels, json_real(w->levels[i]));
+		json_array_append_new(levels, sb_json_number(w->levels[i]));
 	return json_pack("{s:s,s:o,s:s,s:f,s:o,s:o,s:o,s:I,s:f,s:I,s:I,s:{s:f,s:f,s:f}}",
 			 "mode", sb_mode_name(w->mode), "levels", levels, "arrival",
 			 sb_arrival_name(w->arrival), "arrival_cv", w->arrival_cv, "input_len",

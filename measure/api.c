@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonfile.h"
 #include "jscan.h"
 
 static const char *const api_names[] = {
@@ -237,7 +238,7 @@ static void set_num(json_t *o, const char *k, double v)
 	if (v == floor(v) && fabs(v) < 9e15)
 		json_object_set_new(o, k, json_integer((json_int_t)v));
 	else
-		json_object_set_new(o, k, json_real(v));
+		json_object_set_new(o, k, sb_json_number(v));
 }
 
 static int span_num(const char *s, size_t n, const char *path, double *out)

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/dist.h"
+#include "core/jsonfile.h"
 #include "core/level.h"
 #include "core/results.h"
 #include "driver.h"
@@ -289,7 +290,7 @@ static void count_phase(run *r, const sb_driver_done *d)
 static void record_partial(run *r, json_t *j)
 {
 	/* the partial line says which level; the final record does not need to */
-	json_object_set_new(j, "level", json_real(r->w->levels[r->li]));
+	json_object_set_new(j, "level", sb_json_number(r->w->levels[r->li]));
 	json_object_set_new(j, "level_index", json_integer(r->li));
 	json_object_set_new(j, "mode", json_string(sb_mode_name(r->w->mode)));
 	if (sb_recorder_append(r->rec, j) < 0)
@@ -520,7 +521,7 @@ static void slot_context_json(json_t *t, const sb_slot_context *c)
 	if (c->ctx_per_slot > 0)
 		json_object_set_new(t, "ctx_per_slot", json_integer(c->ctx_per_slot));
 	if (c->kv_bytes_per_token > 0)
-		json_object_set_new(t, "kv_bytes_per_token", json_real(c->kv_bytes_per_token));
+		json_object_set_new(t, "kv_bytes_per_token", sb_json_number(c->kv_bytes_per_token));
 	if (c->overflow)
 		json_object_set_new(t, "context_overflow", json_string(c->overflow));
 }
@@ -550,7 +551,7 @@ static json_t *target_json(const sb_bench *b, const sb_bench_opts *o)
 		json_object_set_new(t, "pin_stride", json_integer(o->pin_stride));
 	json_object_set_new(t, "ignore_eos", json_boolean(c->ignore_eos));
 	json_object_set_new(t, "ipv4", json_boolean(c->ipv4));
-	json_object_set_new(t, "timeout_s", json_real(c->timeout_s));
+	json_object_set_new(t, "timeout_s", sb_json_number(c->timeout_s));
 	json_object_set_new(t, "api_key", json_boolean(c->api_key != NULL)); /* never the key */
 	return t;
 }

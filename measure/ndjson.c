@@ -4,12 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "linebuf.h"
+
+_Static_assert(SB_NDJSON_TOO_LARGE == SB_LINEBUF_TOO_LARGE, "one 'too large' code");
+
 struct sb_ndjson {
-	size_t max;
 	sb_ndjson_line_fn fn;
 	void *ud;
-	char *p;
-	size_t n, cap;
+	sb_linesplit lines; /* LF-terminated; a line split across feeds */
 };
 
 sb_ndjson *sb_ndjson_new(size_t max_line, sb_ndjson_line_fn fn, void *ud)
@@ -17,7 +19,7 @@ sb_ndjson *sb_ndjson_new(size_t max_line, sb_ndjson_line_fn fn, void *ud)
 	sb_ndjson *p = calloc(1, sizeof(*p));
 	if (!p)
 		return NULL;
-	p->max = max_line;
+	p->lines.max = max_line;
 	p->fn = fn;
 	p->ud = ud;
 	return p;
@@ -27,42 +29,24 @@ void sb_ndjson_free(sb_ndjson *p)
 {
 	if (!p)
 		return;
-	free(p->p);
+	sb_linebuf_free(&p->lines.part);
 	free(p);
 }
 
 void sb_ndjson_reset(sb_ndjson *p)
 {
-	p->n = 0;
+	sb_linesplit_reset(&p->lines);
 }
 
 int sb_ndjson_pending(const sb_ndjson *p)
 {
-	return p->n > 0;
+	return p->lines.part.n > 0;
 }
 
-static int add(sb_ndjson *p, const char *s, size_t n)
+/* One line without its '\n': a trailing '\r' dropped, blank lines skipped. */
+static int deliver(void *ud, const char *l, size_t n)
 {
-	if (p->n + n > p->max)
-		return SB_NDJSON_TOO_LARGE;
-	if (p->n + n + 1 > p->cap) {
-		size_t cap = p->cap ? p->cap : 1024;
-		while (cap < p->n + n + 1)
-			cap *= 2;
-		char *q = realloc(p->p, cap);
-		if (!q)
-			return -ENOMEM;
-		p->p = q;
-		p->cap = cap;
-	}
-	memcpy(p->p + p->n, s, n);
-	p->n += n;
-	p->p[p->n] = '\0';
-	return 0;
-}
-
-static int deliver(sb_ndjson *p, const char *l, size_t n)
-{
+	sb_ndjson *p = ud;
 	if (n && l[n - 1] == '\r')
 		n--;
 	size_t i = 0;
@@ -75,37 +59,14 @@ static int deliver(sb_ndjson *p, const char *l, size_t n)
 
 int sb_ndjson_feed(sb_ndjson *p, const char *b, size_t len)
 {
-	const char *s = b, *end = b + len;
-	int rc;
-	while (s < end) {
-		size_t rem = (size_t)(end - s);
-		const char *nl = memchr(s, '\n', rem);
-		if (!nl)
-			return add(p, s, rem);
-		size_t n = (size_t)(nl - s);
-		if (p->n) {
-			if ((rc = add(p, s, n)) < 0)
-				return rc;
-			size_t ln = p->n;
-			p->n = 0;
-			rc = deliver(p, p->p, ln);
-		} else {
-			if (n > p->max)
-				return SB_NDJSON_TOO_LARGE;
-			rc = deliver(p, s, n);
-		}
-		if (rc < 0)
-			return rc;
-		s = nl + 1;
-	}
-	return 0;
+	return sb_linesplit_feed(&p->lines, b, len, deliver, p);
 }
 
 int sb_ndjson_finish(sb_ndjson *p)
 {
-	if (!p->n)
+	if (!p->lines.part.n)
 		return 0;
-	size_t ln = p->n;
-	p->n = 0;
-	return deliver(p, p->p, ln);
+	size_t ln = p->lines.part.n;
+	p->lines.part.n = 0;
+	return deliver(p, p->lines.part.p, ln);
 }

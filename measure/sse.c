@@ -4,43 +4,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct buf {
-	char *p;
-	size_t n, cap;
-} buf;
+#include "linebuf.h"
+
+_Static_assert(SB_SSE_TOO_LARGE == SB_LINEBUF_TOO_LARGE, "one 'too large' code");
 
 struct sb_sse {
 	size_t max;
 	sb_sse_event_fn fn;
 	void *ud;
-	buf line;          /* a line split across feeds */
-	buf data;          /* the current event's data */
+	sb_linesplit lines; /* LF, CR or CRLF; a line split across feeds */
+	sb_linebuf data;    /* the current event's data */
 	int has_data;
-	int skip_lf;       /* the last byte was CR: an LF right after belongs to it */
 	char event[32];
 	unsigned long comments;
 };
-
-/* Appends n bytes keeping room for a NUL; fails beyond max. */
-static int buf_add(buf *b, const char *s, size_t n, size_t max)
-{
-	if (b->n + n > max)
-		return SB_SSE_TOO_LARGE;
-	if (b->n + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 1024;
-		while (cap < b->n + n + 1)
-			cap *= 2;
-		char *q = realloc(b->p, cap);
-		if (!q)
-			return -ENOMEM;
-		b->p = q;
-		b->cap = cap;
-	}
-	memcpy(b->p + b->n, s, n);
-	b->n += n;
-	b->p[b->n] = '\0';
-	return 0;
-}
 
 sb_sse *sb_sse_new(size_t max_line, sb_sse_event_fn fn, void *ud)
 {
@@ -48,6 +25,8 @@ sb_sse *sb_sse_new(size_t max_line, sb_sse_event_fn fn, void *ud)
 	if (!p)
 		return NULL;
 	p->max = max_line;
+	p->lines.max = max_line;
+	p->lines.cr = 1;
 	p->fn = fn;
 	p->ud = ud;
 	return p;
@@ -57,24 +36,23 @@ void sb_sse_free(sb_sse *p)
 {
 	if (!p)
 		return;
-	free(p->line.p);
-	free(p->data.p);
+	sb_linebuf_free(&p->lines.part);
+	sb_linebuf_free(&p->data);
 	free(p);
 }
 
 void sb_sse_reset(sb_sse *p)
 {
-	p->line.n = 0;
+	sb_linesplit_reset(&p->lines);
 	p->data.n = 0;
 	p->has_data = 0;
-	p->skip_lf = 0;
 	p->event[0] = '\0';
 	p->comments = 0;
 }
 
 int sb_sse_pending(const sb_sse *p)
 {
-	return p->line.n > 0 || p->has_data;
+	return p->lines.part.n > 0 || p->has_data;
 }
 
 unsigned long sb_sse_comments(const sb_sse *p)
@@ -86,7 +64,7 @@ static int dispatch(sb_sse *p)
 {
 	int rc = 0;
 	if (p->has_data) {
-		if (!p->data.p && (rc = buf_add(&p->data, "", 0, p->max)) < 0)
+		if (!p->data.p && (rc = sb_linebuf_add(&p->data, "", 0, p->max)) < 0)
 			return rc;
 		rc = p->fn(p->ud, p->event[0] ? p->event : "message", p->data.p, p->data.n);
 	}
@@ -99,9 +77,9 @@ static int dispatch(sb_sse *p)
 static int add_data(sb_sse *p, const char *v, size_t vn)
 {
 	int rc;
-	if (p->has_data && (rc = buf_add(&p->data, "\n", 1, p->max)) < 0)
+	if (p->has_data && (rc = sb_linebuf_add(&p->data, "\n", 1, p->max)) < 0)
 		return rc;
-	if ((rc = buf_add(&p->data, v, vn, p->max)) < 0)
+	if ((rc = sb_linebuf_add(&p->data, v, vn, p->max)) < 0)
 		return rc;
 	p->has_data = 1;
 	return 0;
@@ -116,8 +94,9 @@ static void set_event(sb_sse *p, const char *v, size_t vn)
 }
 
 /* One complete line (without its terminator). */
-static int process_line(sb_sse *p, const char *l, size_t n)
+static int process_line(void *ud, const char *l, size_t n)
 {
+	sb_sse *p = ud;
 	if (n == 0)
 		return dispatch(p);
 	if (l[0] == ':') {
@@ -147,39 +126,5 @@ static int process_line(sb_sse *p, const char *l, size_t n)
 
 int sb_sse_feed(sb_sse *p, const char *b, size_t len)
 {
-	const char *s = b, *end = b + len;
-	int rc;
-	while (s < end) {
-		if (p->skip_lf) {
-			p->skip_lf = 0;
-			if (*s == '\n') {
-				s++;
-				continue;
-			}
-		}
-		size_t rem = (size_t)(end - s);
-		const char *nl = memchr(s, '\n', rem);
-		const char *cr = memchr(s, '\r', nl ? (size_t)(nl - s) : rem);
-		const char *eol = cr ? cr : nl;
-		if (!eol)
-			return buf_add(&p->line, s, rem, p->max);
-		size_t n = (size_t)(eol - s);
-		if (p->line.n) {
-			if ((rc = buf_add(&p->line, s, n, p->max)) < 0)
-				return rc;
-			size_t ln = p->line.n;
-			p->line.n = 0;
-			rc = process_line(p, p->line.p, ln);
-		} else {
-			if (n > p->max)
-				return SB_SSE_TOO_LARGE;
-			rc = process_line(p, s, n);
-		}
-		if (rc < 0)
-			return rc;
-		if (*eol == '\r')
-			p->skip_lf = 1;
-		s = eol + 1;
-	}
-	return 0;
+	return sb_linesplit_feed(&p->lines, b, len, process_line, p);
 }

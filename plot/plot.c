@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "core/results.h"
+#include "core/stats.h"
 #include "gnuplot.h"
 
 #define MAX_FILES SB_PLOT_MAX_FILES
@@ -25,12 +26,6 @@ static int cmp_level(const void *a, const void *b)
 {
 	const sb_rlevel *x = *(const sb_rlevel *const *)a, *y = *(const sb_rlevel *const *)b;
 	return (x->sum.level > y->sum.level) - (x->sum.level < y->sum.level);
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
 }
 
 /* Writes "level ttft_p50 ttft_p99 e2e_p50 e2e_p99 out_tok_s" of one mode,
@@ -80,7 +75,7 @@ static int write_cdf_data(const char *path, const sb_rlevel *rl)
 		free(v);
 		return 0;
 	}
-	qsort(v, n, sizeof(*v), cmp_double);
+	qsort(v, n, sizeof(*v), sb_cmp_double);
 	FILE *f = fopen(path, "w");
 	if (!f) {
 		free(v);

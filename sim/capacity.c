@@ -11,24 +11,31 @@
 
 /* --- the search: trials at a rate, slot and replica counts ----------- */
 
-/* One planning trial: does (model m, options o, open loop at `rate`) meet
- * the SLO? Same seeds for every trial (common random numbers). */
-static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
-		 double rate, double capacity, int reps, int *ok, sb_error *e)
+/* Runs reps replications of w open loop at `rate` into *l (the caller
+ * finis it); a rate at or past `capacity` is not run: l->overloaded. Same
+ * seeds for every call (common random numbers). */
+static int level_at(const sb_model *m, const sb_sim_opts *o, const sb_workload *w, double rate,
+		    double capacity, int reps, sb_sweep_level *l, sb_error *e)
 {
 	sb_workload wc = *w;
 	wc.mode = SB_MODE_RATE;
-	sb_sweep_level l;
-	memset(&l, 0, sizeof l);
-	l.level = rate;
-	l.overloaded = rate >= capacity;
-	if (l.overloaded) {
-		*ok = 0;
+	memset(l, 0, sizeof *l);
+	l->level = rate;
+	l->overloaded = rate >= capacity;
+	if (l->overloaded)
 		return 0;
-	}
-	int rc = sb_sweep_level_run(m, o, &wc, 0, reps, &l, e);
+	return sb_sweep_level_run(m, o, &wc, 0, reps, l, e);
+}
+
+/* One planning trial: does (model m, options o, open loop at `rate`) meet
+ * the SLO? */
+static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		 double rate, double capacity, int reps, int *ok, sb_error *e)
+{
+	sb_sweep_level l;
+	int rc = level_at(m, o, w, rate, capacity, reps, &l, e);
 	if (rc == 0)
-		*ok = sb_sweep_level_meets(&l, &w->slo);
+		*ok = !l.overloaded && sb_sweep_level_meets(&l, &w->slo);
 	sb_sweep_level_fini(&l);
 	return rc;
 }
@@ -43,19 +50,10 @@ int sb_capacity_share_meeting(const sb_model *m, const sb_sim_opts *o, const sb_
 	int rc = sb_sim_capacity(&mc, o, w, &cap, e);
 	if (rc < 0)
 		return rc;
-	sb_workload wc = *w;
-	wc.mode = SB_MODE_RATE;
 	sb_sweep_level l;
-	memset(&l, 0, sizeof l);
-	l.level = rate;
-	l.overloaded = rate >= cap;
-	if (l.overloaded) {
-		*share = 0;
-		return 0;
-	}
-	rc = sb_sweep_level_run(&mc, o, &wc, 0, reps, &l, e);
+	rc = level_at(&mc, o, w, rate, cap, reps, &l, e);
 	if (rc == 0)
-		*share = sb_sweep_share_meeting(&l, &w->slo);
+		*share = l.overloaded ? 0 : sb_sweep_share_meeting(&l, &w->slo);
 	sb_sweep_level_fini(&l);
 	return rc;
 }
@@ -74,7 +72,7 @@ typedef struct count_trial {
 	const sb_workload *w;
 	double rate;
 	int reps;
-	int replicas;          /* 1: vary the model's slots; 0: the fleet's count */
+	int replicas;          /* 1: vary the fleet's count; 0: the model's slots */
 } count_trial;
 
 /* Does count k (slots or replicas) meet the SLO at the rate? */
@@ -126,28 +124,31 @@ static int search_min(const count_trial *c, int max, int *out, sb_error *e)
 	return 0;
 }
 
-int sb_capacity_min_slots(const sb_model *m, const sb_sim_opts *o,
-		      const sb_workload *w, double rate, int reps,
-		      int max_slots, int *slots, sb_error *e)
+/* The fewest slots (replicas 0) or replicas (replicas 1) up to max meeting
+ * w's SLO at rate: both planners' checks, then search_min. */
+static int min_count(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
+		     double rate, int reps, int replicas, int max, int *out, sb_error *e)
 {
 	if (need_slo(w, e) < 0)
 		return -EINVAL;
 	if (!(rate > 0))
 		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
-	count_trial c = { m, o, w, rate, reps, 0 };
-	return search_min(&c, max_slots, slots, e);
+	count_trial c = { m, o, w, rate, reps, replicas };
+	return search_min(&c, max, out, e);
+}
+
+int sb_capacity_min_slots(const sb_model *m, const sb_sim_opts *o,
+		      const sb_workload *w, double rate, int reps,
+		      int max_slots, int *slots, sb_error *e)
+{
+	return min_count(m, o, w, rate, reps, 0, max_slots, slots, e);
 }
 
 int sb_capacity_min_replicas(const sb_model *m, const sb_sim_opts *o,
 			 const sb_workload *w, double rate, int reps,
 			 int max_replicas, int *replicas, sb_error *e)
 {
-	if (need_slo(w, e) < 0)
-		return -EINVAL;
-	if (!(rate > 0))
-		return sb_error_set(e, "planning needs a rate > 0 (got %g)", rate);
-	count_trial c = { m, o, w, rate, reps, 1 };
-	return search_min(&c, max_replicas, replicas, e);
+	return min_count(m, o, w, rate, reps, 1, max_replicas, replicas, e);
 }
 
 int sb_capacity_max_rate(const sb_model *m, const sb_sim_opts *o,
@@ -379,7 +380,7 @@ json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p)
 	json_t *plan = json_object();
 	if (!plan)
 		return NULL;
-	json_object_set_new(plan, "rate", json_real(p->rate));
+	json_object_set_new(plan, "rate", sb_json_number(p->rate));
 	if (p->fleet) {
 		json_object_set_new(plan, "min_replicas", p->min_replicas > 0
 					  ? json_integer(p->min_replicas) : json_null());
@@ -390,7 +391,7 @@ json_t *sb_capacity_plan_to_json(const sb_capacity_plan *p)
 				    p->min_slots > 0 ? json_integer(p->min_slots) : json_null());
 		json_object_set_new(plan, "slots", json_integer(p->slots));
 	}
-	json_object_set_new(plan, "max_rate_req_s", json_real(p->max_rate));
+	json_object_set_new(plan, "max_rate_req_s", sb_json_number(p->max_rate));
 	if (p->n_choices > 0) {
 		json_t *arr = json_array();
 		for (int i = 0; i < p->n_choices; i++) {

@@ -101,10 +101,10 @@ static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t
 	json_object_set_new(sim, "seed", json_integer((json_int_t)d->w->seed));
 	json_object_set_new(sim, "capacity_req_s",
 			    sb_json_number(sw->capacity));
-	json_object_set_new(sim, "warmup_s", json_real(d->opts->warmup_s));
+	json_object_set_new(sim, "warmup_s", sb_json_number(d->opts->warmup_s));
 	if (sw->knee >= 0) {
 		json_t *k = json_object();
-		json_object_set_new(k, "level", json_real(sw->levels[sw->knee].level));
+		json_object_set_new(k, "level", sb_json_number(sw->levels[sw->knee].level));
 		json_object_set_new(k, "reason", json_string(sw->knee_reason));
 		json_object_set_new(sim, "knee", k);
 	} else {
@@ -151,8 +151,8 @@ static json_t *ci95_json(const sb_sweep_level *l)
 		if (!isfinite(mu) || !isfinite(h))
 			continue;
 		json_t *pair = json_array();
-		json_array_append_new(pair, json_real(mu - h));
-		json_array_append_new(pair, json_real(mu + h));
+		json_array_append_new(pair, sb_json_number(mu - h));
+		json_array_append_new(pair, sb_json_number(mu + h));
 		json_object_set_new(ci, sb_metric_name((sb_metric)k), pair);
 	}
 	return ci;
@@ -206,7 +206,7 @@ static void level_extras(json_t *lj, const sb_sweep *sw, const sb_model *m, int 
 	json_t *x = sb_extrap_json(l, m);
 	if (x)
 		json_object_set_new(lj, "extrapolated", x);
-	json_object_set_new(lj, "utilization", json_real(l->mean[SB_MET_UTIL]));
+	json_object_set_new(lj, "utilization", sb_json_number(l->mean[SB_MET_UTIL]));
 	long rej = 0;
 	json_t *seeds = json_array();
 	for (int r = 0; r < l->n_reps; r++) {

@@ -30,6 +30,17 @@ static int check_failures;
 		}                                                                  \
 	} while (0)
 
+/* cond, else a printf-style message: "FAIL file:line: message". */
+#define CHECK_MSG(cond, ...)                                                       \
+	do {                                                                       \
+		if (!(cond)) {                                                     \
+			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);       \
+			fprintf(stderr, __VA_ARGS__);                              \
+			fputc('\n', stderr);                                       \
+			check_failures++;                                          \
+		}                                                                  \
+	} while (0)
+
 #define CHECK_STR(got, want)                                                       \
 	do {                                                                       \
 		const char *g_ = (got), *w_ = (want);                              \

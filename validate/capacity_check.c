@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/jsonfile.h"
 #include "sim/capacity.h"
 #include "sim/sweep.h"
 #include "validate/speed.h"
@@ -309,25 +310,20 @@ void sb_capacity_check_report(FILE *f, const sb_capacity_check *p)
 	fprintf(f, "plan %s: %s\n", sb_capacity_outcome_name(p->outcome), outcome_why(p));
 }
 
-static json_t *num_or_null(double x)
-{
-	return isfinite(x) ? json_real(x) : json_null();
-}
-
 static json_t *quantity_json(const sb_capacity_point *pt, int q)
 {
 	const sb_quantile_ci *c = &pt->meas[q];
 	return json_pack("{s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:o,s:I,s:s,s:o,s:o,s:o,s:o}",
-			 "predicted_ms", num_or_null(pt->pred[q]), "runs_lo_ms",
-			 num_or_null(pt->run_lo[q]), "runs_hi_ms", num_or_null(pt->run_hi[q]),
-			 "predicted_half_ms", num_or_null(pt->pred_half[q]), "measured_ms",
-			 c->n ? num_or_null(c->point) : json_null(), "ci_lo_ms", num_or_null(c->lo),
-			 "ci_hi_ms", num_or_null(c->hi), "ci_coverage",
-			 c->n ? json_real(c->coverage) : json_null(), "n", (json_int_t)c->n,
+			 "predicted_ms", sb_json_number(pt->pred[q]), "runs_lo_ms",
+			 sb_json_number(pt->run_lo[q]), "runs_hi_ms", sb_json_number(pt->run_hi[q]),
+			 "predicted_half_ms", sb_json_number(pt->pred_half[q]), "measured_ms",
+			 c->n ? sb_json_number(c->point) : json_null(), "ci_lo_ms", sb_json_number(c->lo),
+			 "ci_hi_ms", sb_json_number(c->hi), "ci_coverage",
+			 c->n ? sb_json_number(c->coverage) : json_null(), "n", (json_int_t)c->n,
 			 "verdict", sb_slo_verdict_name(pt->verdict_q[q]), "predicted_at_speed_ms",
-			 num_or_null(pt->pred_speed[q]), "predicted_at_speed_half_ms",
-			 num_or_null(pt->pred_speed_half[q]), "at_speed_runs_lo_ms",
-			 num_or_null(pt->speed_lo[q]), "at_speed_runs_hi_ms", num_or_null(pt->speed_hi[q]));
+			 sb_json_number(pt->pred_speed[q]), "predicted_at_speed_half_ms",
+			 sb_json_number(pt->pred_speed_half[q]), "at_speed_runs_lo_ms",
+			 sb_json_number(pt->speed_lo[q]), "at_speed_runs_hi_ms", sb_json_number(pt->speed_hi[q]));
 }
 
 static json_t *point_json(const sb_capacity_check *p, int i)
@@ -342,8 +338,8 @@ static json_t *point_json(const sb_capacity_check *p, int i)
 	if (j && pt->measured)
 		json_object_set_new(j, "speed",
 				    json_pack("{s:o,s:o,s:I,s:I}", "decode",
-					      num_or_null(pt->speed.f_decode), "prefill",
-					      num_or_null(pt->speed.f_prefill), "decode_gaps",
+					      sb_json_number(pt->speed.f_decode), "prefill",
+					      sb_json_number(pt->speed.f_prefill), "decode_gaps",
 					      (json_int_t)pt->speed.n_decode, "prefill_gaps",
 					      (json_int_t)pt->speed.n_prefill));
 	return j;
@@ -354,7 +350,7 @@ json_t *sb_capacity_check_to_json(const sb_capacity_check *p)
 	json_t *slo = json_pack("{s:f}", "percentile", pct_of(&p->slo));
 	for (int q = 0; slo && q < 2; q++)
 		if (slo_of(&p->slo, q) > 0)
-			json_object_set_new(slo, q ? "tpot_ms" : "ttft_ms", json_real(slo_of(&p->slo, q)));
+			json_object_set_new(slo, q ? "tpot_ms" : "ttft_ms", sb_json_number(slo_of(&p->slo, q)));
 	json_t *rates = json_pack("[o,o]", point_json(p, 0), point_json(p, 1));
 	return json_pack("{s:o,s:i,s:i,s:f,s:f,s:s,s:o,s:s}", "slo", slo, "slots", p->slots,
 			 "replications", p->replications, "max_rate_req_s", p->max_rate,

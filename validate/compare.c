@@ -9,6 +9,7 @@
 #include "core/dist.h"
 #include "core/jsonfile.h"
 #include "core/knee.h"
+#include "core/stats.h"
 #include "sim/sim.h"
 #include "compare_internal.h"
 
@@ -42,25 +43,6 @@ double sb_compare_err_pct(double meas, double pred)
 	return 100.0 * (pred - meas) / meas;
 }
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
-/* Quantile q of sorted v[0..n) with linear interpolation; NaN when n = 0. */
-static double sorted_quantile(const double *v, size_t n, double q)
-{
-	if (n == 0)
-		return NAN;
-	double pos = q * (double)(n - 1);
-	size_t i = (size_t)floor(pos);
-	if (i + 1 >= n)
-		return v[n - 1];
-	double f = pos - (double)i;
-	return v[i] + f * (v[i + 1] - v[i]);
-}
-
 double sb_compare_median_abs(const double *x, size_t n)
 {
 	double *v = malloc((n ? n : 1) * sizeof(*v));
@@ -71,8 +53,8 @@ double sb_compare_median_abs(const double *x, size_t n)
 		if (isfinite(x[i]))
 			v[k++] = fabs(x[i]);
 	}
-	qsort(v, k, sizeof(*v), cmp_double);
-	double m = sorted_quantile(v, k, 0.5);
+	qsort(v, k, sizeof(*v), sb_cmp_double);
+	double m = sb_sorted_quantile(v, k, 0.5);
 	free(v);
 	return m;
 }
@@ -153,9 +135,9 @@ static int forecast_level(const sb_model *m, const sb_results *meas, const sb_co
 			if (isfinite(v[i]))
 				v[nf++] = v[i];
 		}
-		qsort(v, nf, sizeof(*v), cmp_double);
-		cl->fc_lo[k] = sorted_quantile(v, nf, 0.025);
-		cl->fc_hi[k] = sorted_quantile(v, nf, 0.975);
+		qsort(v, nf, sizeof(*v), sb_cmp_double);
+		cl->fc_lo[k] = sb_sorted_quantile(v, nf, 0.025);
+		cl->fc_hi[k] = sb_sorted_quantile(v, nf, 0.975);
 		double mv = cl->meas[k];
 		cl->fc_inside[k] = (isfinite(mv) && nf)
 					   ? (mv >= cl->fc_lo[k] && mv <= cl->fc_hi[k])

@@ -66,7 +66,7 @@ static json_t *replica_to_json(const sb_cmp_level *rl, size_t g)
 static json_t *level_to_json(const sb_cmp_level *cl)
 {
 	json_t *jl = json_object();
-	json_object_set_new(jl, "level", json_real(cl->level));
+	json_object_set_new(jl, "level", sb_json_number(cl->level));
 	json_object_set_new(jl, "mode", json_string(sb_mode_name(cl->mode)));
 	json_object_set_new(jl, "method", json_string(cl->replayed ? "replay" : "forecast"));
 	json_object_set_new(jl, "requests", json_integer(cl->n_counted));

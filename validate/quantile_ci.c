@@ -8,11 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return x < y ? -1 : x > y;
-}
+#include "core/stats.h"
 
 /* P(B <= k) for B ~ Binomial(n, p); 0 for k < 0. */
 static double binom_cdf(long k, double p, size_t n)
@@ -64,7 +60,7 @@ int sb_quantile_ci_compute(const double *x, size_t n, double p, double conf,
 		}
 		s[i] = x[i];
 	}
-	qsort(s, n, sizeof(*s), cmp_double);
+	qsort(s, n, sizeof(*s), sb_cmp_double);
 	long l, u;
 	ranks(n, p, 1 - conf, &l, &u);
 	*out = (sb_quantile_ci){

@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "core/stats.h"
+
 /* One request's stream: token times (s, from the level's start), first
  * token at t[0], and its prompt tokens (those the server prefilled, where
  * it said, for the prefill; all of them for the context). */
@@ -18,18 +20,10 @@ typedef struct stream {
 	long slot;    /* the slot that served it; -1: not reported */
 } stream;
 
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-
+/* The median of v[0..n) (sorted in place); NaN below SB_STEPS_MIN values. */
 static double median_of(double *v, long n)
 {
-	if (n < SB_STEPS_MIN)
-		return NAN;
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+	return n < SB_STEPS_MIN ? NAN : sb_median_sort(v, (size_t)n);
 }
 
 /* A decoding stream in a gap: its slot and context. */
@@ -50,7 +44,7 @@ typedef struct streams {
 
 static int cmp_first_token(const void *a, const void *b)
 {
-	return cmp_double(((const stream *)a)->t, ((const stream *)b)->t);
+	return sb_cmp_double(((const stream *)a)->t, ((const stream *)b)->t);
 }
 
 static void streams_free(stream *s, size_t n)

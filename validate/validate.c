@@ -177,7 +177,7 @@ static void set_levels(json_t *wj, const sb_workload *w, unsigned long seed)
 {
 	json_t *a = json_array();
 	for (int k = 0; k < w->n_levels; k++)
-		json_array_append_new(a, json_real(w->levels[k]));
+		json_array_append_new(a, sb_json_number(w->levels[k]));
 	json_object_set_new(wj, "levels", a);
 	json_object_set_new(wj, "seed", json_integer((json_int_t)seed));
 }
@@ -655,11 +655,6 @@ static void report_steps(FILE *f, const sb_validate_result *res)
 	sb_speed_adjusted_errors(f, &res->step_adj);
 }
 
-static json_t *num_or_null(double x)
-{
-	return isfinite(x) ? json_real(x) : json_null();
-}
-
 /* [{"mode", "level", "decode", "prefill", "decode_gaps", "prefill_gaps"}] */
 static json_t *steps_json(const sb_validate_result *res)
 {
@@ -669,8 +664,8 @@ static json_t *steps_json(const sb_validate_result *res)
 		const sb_level *l = &res->meas.levels[i].sum;
 		json_array_append_new(a, json_pack("{s:s,s:f,s:o,s:o,s:I,s:I}", "mode",
 						   sb_mode_name(l->mode), "level", l->level,
-						   "decode", num_or_null(sp->f_decode), "prefill",
-						   num_or_null(sp->f_prefill), "decode_gaps",
+						   "decode", sb_json_number(sp->f_decode), "prefill",
+						   sb_json_number(sp->f_prefill), "decode_gaps",
 						   (json_int_t)sp->n_decode, "prefill_gaps",
 						   (json_int_t)sp->n_prefill));
 	}

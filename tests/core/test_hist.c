@@ -7,12 +7,7 @@
 
 #include "core/dist.h"
 #include "core/hist.h"
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
+#include "core/stats.h"
 
 /* numpy "linear" quantile of sorted x */
 static double exact_q(const double *x, size_t n, double q)
@@ -52,7 +47,7 @@ int main(void)
 		x[i] = gsl_ran_lognormal(r, 3.0, 0.8);
 		sb_hist_add(&h, x[i]);
 	}
-	qsort(x, n, sizeof(*x), cmp);
+	qsort(x, n, sizeof(*x), sb_cmp_double);
 	const double qs[] = { 0.01, 0.1, 0.5, 0.9, 0.99, 0.999 };
 	for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++) {
 		double want = exact_q(x, n, qs[i]);

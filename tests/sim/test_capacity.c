@@ -14,34 +14,9 @@
 #include <string.h>
 
 #include "../check.h"
+#include "fixtures.h"
 #include "sim/capacity.h"
 #include "sim/sweep.h"
-
-static void plan_model(sb_model *m)
-{
-	sb_model_init(m);
-	snprintf(m->name, sizeof m->name, "plan test");
-	m->slots = 4;
-	m->overhead_ms = 15;
-	m->decode[0] = (sb_decode_point){ 1, 5.0 };
-	m->decode[1] = (sb_decode_point){ 4, 9.0 };
-	m->decode[2] = (sb_decode_point){ 8, 15.0 };
-	m->n_decode = 3;
-	m->per_prefill_token_ms = 0.1;
-	m->prefill_base_ms = 5;
-}
-
-static void plan_workload(sb_workload *w)
-{
-	sb_workload_init(w);
-	w->mode = SB_MODE_RATE;
-	w->input_len = (sb_dist){ SB_DIST_DET, 256, 0 };
-	w->output_len = (sb_dist){ SB_DIST_DET, 64, 0 };
-	w->requests = 300;
-	w->seed = 3;
-	w->slo.ttft_ms = 400;
-	w->slo.percentile = 99;
-}
 
 /* Whether `slots` slots meet w's SLO at `rate` as the planner judges it:
  * below capacity, and the sweep's level meets the SLO. */
@@ -69,12 +44,12 @@ static int meets(const sb_model *m0, const sb_sim_opts *o, const sb_workload *w0
 int main(void)
 {
 	sb_model m;
-	plan_model(&m);
+	simfix_model(&m, 4, "plan test");
 	sb_sim_opts o;
 	sb_sim_opts_init(&o);
 	o.no_noise = 1;
 	sb_workload w;
-	plan_workload(&w);
+	simfix_plan_workload(&w);
 	sb_error e = { "" };
 	const int reps = 3;
 	const double rate = 3.0;

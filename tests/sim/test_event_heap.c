@@ -8,6 +8,7 @@
 
 #include "core/dist.h"
 #include "sim/event_heap.h"
+#include "../check.h"
 
 typedef struct pushed {
 	double t;
@@ -22,54 +23,43 @@ static int cmp_pushed(const void *x, const void *y)
 	return (a->arg > b->arg) - (a->arg < b->arg);
 }
 
-static int fails;
-#define CHECK(c, ...)                                                   \
-	do {                                                            \
-		if (!(c)) {                                             \
-			fails++;                                        \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                   \
-			fputc('\n', stderr);                            \
-		}                                                       \
-	} while (0)
-
 int main(void)
 {
 	sb_heap *h = sb_heap_new();
 	gsl_rng *r = sb_rng_new(42);
 	sb_event ev;
-	CHECK(h && r, "allocation");
-	CHECK(!sb_heap_pop(h, &ev), "empty heap pops nothing");
-	CHECK(sb_heap_peek(h) == NULL, "empty heap peeks NULL");
+	CHECK_MSG(h && r, "allocation");
+	CHECK_MSG(!sb_heap_pop(h, &ev), "empty heap pops nothing");
+	CHECK_MSG(sb_heap_peek(h) == NULL, "empty heap peeks NULL");
 	/* many random times, drawn from few values so that ties are common */
 	const int n = 20000;
 	for (int i = 0; i < n; i++)
-		CHECK(sb_heap_push(h, (double)gsl_rng_uniform_int(r, 50) / 10.0, 1, 0, i) == 0, "push");
-	CHECK(sb_heap_size(h) == (size_t)n, "size %zu", sb_heap_size(h));
-	CHECK(sb_heap_is_valid(h), "heap invariant");
+		CHECK_MSG(sb_heap_push(h, (double)gsl_rng_uniform_int(r, 50) / 10.0, 1, 0, i) == 0, "push");
+	CHECK_MSG(sb_heap_size(h) == (size_t)n, "size %zu", sb_heap_size(h));
+	CHECK_MSG(sb_heap_is_valid(h), "heap invariant");
 	double lt = -1;
 	long larg = -1;
 	int count = 0;
 	while (sb_heap_pop(h, &ev)) {
-		CHECK(ev.t > lt || (ev.t == lt && ev.arg > larg),
-		      "order: (%g,%ld) after (%g,%ld)", ev.t, ev.arg, lt, larg);
+		CHECK_MSG(ev.t > lt || (ev.t == lt && ev.arg > larg),
+		          "order: (%g,%ld) after (%g,%ld)", ev.t, ev.arg, lt, larg);
 		lt = ev.t;
 		larg = ev.arg;
 		count++;
 	}
-	CHECK(count == n, "popped %d of %d", count, n);
+	CHECK_MSG(count == n, "popped %d of %d", count, n);
 	/* interleaved pushes and pops keep the order */
 	sb_heap_clear(h);
 	double now = 0;
 	for (int i = 0; i < 1000; i++)
 		sb_heap_push(h, gsl_rng_uniform(r), 0, 0, i);
 	for (int i = 0; i < 100000; i++) {
-		CHECK(sb_heap_pop(h, &ev), "pop");
-		CHECK(ev.t >= now, "time went backwards: %g < %g", ev.t, now);
+		CHECK_MSG(sb_heap_pop(h, &ev), "pop");
+		CHECK_MSG(ev.t >= now, "time went backwards: %g < %g", ev.t, now);
 		now = ev.t;
 		sb_heap_push(h, now + gsl_rng_uniform(r), 0, 0, i);
 	}
-	CHECK(sb_heap_is_valid(h), "heap invariant after churn");
+	CHECK_MSG(sb_heap_is_valid(h), "heap invariant after churn");
 	/* a simulator's mix: arrivals a fixed delay ahead of a clock that
 	 * moves forward (in time order: the FIFO), events at the current
 	 * instant and a few at random times (out of order: the heap), pops
@@ -89,7 +79,7 @@ int main(void)
 			t = now;                          /* this instant */
 		else
 			t = now + gsl_rng_uniform(r);     /* anywhere ahead */
-		CHECK(sb_heap_push(h, t, 0, 0, np) == 0, "push");
+		CHECK_MSG(sb_heap_push(h, t, 0, 0, np) == 0, "push");
 		all[np].t = t;
 		all[np].arg = np;
 		np++;
@@ -103,9 +93,9 @@ int main(void)
 		if (np % 1000 == 0)
 			bad += !sb_heap_is_valid(h);
 	}
-	CHECK(bad == 0, "time went backwards or invariant broken %d times", bad);
+	CHECK_MSG(bad == 0, "time went backwards or invariant broken %d times", bad);
 	/* the rest must come out in sorted order of what is still held */
-	CHECK(sb_heap_size(h) == (size_t)(np - npop), "size %zu", sb_heap_size(h));
+	CHECK_MSG(sb_heap_size(h) == (size_t)(np - npop), "size %zu", sb_heap_size(h));
 	sb_heap_clear(h);
 	/* the same pushes without pops: the exact order */
 	for (long i = 0; i < M; i++)
@@ -117,11 +107,11 @@ int main(void)
 		bad += at >= M || ev.t != all[at].t || ev.arg != all[at].arg;
 		at++;
 	}
-	CHECK(bad == 0 && at == M, "order against the sorted copy: %d wrong, %ld popped", bad, at);
+	CHECK_MSG(bad == 0 && at == M, "order against the sorted copy: %d wrong, %ld popped", bad, at);
 	sb_heap_free(h);
 	sb_heap_free(NULL);
 	gsl_rng_free(r);
-	if (fails)
-		fprintf(stderr, "%d failure(s)\n", fails);
-	return fails ? 1 : 0;
+	if (check_failures)
+		fprintf(stderr, "%d failure(s)\n", check_failures);
+	return check_failures ? 1 : 0;
 }

@@ -28,24 +28,19 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <gsl/gsl_cdf.h>
-
 #include "core/model.h"
 #include "core/workload.h"
 #include "sim/sim.h"
+#include "fixtures.h"
 
 enum { K = 8 };
 
 static int fails, checks;
 
+/* M/M/c's mean wait with offered load a (mean service 1 s). */
 static double erlang_c_wait(int c, double a)
 {
-	double b = 1.0; /* Erlang B by recurrence */
-	for (int k = 1; k <= c; k++)
-		b = a * b / (k + a * b);
-	double rho = a / c;
-	double pw = b / (1 - rho + rho * b);
-	return pw / (c - a); /* mean service 1 s */
+	return simfix_erlang_c(c, a) / (c - a);
 }
 
 /* E_k/M/1 with per-replica arrival rate lam, service rate mu: mean wait. */
@@ -95,12 +90,8 @@ static int run_fleet(const char *what, sb_route r, int N, int c, double lambda, 
 		     unsigned long seed, double *x)
 {
 	sb_model m;
-	sb_model_init(&m);
-	m.slots = c;
 	sb_sim_opts o;
-	sb_sim_opts_init(&o);
-	o.service_mode = 1;
-	o.service = (sb_dist){ SB_DIST_EXP, 1.0, 0 };
+	simfix_service(&m, &o, c, (sb_dist){ SB_DIST_EXP, 1.0, 0 });
 	o.fleet.replicas = N;
 	o.fleet.route = r;
 	sb_workload w;
@@ -128,28 +119,11 @@ static int run_fleet(const char *what, sb_route r, int N, int c, double lambda, 
 	return 0;
 }
 
-static void mean_se(const double *x, double *mean, double *se)
-{
-	double s = 0, ss = 0;
-	for (int k = 0; k < K; k++)
-		s += x[k];
-	*mean = s / K;
-	for (int k = 0; k < K; k++)
-		ss += (x[k] - *mean) * (x[k] - *mean);
-	*se = sqrt(ss / (K - 1)) / sqrt((double)K);
-}
-
 /* The replications' mean wait against a closed form. */
 static void check_exact(const char *what, const double *x, double exact)
 {
-	double mean, se;
-	mean_se(x, &mean, &se);
-	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
-	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
 	checks++;
-	printf("%-40s exact %9.5f  sim %9.5f  SE %.5f  tol %.5f  %s\n", what, exact, mean, se,
-	       tol, ok ? "ok" : "FAIL");
-	if (!ok)
+	if (!simfix_check_exact(x, K, exact, what, 40))
 		fails++;
 }
 
@@ -184,8 +158,8 @@ static void check_lq_vs_random(int N, int c, double rho, long n)
 	for (int k = 0; k < K; k++)
 		d[k] = xr[k] - xq[k];
 	double mean, se;
-	mean_se(d, &mean, &se);
-	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
+	simfix_mean_se(d, K, &mean, &se);
+	double tol = simfix_t999(K, se);
 	int ok = mean > -tol;
 	checks++;
 	printf("%-40s random - least-queued %9.5f s  SE %.5f  %s\n", what, mean, se,
@@ -205,8 +179,8 @@ static void check_no_route_beats_mmn(int N, double rho, long n)
 			 sb_route_name((sb_route)r), N, N, rho);
 		if (run_fleet(what, (sb_route)r, N, 1, lambda, n, 4404, x) < 0)
 			continue;
-		mean_se(x, &mean, &se);
-		double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
+		simfix_mean_se(x, K, &mean, &se);
+		double tol = simfix_t999(K, se);
 		int ok = mean > exact - tol;
 		checks++;
 		printf("%-40s M/M/%d %9.5f  sim %9.5f  SE %.5f  %s\n", what, N, exact, mean, se,

@@ -17,32 +17,17 @@
 #include <string.h>
 
 #include "../check.h"
+#include "fixtures.h"
 #include "sim/capacity.h"
 #include "sim/sweep.h"
 
+/* The shared model (fixtures.h) on 2 slots, its decode table cut to
+ * batches 1 and 4. */
 static void plan_model(sb_model *m)
 {
-	sb_model_init(m);
-	snprintf(m->name, sizeof m->name, "fleet plan test");
-	m->slots = 2;
-	m->overhead_ms = 15;
-	m->decode[0] = (sb_decode_point){ 1, 5.0 };
-	m->decode[1] = (sb_decode_point){ 4, 9.0 };
+	simfix_model(m, 2, "fleet plan test");
+	m->decode[2] = (sb_decode_point){ 0, 0 };
 	m->n_decode = 2;
-	m->per_prefill_token_ms = 0.1;
-	m->prefill_base_ms = 5;
-}
-
-static void plan_workload(sb_workload *w)
-{
-	sb_workload_init(w);
-	w->mode = SB_MODE_RATE;
-	w->input_len = (sb_dist){ SB_DIST_DET, 256, 0 };
-	w->output_len = (sb_dist){ SB_DIST_DET, 64, 0 };
-	w->requests = 300;
-	w->seed = 3;
-	w->slo.ttft_ms = 400;
-	w->slo.percentile = 99;
 }
 
 /* Whether `replicas` replicas meet w's SLO at `rate` as the planner
@@ -144,7 +129,7 @@ int main(void)
 	o.fleet.replicas = 4;
 	o.fleet.route = SB_ROUTE_LEAST_OUTSTANDING;
 	sb_workload w;
-	plan_workload(&w);
+	simfix_plan_workload(&w);
 	check_plan(&m, &o, &w);
 	o.fleet.route = SB_ROUTE_ROUND_ROBIN;
 	check_plan(&m, &o, &w);

@@ -24,22 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include <gsl/gsl_cdf.h>
-
 #include "core/model.h"
 #include "core/workload.h"
 #include "sim/sim.h"
+#include "fixtures.h"
 
 static int fails, checks;
-
-static double erlang_c(int c, double a)
-{
-	double b = 1.0; /* Erlang B by recurrence */
-	for (int k = 1; k <= c; k++)
-		b = a * b / (k + a * b);
-	double rho = a / c;
-	return b / (1 - rho + rho * b);
-}
 
 /* Runs K replications of an open-loop Poisson M/G/c and compares the mean
  * wait (seconds) with `exact`. */
@@ -48,18 +38,14 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 {
 	const int K = 8;
 	sb_model m;
-	sb_model_init(&m);
-	m.slots = c;
 	sb_sim_opts o;
-	sb_sim_opts_init(&o);
-	o.service_mode = 1;
-	o.service = *svc;
+	simfix_service(&m, &o, c, *svc);
 	sb_workload w;
 	sb_workload_init(&w);
 	w.mode = SB_MODE_RATE;
 	w.requests = n;
 	w.warmup = n / 50;
-	double x[16], sum = 0;
+	double x[16];
 	for (int k = 0; k < K; k++) {
 		sb_sim_level lv;
 		sb_error e = { "" };
@@ -69,7 +55,6 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 			return;
 		}
 		x[k] = lv.sum.wait_ms.mean / 1000.0;
-		sum += x[k];
 		/* Little's law holds on every sample path: both sides are the
 		 * same integral computed two ways, so only rounding differs */
 		double ll = lv.sum.l_law, lo = lv.sum.l_observed;
@@ -81,16 +66,8 @@ static void check_wait(const char *what, int c, double lambda, const sb_dist *sv
 		}
 		sb_sim_level_fini(&lv);
 	}
-	double mean = sum / K, ss = 0;
-	for (int k = 0; k < K; k++)
-		ss += (x[k] - mean) * (x[k] - mean);
-	double se = sqrt(ss / (K - 1)) / sqrt((double)K);
-	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
-	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
 	checks++;
-	printf("%-28s exact %9.5f  sim %9.5f  SE %.5f  tol %.5f  %s\n", what, exact, mean, se,
-	       tol, ok ? "ok" : "FAIL");
-	if (!ok)
+	if (!simfix_check_exact(x, K, exact, what, 28))
 		fails++;
 	sb_model_fini(&m);
 }
@@ -112,19 +89,15 @@ static void check_closed(int N, int c, double Z)
 		X += p[n] / tot * (n < c ? n : c);
 	double exact = N / X - Z;
 	sb_model m;
-	sb_model_init(&m);
-	m.slots = c;
 	sb_sim_opts o;
-	sb_sim_opts_init(&o);
-	o.service_mode = 1;
-	o.service = (sb_dist){ SB_DIST_EXP, 1.0, 0 };
+	simfix_service(&m, &o, c, (sb_dist){ SB_DIST_EXP, 1.0, 0 });
 	sb_workload w;
 	sb_workload_init(&w);
 	w.mode = SB_MODE_CONCURRENCY;
 	w.think_s = (sb_dist){ SB_DIST_EXP, Z, 0 };
 	w.requests = 200000;
 	w.warmup = 4000;
-	double x[16], sum = 0;
+	double x[16];
 	for (int k = 0; k < K; k++) {
 		sb_sim_level lv;
 		sb_error e = { "" };
@@ -134,19 +107,12 @@ static void check_closed(int N, int c, double Z)
 			return;
 		}
 		x[k] = lv.sum.e2e_ms.mean / 1000.0;
-		sum += x[k];
 		sb_sim_level_fini(&lv);
 	}
-	double mean = sum / K, ss = 0;
-	for (int k = 0; k < K; k++)
-		ss += (x[k] - mean) * (x[k] - mean);
-	double se = sqrt(ss / (K - 1)) / sqrt((double)K);
-	double tol = gsl_cdf_tdist_Pinv(0.9995, K - 1) * se;
-	int ok = fabs(mean - exact) < tol && se < 0.04 * exact;
+	char what[64];
+	snprintf(what, sizeof what, "M/M/%d//%d think %.1f s      ", c, N, Z);
 	checks++;
-	printf("M/M/%d//%d think %.1f s       exact %9.5f  sim %9.5f  SE %.5f  tol %.5f  %s\n", c, N,
-	       Z, exact, mean, se, tol, ok ? "ok" : "FAIL");
-	if (!ok)
+	if (!simfix_check_exact(x, K, exact, what, 0))
 		fails++;
 	sb_model_fini(&m);
 }
@@ -166,7 +132,7 @@ int main(void)
 			long n = rho > 0.9 ? (c < 4 ? 800000 : 300000) : 100000;
 			if (c >= 16)
 				n *= rho > 0.9 ? 2 : 4; /* tiny waits: rare queueing */
-			double exact = erlang_c(c, lambda) / (c - lambda);
+			double exact = simfix_erlang_c(c, lambda) / (c - lambda);
 			snprintf(what, sizeof what, "M/M/%d rho=%.2f", c, rho);
 			check_wait(what, c, lambda, &svc, n, exact);
 		}

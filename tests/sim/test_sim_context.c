@@ -14,17 +14,7 @@
 #include "core/slotctx.h"
 #include "core/workload.h"
 #include "sim/sim.h"
-
-static int fails;
-#define CHECK(c, ...)                                                        \
-	do {                                                                 \
-		if (!(c)) {                                                  \
-			fails++;                                             \
-			fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-			fprintf(stderr, __VA_ARGS__);                        \
-			fputc('\n', stderr);                                 \
-		}                                                            \
-	} while (0)
+#include "../check.h"
 
 static void model(sb_model *m, long ctx, sb_ctx_overflow ov)
 {
@@ -72,24 +62,24 @@ static void test_reject(void)
 	sb_model m;
 	sb_sim_level lv;
 	model(&m, 1024, SB_CTX_REJECT);
-	CHECK(run(&m, det(1024), 10, 50, &lv) == 0, "run");
-	CHECK(lv.too_long == 50 && lv.rejected == 50 && lv.sum.requests_ok == 0,
-	      "too_long %ld rejected %ld ok %ld", lv.too_long, lv.rejected, lv.sum.requests_ok);
-	CHECK(lv.n_recs == 50 && lv.recs[0].rejected == SB_SIM_REJECT_TOO_LONG &&
-	      lv.recs[0].output_tokens == 0, "records");
-	CHECK(!strcmp(sb_sim_reject_msg(SB_SIM_REJECT_TOO_LONG), "prompt exceeds the slot's context"),
-	      "message");
+	CHECK_MSG(run(&m, det(1024), 10, 50, &lv) == 0, "run");
+	CHECK_MSG(lv.too_long == 50 && lv.rejected == 50 && lv.sum.requests_ok == 0,
+	          "too_long %ld rejected %ld ok %ld", lv.too_long, lv.rejected, lv.sum.requests_ok);
+	CHECK_MSG(lv.n_recs == 50 && lv.recs[0].rejected == SB_SIM_REJECT_TOO_LONG &&
+	          lv.recs[0].output_tokens == 0, "records");
+	CHECK_MSG(!strcmp(sb_sim_reject_msg(SB_SIM_REJECT_TOO_LONG), "prompt exceeds the slot's context"),
+	          "message");
 	sb_sim_level_fini(&lv);
 	/* 1023 fits and yields one token (the output stops at the context) */
-	CHECK(run(&m, det(1023), 10, 50, &lv) == 0, "run");
-	CHECK(lv.too_long == 0 && lv.output_cut == 50 && lv.sum.requests_ok == 50,
-	      "too_long %ld cut %ld ok %ld", lv.too_long, lv.output_cut, lv.sum.requests_ok);
-	CHECK(lv.recs[0].output_tokens == 1, "output %ld", lv.recs[0].output_tokens);
+	CHECK_MSG(run(&m, det(1023), 10, 50, &lv) == 0, "run");
+	CHECK_MSG(lv.too_long == 0 && lv.output_cut == 50 && lv.sum.requests_ok == 50,
+	          "too_long %ld cut %ld ok %ld", lv.too_long, lv.output_cut, lv.sum.requests_ok);
+	CHECK_MSG(lv.recs[0].output_tokens == 1, "output %ld", lv.recs[0].output_tokens);
 	sb_sim_level_fini(&lv);
 	/* 1000 + 100 wanted: 24 generated */
-	CHECK(run(&m, det(1000), 100, 20, &lv) == 0, "run");
-	CHECK(lv.output_cut == 20 && lv.recs[3].output_tokens == 24, "cut %ld output %ld",
-	      lv.output_cut, lv.recs[3].output_tokens);
+	CHECK_MSG(run(&m, det(1000), 100, 20, &lv) == 0, "run");
+	CHECK_MSG(lv.output_cut == 20 && lv.recs[3].output_tokens == 24, "cut %ld output %ld",
+	          lv.output_cut, lv.recs[3].output_tokens);
 	sb_sim_level_fini(&lv);
 }
 
@@ -101,14 +91,14 @@ static void test_truncate(void)
 	sb_sim_level a, b;
 	model(&m, 1024, SB_CTX_TRUNCATE);
 	model(&u, 0, SB_CTX_REJECT);
-	CHECK(run(&m, det(3000), 50, 40, &a) == 0 && run(&u, det(514), 50, 40, &b) == 0, "runs");
-	CHECK(a.truncated == 40 && a.too_long == 0 && a.rejected == 0 && a.output_cut == 0,
-	      "truncated %ld", a.truncated);
-	CHECK(a.recs[5].prompt_tokens == 514 && a.recs[5].output_tokens == 50, "prompt %ld",
-	      a.recs[5].prompt_tokens);
-	CHECK(a.sum.ttft_ms.p50 == b.sum.ttft_ms.p50 && a.sum.e2e_ms.p99 == b.sum.e2e_ms.p99,
-	      "ttft %g vs %g", a.sum.ttft_ms.p50, b.sum.ttft_ms.p50);
-	CHECK(b.truncated == 0 && b.too_long == 0, "unlimited context counts nothing");
+	CHECK_MSG(run(&m, det(3000), 50, 40, &a) == 0 && run(&u, det(514), 50, 40, &b) == 0, "runs");
+	CHECK_MSG(a.truncated == 40 && a.too_long == 0 && a.rejected == 0 && a.output_cut == 0,
+	          "truncated %ld", a.truncated);
+	CHECK_MSG(a.recs[5].prompt_tokens == 514 && a.recs[5].output_tokens == 50, "prompt %ld",
+	          a.recs[5].prompt_tokens);
+	CHECK_MSG(a.sum.ttft_ms.p50 == b.sum.ttft_ms.p50 && a.sum.e2e_ms.p99 == b.sum.e2e_ms.p99,
+	          "ttft %g vs %g", a.sum.ttft_ms.p50, b.sum.ttft_ms.p50);
+	CHECK_MSG(b.truncated == 0 && b.too_long == 0, "unlimited context counts nothing");
 	sb_sim_level_fini(&a);
 	sb_sim_level_fini(&b);
 }
@@ -122,12 +112,12 @@ static void test_share(void)
 	model(&m, 1024, SB_CTX_REJECT);
 	double mu = log(1000.0), sigma = 0.5;
 	long n = 4000;
-	CHECK(run(&m, (sb_dist){ SB_DIST_LOGNORMAL, mu, sigma }, 4, n, &lv) == 0, "run");
+	CHECK_MSG(run(&m, (sb_dist){ SB_DIST_LOGNORMAL, mu, sigma }, 4, n, &lv) == 0, "run");
 	double p = gsl_cdf_ugaussian_Q((log(1023.5) - mu) / sigma);
 	double se = sqrt(p * (1 - p) / (double)n), got = (double)lv.too_long / (double)n;
-	CHECK(fabs(got - p) <= 4 * se, "too long %.4f, expected %.4f +- %.4f", got, p, 4 * se);
-	CHECK(lv.rejected == lv.too_long && lv.sum.requests_ok == n - lv.too_long,
-	      "rejected %ld ok %ld", lv.rejected, lv.sum.requests_ok);
+	CHECK_MSG(fabs(got - p) <= 4 * se, "too long %.4f, expected %.4f +- %.4f", got, p, 4 * se);
+	CHECK_MSG(lv.rejected == lv.too_long && lv.sum.requests_ok == n - lv.too_long,
+	          "rejected %ld ok %ld", lv.rejected, lv.sum.requests_ok);
 	sb_sim_level_fini(&lv);
 }
 
@@ -136,7 +126,7 @@ int main(void)
 	test_reject();
 	test_truncate();
 	test_share();
-	if (fails)
-		fprintf(stderr, "%d check(s) failed\n", fails);
-	return fails ? 1 : 0;
+	if (check_failures)
+		fprintf(stderr, "%d check(s) failed\n", check_failures);
+	return check_failures ? 1 : 0;
 }

@@ -1,0 +1,10 @@
+/* workload_flags.c — see workload_flags.h. */
+#include "workload_flags.h"
+
+#include "measure/api.h"
+
+int sb_flag_parse_api(const char *s, void *dest, const char *what, sb_error *e)
+{
+	(void)what; /* sb_api_parse's message names the text */
+	return sb_api_parse(s, dest, e);
+}

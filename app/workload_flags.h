@@ -1,0 +1,39 @@
+/* workload_flags.h — the option rows that `servebench run` and `servebench
+ * validate` share (the workload sent and the API spoken), one definition
+ * each. A row is a macro over its destination, so each command's table
+ * stays a static array; a row whose help names a default takes that
+ * default's text. Rows that differ between the two (input/output lengths:
+ * distributions for run, fixed counts for validate; levels; SLO ranges;
+ * --verbose and --quiet) stay in each command.
+ */
+#ifndef SB_APP_WORKLOAD_FLAGS_H
+#define SB_APP_WORKLOAD_FLAGS_H
+
+#include "core/cli.h"
+#include "core/error.h"
+
+/* --api: an sb_api (measure/api.h) into dest. */
+int sb_flag_parse_api(const char *s, void *dest, const char *what, sb_error *e);
+
+/* --num-requests N (long *dest); dflt the default as text, "64". */
+#define SB_FLAG_NUM_REQUESTS(dest, dflt)                                        \
+	SB_CLI_OPT("num-requests", SB_CLI_LONG, (dest), 1, 100000000, "N",       \
+		   "measured requests per level (default " dflt ")")
+/* --warmup N (long *dest). */
+#define SB_FLAG_WARMUP(dest)                                                    \
+	SB_CLI_OPT("warmup", SB_CLI_LONG, (dest), 0, 1000000, "N",               \
+		   "unmeasured requests before each level (default 2)")
+/* --seed N (long *dest, a 32-bit seed); help says what it seeds. */
+#define SB_FLAG_SEED(dest, help) \
+	SB_CLI_OPT("seed", SB_CLI_LONG, (dest), 0, 4294967295.0, "N", help)
+/* --api A (sb_api *dest). */
+#define SB_FLAG_API(dest)                                                       \
+	SB_CLI_FN("api", (dest), "A", sb_flag_parse_api,                         \
+		  "auto|openai-chat|openai-completions|ollama-generate|ollama-chat|\n" \
+		  "llama-completion")
+/* --no-cache-prompt (int *dest). */
+#define SB_FLAG_NO_CACHE_PROMPT(dest)                                           \
+	SB_CLI_OPT("no-cache-prompt", SB_CLI_FLAG, (dest), 0, 0, NULL,           \
+		   "ask llama.cpp not to reuse its prompt cache")
+
+#endif
