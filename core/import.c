@@ -882,6 +882,11 @@ json_t *sb_import_text(const char *text, size_t len, const char *name, const cha
 			if (json_is_object(first) && json_object_get(first, "first_token_ts")) {
 				f = SB_IMPORT_LLMSERVINGSIM;
 				doc = import_lss(buf, name, dir, e);
+			} else if (json_is_object(first) && json_object_get(first, "ttfts")) {
+				f = SB_IMPORT_VLLM;
+				sb_error_set(e, "%s: several vllm bench serve results in one file "
+					        "(--append-result): give each run as a file of its "
+					        "own", name);
 			} else {
 				doc = sb_json_load_string(buf, name, e);
 				json_decref(doc);

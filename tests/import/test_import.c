@@ -282,6 +282,9 @@ static void test_bad(void)
 		{ "[1, 2]", "bad.x: a JSON array" },
 		{ "{\"foo\": ", "bad.x:1:" },
 		{ "hello\n", "bad.x: unknown format" },
+		{ "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1]}\n"
+		  "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1]}\n",
+		  "bad.x: several vllm bench serve results in one file" },
 		{ "{\"input_lens\": [1], \"output_lens\": [1]}", "without \"ttfts\"" },
 		{ "{\"ttfts\": [0.1, 0.2], \"input_lens\": [1], \"output_lens\": [1, 1], \"latencies\": [1, 1]}",
 		  "bad.x: \"input_lens\" has 1 entries, \"ttfts\" has 2" },
