@@ -28,6 +28,11 @@ const char *sb_import_format_name(sb_import_format f)
 	}
 }
 
+/* Beyond these a value is a mistake (or another clock), not a measurement:
+ * token counts, and the span of a level's times in seconds (3 years). */
+#define MAX_TOKENS 1e12
+#define MAX_SPAN_S 1e8
+
 #define CSV_HEADER "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error"
 
 /* ---- the records being built ------------------------------------------- */
@@ -106,6 +111,12 @@ static int recs_fail(recs *b, const char *cls, const char *msg)
 	q->err_class = cls;
 	if (msg && !(b->msg[b->n - 1] = strdup(msg)))
 		return -ENOMEM;
+	json_t *ok = msg ? json_string(msg) : NULL;
+	if (msg && !ok) /* not UTF-8 (JSON strings must be): bytes >= 0x80 as '?' */
+		for (unsigned char *c = (unsigned char *)b->msg[b->n - 1]; *c; c++)
+			if (*c >= 0x80)
+				*c = '?';
+	json_decref(ok);
 	q->err_msg = b->msg[b->n - 1];
 	return 0;
 }
@@ -165,6 +176,16 @@ static json_t *recs_document(recs *b, sb_mode mode, double level, json_t *target
 		else
 			q->t_done_s -= t0;
 	}
+	for (size_t i = 0; i < b->n; i++) {
+		const sb_reqrec *q = &b->r[i];
+		if (!(q->t_sent_s <= MAX_SPAN_S && q->t_done_s <= MAX_SPAN_S)) {
+			json_decref(target);
+			sb_error_set(e, "%s: request %zu: %g s after the first send (more than %g "
+				        "s): times on different clocks?", name, i,
+				     fmax(q->t_sent_s, q->t_done_s), MAX_SPAN_S);
+			return NULL;
+		}
+	}
 	sb_levelacc a;
 	ev *evs = malloc(2 * b->n * sizeof(*evs));
 	if (!evs || sb_levelacc_init(&a, NULL) < 0) {
@@ -208,9 +229,18 @@ static json_t *recs_document(recs *b, sb_mode mode, double level, json_t *target
 	json_object_del(wl, "output_len");
 	json_t *imp = json_pack("{s:s,s:s,s:O}", "format", sb_import_format_name(fmt), "file",
 				name, "notes", b->notes ? b->notes : json_array());
-	if (!doc || !reqs || json_array_size(reqs) != b->n || !imp ||
-	    json_object_set_new(doc, "import", imp) < 0 ||
-	    sb_results_add_level(doc, &lv, reqs) < 0) {
+	int bad = !doc || !reqs || json_array_size(reqs) != b->n || !imp;
+	if (!bad) {
+		bad = json_object_set_new(doc, "import", imp) < 0;
+		imp = NULL;
+	}
+	if (!bad) {
+		bad = sb_results_add_level(doc, &lv, reqs) < 0; /* reqs stolen */
+		reqs = NULL;
+	}
+	if (bad) {
+		json_decref(imp);
+		json_decref(reqs);
 		json_decref(doc);
 		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
 		return NULL;
@@ -260,9 +290,12 @@ static int csv_num(const char *s, const char *name, size_t ln, int col, int empt
 				    csv_cols[col], s);
 	if (v < 0)
 		return sb_error_set(e, "%s:%zu: %s: %s is negative", name, ln, csv_cols[col], s);
-	if ((col == 1 || col == 2) && v != floor(v))
-		return sb_error_set(e, "%s:%zu: %s: %s is not a whole number of tokens", name,
-				    ln, csv_cols[col], s);
+	if (v > 1e15)
+		return sb_error_set(e, "%s:%zu: %s: %s is implausibly large", name, ln,
+				    csv_cols[col], s);
+	if ((col == 1 || col == 2) && (v != floor(v) || v > MAX_TOKENS))
+		return sb_error_set(e, "%s:%zu: %s: %s is not a whole number of tokens%s", name,
+				    ln, csv_cols[col], s, v > MAX_TOKENS ? " (too large)" : "");
 	*out = v;
 	return 0;
 }
@@ -408,6 +441,8 @@ static int vllm_sec(const json_t *a, const char *key, size_t i, int null_ok, dou
 	double d = json_number_value(v);
 	if (!isfinite(d) || d < 0)
 		return sb_error_set(e, "%s: %s[%zu]: %g is negative", name, key, i, d);
+	if (d > 1e12)
+		return sb_error_set(e, "%s: %s[%zu]: %g s is implausibly large", name, key, i, d);
 	*out = d;
 	return 0;
 }
@@ -416,7 +451,8 @@ static int vllm_count(const json_t *a, const char *key, size_t i, long *out, con
 		      sb_error *e)
 {
 	const json_t *v = json_array_get(a, i);
-	if (!json_is_integer(v) || json_integer_value(v) < 0)
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (double)json_integer_value(v) > MAX_TOKENS)
 		return sb_error_set(e, "%s: %s[%zu]: expected a token count (a whole number >= 0)",
 				    name, key, i);
 	*out = (long)json_integer_value(v);
@@ -655,7 +691,8 @@ static int lss_num(const json_t *o, const char *key, double *out, const char *na
 		*out = NAN;
 		return 0;
 	}
-	if (!json_is_number(v) || !isfinite(json_number_value(v)))
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+	    fabs(json_number_value(v)) > 1e15)
 		return sb_error_set(e, "%s:%zu: %s: expected a number (seconds) or null", name, ln,
 				    key);
 	*out = json_number_value(v);
@@ -765,7 +802,8 @@ static json_t *import_lss(char *text, const char *name, const char *dir, sb_erro
 		long *dst[2] = { &q->prompt_tokens, &q->output_tokens };
 		for (int k = 0; k < 2; k++) {
 			const json_t *v = json_object_get(o, keys[k]);
-			if (!json_is_integer(v) || json_integer_value(v) < 0) {
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    (double)json_integer_value(v) > MAX_TOKENS) {
 				sb_error_set(e, "%s:%zu: %s: %s", name, l, keys[k],
 					     v ? "expected a whole number >= 0" : "missing");
 				goto fail;

@@ -74,6 +74,14 @@ static void test_csv(void)
 	CHECK_STR(l->reqs[2].err_class, "imported");
 	CHECK_STR(l->reqs[2].err_msg, "http_503 overloaded");
 	CHECK(!l->reqs[0].err_class);
+	sb_results_fini(&r);
+	/* an error message not in UTF-8: kept, its stray bytes as '?' */
+	rc = load("t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,0,,,h\x8c\x8b 503\n",
+		  "l1.csv", NULL, &r, &e);
+	CHECK(rc == 0);
+	if (rc < 0)
+		return;
+	CHECK_STR(r.levels[0].reqs[0].err_msg, "h?? 503");
 	CHECK(noted(&r, "open loop"));
 	CHECK(r.workload.warmup == 0);
 	CHECK_STR(json_string_value(json_object_get(json_object_get(r.root, "import"), "format")),
@@ -278,6 +286,10 @@ static void test_bad(void)
 		  "bad.x:2: itl_ms: \"1 x\" is not a list of gaps" },
 		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n",
 		  "bad.x: no requests in the file" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1e13,1,1,2,\n",
+		  "bad.x:2: prompt_tokens: 1e13 is not a whole number of tokens (too large)" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,1,2,\n1e9,1,1,1,2,\n",
+		  "bad.x: request 1: 1e+09 s after the first send" },
 		{ "{\"foo\": 1}", "bad.x: a JSON object of unknown shape" },
 		{ "[1, 2]", "bad.x: a JSON array" },
 		{ "{\"foo\": ", "bad.x:1:" },
