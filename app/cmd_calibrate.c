@@ -94,6 +94,8 @@ static void usage(FILE *f)
 		"`servebench run` or sbsim, using per-request records when present and level\n"
 		"summaries otherwise; prints each coefficient with its 95%% interval and what\n"
 		"measurement is missing.\n"
+		"Also reads other tools' per-request files (vllm bench serve --save-detailed\n"
+		"JSON, LLMServingSim requests.jsonl, servebench CSV; docs/formats.md).\n"
 		"\n");
 	sb_cli_usage(f, opts, N_OPTS, 23);
 	fprintf(f,

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "import.h"
 #include "jsonfile.h"
 
 json_t *sb_results_new(const char *source, json_t *target, const sb_workload *w)
@@ -276,10 +277,11 @@ fail:
 int sb_results_load(const char *path, sb_results *out, sb_error *e)
 {
 	memset(out, 0, sizeof(*out));
-	json_t *j = sb_json_load_file(path, e);
+	int r;
+	json_t *j = sb_import_load(path, NULL, &r, e);
 	if (!j)
-		return -EINVAL;
-	int r = sb_results_from_json(j, out, path, e);
+		return r;
+	r = sb_results_from_json(j, out, path, e);
 	json_decref(j);
 	return r;
 }

@@ -77,7 +77,9 @@ json_t *sb_results_new(const char *source, json_t *target,
 		       const sb_workload *w);
 /* Appends a level: its summary plus "requests" (stolen; NULL -> omitted). */
 int sb_results_add_level(json_t *res, const sb_level *lv, json_t *requests);
-/* Loads and checks a results file. Returns 0 or -EINVAL/-ENOENT/-ENOMEM. */
+/* Loads and checks a results file, or another tool's per-request file
+ * converted by sb_import_load (core/import.h). Returns 0 or
+ * -EINVAL/-ENOENT/-ENOMEM. */
 int sb_results_load(const char *path, sb_results *out, sb_error *e);
 /* Parses an already loaded document (root is borrowed; a reference is taken). */
 int sb_results_from_json(json_t *root, sb_results *out, const char *where,

@@ -1,0 +1,1020 @@
+/* import.c — other tools' per-request result files as a results document. */
+#include "import.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "dist.h"
+#include "jsonfile.h"
+#include "level.h"
+#include "results.h"
+#include "workload.h"
+
+const char *sb_import_format_name(sb_import_format f)
+{
+	switch (f) {
+	case SB_IMPORT_CSV:
+		return "servebench-csv";
+	case SB_IMPORT_VLLM:
+		return "vllm-bench-serve";
+	case SB_IMPORT_LLMSERVINGSIM:
+		return "llmservingsim-requests";
+	default:
+		return "servebench-results";
+	}
+}
+
+/* Beyond these a value is a mistake (or another clock), not a measurement:
+ * token counts, and the span of a level's times in seconds (3 years). */
+#define MAX_TOKENS 1e12
+#define MAX_SPAN_S 1e8
+
+#define CSV_HEADER "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error"
+
+/* ---- the records being built ------------------------------------------- */
+
+typedef struct recs {
+	sb_reqrec *r;
+	size_t *itl_at; /* each record's first gap in itl (pointers set at the end) */
+	size_t n, cap;
+	double *itl;
+	size_t n_itl, cap_itl;
+	char **msg; /* owned error messages, one per record (NULL: none) */
+	json_t *notes;
+} recs;
+
+static void recs_free(recs *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		free(b->msg[i]);
+	free(b->r);
+	free(b->itl_at);
+	free(b->itl);
+	free(b->msg);
+	json_decref(b->notes);
+}
+
+/* A new record (times NaN, counts unknown), or NULL when out of memory. */
+static sb_reqrec *recs_add(recs *b)
+{
+	if (b->n == b->cap) {
+		size_t c = b->cap ? 2 * b->cap : 64;
+		sb_reqrec *r = realloc(b->r, c * sizeof(*r));
+		if (r)
+			b->r = r;
+		size_t *a = realloc(b->itl_at, c * sizeof(*a));
+		if (a)
+			b->itl_at = a;
+		char **m = realloc(b->msg, c * sizeof(*m));
+		if (m)
+			b->msg = m;
+		if (!r || !a || !m)
+			return NULL;
+		b->cap = c;
+	}
+	sb_reqrec *q = &b->r[b->n];
+	memset(q, 0, sizeof(*q));
+	q->id = (long)b->n;
+	q->t_scheduled_s = q->t_sent_s = q->t_done_s = NAN;
+	q->ttft_ms = q->e2e_ms = q->wait_ms = NAN;
+	q->prompt_tokens = q->output_tokens = -1;
+	q->slot = q->replica = -1;
+	b->itl_at[b->n] = b->n_itl;
+	b->msg[b->n] = NULL;
+	b->n++;
+	return q;
+}
+
+static int recs_add_itl(recs *b, double v)
+{
+	if (b->n_itl == b->cap_itl) {
+		size_t c = b->cap_itl ? 2 * b->cap_itl : 256;
+		double *p = realloc(b->itl, c * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		b->itl = p;
+		b->cap_itl = c;
+	}
+	b->itl[b->n_itl++] = v;
+	b->r[b->n - 1].n_itl++;
+	return 0;
+}
+
+/* Marks the last record failed: class cls (static), message msg (copied). */
+static int recs_fail(recs *b, const char *cls, const char *msg)
+{
+	sb_reqrec *q = &b->r[b->n - 1];
+	q->err_class = cls;
+	if (msg && !(b->msg[b->n - 1] = strdup(msg)))
+		return -ENOMEM;
+	json_t *ok = msg ? json_string(msg) : NULL;
+	if (msg && !ok) /* not UTF-8 (JSON strings must be): bytes >= 0x80 as '?' */
+		for (unsigned char *c = (unsigned char *)b->msg[b->n - 1]; *c; c++)
+			if (*c >= 0x80)
+				*c = '?';
+	json_decref(ok);
+	q->err_msg = b->msg[b->n - 1];
+	return 0;
+}
+
+static void note(recs *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void note(recs *b, const char *fmt, ...)
+{
+	char s[400];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(s, sizeof(s), fmt, ap);
+	va_end(ap);
+	if (!b->notes)
+		b->notes = json_array();
+	json_array_append_new(b->notes, json_string(s));
+}
+
+typedef struct ev {
+	double t;
+	int d;
+} ev;
+
+static int cmp_ev(const void *a, const void *b)
+{
+	const ev *x = a, *y = b;
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return x->d - y->d; /* completions before arrivals at equal times */
+}
+
+/* The document: the records shifted so the first send is at 0, their
+ * level summary over [first send, last completion], a workload saying the
+ * mode and level, target (stolen), and "import". */
+static json_t *recs_document(recs *b, sb_mode mode, double level, json_t *target,
+			     sb_import_format fmt, const char *name, sb_error *e)
+{
+	if (b->n == 0) {
+		json_decref(target);
+		sb_error_set(e, "%s: no requests in the file", name);
+		return NULL;
+	}
+	double t0 = INFINITY;
+	for (size_t i = 0; i < b->n; i++) {
+		sb_reqrec *q = &b->r[i];
+		q->itl_ms = q->n_itl ? b->itl + b->itl_at[i] : NULL;
+		if (isnan(q->t_scheduled_s))
+			q->t_scheduled_s = q->t_sent_s;
+		if (q->t_scheduled_s < t0)
+			t0 = q->t_scheduled_s;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		sb_reqrec *q = &b->r[i];
+		q->t_sent_s -= t0;
+		q->t_scheduled_s -= t0;
+		if (isnan(q->t_done_s))
+			q->t_done_s = q->t_sent_s + (isfinite(q->e2e_ms) ? q->e2e_ms / 1e3 : 0);
+		else
+			q->t_done_s -= t0;
+	}
+	for (size_t i = 0; i < b->n; i++) {
+		const sb_reqrec *q = &b->r[i];
+		if (!(q->t_sent_s <= MAX_SPAN_S && q->t_done_s <= MAX_SPAN_S)) {
+			json_decref(target);
+			sb_error_set(e, "%s: request %zu: %g s after the first send (more than %g "
+				        "s): times on different clocks?", name, i,
+				     fmax(q->t_sent_s, q->t_done_s), MAX_SPAN_S);
+			return NULL;
+		}
+	}
+	sb_levelacc a;
+	ev *evs = malloc(2 * b->n * sizeof(*evs));
+	if (!evs || sb_levelacc_init(&a, NULL) < 0) {
+		free(evs);
+		json_decref(target);
+		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+		return NULL;
+	}
+	double t1 = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		const sb_reqrec *q = &b->r[i];
+		sb_levelacc_add(&a, q);
+		evs[2 * i] = (ev){ q->t_scheduled_s, +1 };
+		evs[2 * i + 1] = (ev){ q->t_done_s, -1 };
+		if (q->t_done_s > t1)
+			t1 = q->t_done_s;
+	}
+	qsort(evs, 2 * b->n, sizeof(*evs), cmp_ev);
+	for (size_t i = 0; i < 2 * b->n; i++)
+		sb_levelacc_inflight(&a, evs[i].t, evs[i].d);
+	free(evs);
+	sb_level lv;
+	sb_levelacc_finish(&a, level, mode, t1 > 0 ? t1 : 0, &lv);
+	sb_levelacc_fini(&a);
+
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = mode;
+	w.levels[0] = level;
+	w.n_levels = 1;
+	w.requests = (long)b->n;
+	w.warmup = 0;
+	json_t *doc = sb_results_new("measured", target, &w);
+	json_t *reqs = json_array();
+	for (size_t i = 0; doc && reqs && i < b->n; i++)
+		if (json_array_append_new(reqs, sb_reqrec_to_json(&b->r[i], NULL)) < 0)
+			break;
+	/* the workload's lengths are the defaults, not this file's: leave them out */
+	json_t *wl = json_object_get(doc, "workload");
+	json_object_del(wl, "input_len");
+	json_object_del(wl, "output_len");
+	json_t *imp = json_pack("{s:s,s:s,s:O}", "format", sb_import_format_name(fmt), "file",
+				name, "notes", b->notes ? b->notes : json_array());
+	int bad = !doc || !reqs || json_array_size(reqs) != b->n || !imp;
+	if (!bad) {
+		bad = json_object_set_new(doc, "import", imp) < 0;
+		imp = NULL;
+	}
+	if (!bad) {
+		bad = sb_results_add_level(doc, &lv, reqs) < 0; /* reqs stolen */
+		reqs = NULL;
+	}
+	if (bad) {
+		json_decref(imp);
+		json_decref(reqs);
+		json_decref(doc);
+		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+		return NULL;
+	}
+	return doc;
+}
+
+/* ---- servebench's CSV -------------------------------------------------- */
+
+/* The next comma-separated cell of *p (the line, NUL-terminated), NUL-
+ * terminated in place; NULL when the line has no more. */
+static char *cell(char **p)
+{
+	if (!*p)
+		return NULL;
+	char *s = *p, *c = strchr(s, ',');
+	if (c) {
+		*c = 0;
+		*p = c + 1;
+	} else {
+		*p = NULL;
+	}
+	return s;
+}
+
+static const char *const csv_cols[] = { "t_sent_s", "prompt_tokens", "output_tokens",
+					"ttft_ms", "e2e_ms", "error", "itl_ms" };
+
+/* A number in cell s of column col, line ln: finite, >= 0. empty_ok: an empty
+ * cell is NaN. */
+static int csv_num(const char *s, const char *name, size_t ln, int col, int empty_ok,
+		   double *out, sb_error *e)
+{
+	if (!*s) {
+		if (empty_ok) {
+			*out = NAN;
+			return 0;
+		}
+		return sb_error_set(e, "%s:%zu: %s: empty (a number is needed)", name, ln,
+				    csv_cols[col]);
+	}
+	char *end;
+	errno = 0;
+	double v = strtod(s, &end);
+	if (end == s || *end || errno == ERANGE || !isfinite(v))
+		return sb_error_set(e, "%s:%zu: %s: \"%s\" is not a number", name, ln,
+				    csv_cols[col], s);
+	if (v < 0)
+		return sb_error_set(e, "%s:%zu: %s: %s is negative", name, ln, csv_cols[col], s);
+	if (v > 1e15)
+		return sb_error_set(e, "%s:%zu: %s: %s is implausibly large", name, ln,
+				    csv_cols[col], s);
+	if ((col == 1 || col == 2) && (v != floor(v) || v > MAX_TOKENS))
+		return sb_error_set(e, "%s:%zu: %s: %s is not a whole number of tokens%s", name,
+				    ln, csv_cols[col], s, v > MAX_TOKENS ? " (too large)" : "");
+	*out = v;
+	return 0;
+}
+
+static json_t *import_csv(char *text, const char *name, sb_error *e)
+{
+	recs b = { 0 };
+	int r = 0;
+	size_t ln = 0;
+	int has_itl = 0;
+	char *save = text;
+	for (char *line = text; line; line = save) {
+		char *nl = strchr(line, '\n');
+		save = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = 0;
+		size_t len = strlen(line);
+		if (len && line[len - 1] == '\r')
+			line[--len] = 0;
+		ln++;
+		if (ln == 1) {
+			if (!strcmp(line, CSV_HEADER ",itl_ms"))
+				has_itl = 1;
+			else if (strcmp(line, CSV_HEADER)) {
+				r = sb_error_set(e, "%s:1: the header must be exactly \"" CSV_HEADER
+						    "\" (optionally \",itl_ms\")", name);
+				goto fail;
+			}
+			continue;
+		}
+		if (!len)
+			continue; /* blank lines (the last newline) */
+		sb_reqrec *q = recs_add(&b);
+		if (!q) {
+			r = sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+			goto fail;
+		}
+		char *p = line;
+		char *c[7];
+		int nc = has_itl ? 7 : 6;
+		for (int i = 0; i < nc; i++) {
+			if (!(c[i] = cell(&p))) {
+				r = sb_error_set(e, "%s:%zu: %d columns, expected %d (no %s)", name, ln,
+						 i, nc, csv_cols[i]);
+				goto fail;
+			}
+		}
+		if (p) {
+			r = sb_error_set(e, "%s:%zu: more than %d columns (an error message may not "
+					    "contain a comma)", name, ln, nc);
+			goto fail;
+		}
+		int failed = c[5][0] != 0;
+		double v[5];
+		for (int i = 0; i < 5; i++)
+			if ((r = csv_num(c[i], name, ln, i, failed && i >= 3, &v[i], e)) < 0)
+				goto fail;
+		q->t_sent_s = v[0];
+		q->prompt_tokens = (long)v[1];
+		q->output_tokens = (long)v[2];
+		q->ttft_ms = v[3];
+		q->e2e_ms = v[4];
+		if (!failed && q->e2e_ms < q->ttft_ms) {
+			r = sb_error_set(e, "%s:%zu: e2e_ms %g is less than ttft_ms %g", name, ln,
+					 q->e2e_ms, q->ttft_ms);
+			goto fail;
+		}
+		if (failed && (r = recs_fail(&b, "imported", c[5])) < 0)
+			goto fail;
+		for (char *s = has_itl ? c[6] : NULL, *end; s && *s; s = end) {
+			while (*s == ' ')
+				s++;
+			if (!*s)
+				break;
+			errno = 0;
+			double g = strtod(s, &end);
+			if (end == s || (*end && *end != ' ') || !isfinite(g) || g < 0) {
+				r = sb_error_set(e, "%s:%zu: itl_ms: \"%s\" is not a list of gaps "
+						    "(non-negative numbers, space-separated)", name, ln,
+						 c[6]);
+				goto fail;
+			}
+			if ((r = recs_add_itl(&b, g)) < 0)
+				goto fail;
+		}
+	}
+	if (ln == 0) {
+		r = sb_error_set(e, "%s: empty file", name);
+		goto fail;
+	}
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < b.n; i++) {
+		lo = fmin(lo, b.r[i].t_sent_s);
+		hi = fmax(hi, b.r[i].t_sent_s);
+	}
+	double rate = b.n >= 2 && hi > lo ? (double)(b.n - 1) / (hi - lo) : 1.0;
+	note(&b, "open loop at the send times the file gives; the level (%.4g req/s) is their "
+		 "mean rate", rate);
+	json_t *doc = recs_document(&b, SB_MODE_RATE, rate, json_object(), SB_IMPORT_CSV, name, e);
+	recs_free(&b);
+	return doc;
+fail:
+	(void)r;
+	recs_free(&b);
+	return NULL;
+}
+
+/* ---- vllm bench serve -------------------------------------------------- */
+
+/* obj[key] as an array of n entries (n == (size_t)-1: any, set), NULL when
+ * absent; -EINVAL in *r when present but not an array of that length. */
+static const json_t *vllm_list(const json_t *obj, const char *key, size_t *n, int *r,
+			       const char *name, sb_error *e)
+{
+	const json_t *a = json_object_get(obj, key);
+	if (!a || json_is_null(a))
+		return NULL;
+	if (!json_is_array(a)) {
+		*r = sb_error_set(e, "%s: \"%s\": expected a list, one entry per request", name, key);
+		return NULL;
+	}
+	if (*n == (size_t)-1)
+		*n = json_array_size(a);
+	else if (json_array_size(a) != *n) {
+		*r = sb_error_set(e, "%s: \"%s\" has %zu entries, \"ttfts\" has %zu", name, key,
+				  json_array_size(a), *n);
+		return NULL;
+	}
+	return a;
+}
+
+/* a[i] in seconds: a finite non-negative number; NaN (allowed) when null. */
+static int vllm_sec(const json_t *a, const char *key, size_t i, int null_ok, double *out,
+		    const char *name, sb_error *e)
+{
+	const json_t *v = json_array_get(a, i);
+	if ((!v || json_is_null(v)) && null_ok) {
+		*out = NAN;
+		return 0;
+	}
+	if (!json_is_number(v))
+		return sb_error_set(e, "%s: %s[%zu]: expected a number (seconds)", name, key, i);
+	double d = json_number_value(v);
+	if (!isfinite(d) || d < 0)
+		return sb_error_set(e, "%s: %s[%zu]: %g is negative", name, key, i, d);
+	if (d > 1e12)
+		return sb_error_set(e, "%s: %s[%zu]: %g s is implausibly large", name, key, i, d);
+	*out = d;
+	return 0;
+}
+
+static int vllm_count(const json_t *a, const char *key, size_t i, long *out, const char *name,
+		      sb_error *e)
+{
+	const json_t *v = json_array_get(a, i);
+	if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+	    (double)json_integer_value(v) > MAX_TOKENS)
+		return sb_error_set(e, "%s: %s[%zu]: expected a token count (a whole number >= 0)",
+				    name, key, i);
+	*out = (long)json_integer_value(v);
+	return 0;
+}
+
+/* Closed loop at c clients, requests in record order: each is sent when the
+ * first client is free (at 0 for the first c), and keeps it for its E2E. */
+static void closed_loop_sends(recs *b, size_t c)
+{
+	double *free_at = calloc(c, sizeof(double));
+	for (size_t i = 0; i < b->n; i++) {
+		sb_reqrec *q = &b->r[i];
+		size_t k = 0;
+		for (size_t m = 1; free_at && m < c; m++)
+			if (free_at[m] < free_at[k])
+				k = m;
+		q->t_sent_s = free_at ? free_at[k] : 0;
+		double d = isfinite(q->e2e_ms) ? q->e2e_ms / 1e3
+					       : (isfinite(q->t_done_s) ? q->t_done_s : 0);
+		q->t_done_s = NAN; /* from t_sent_s + e2e (a failed request: its latency) */
+		if (!isfinite(q->e2e_ms) && d > 0)
+			q->t_done_s = q->t_sent_s + d;
+		if (free_at)
+			free_at[k] = q->t_sent_s + d;
+	}
+	free(free_at);
+}
+
+static json_t *import_vllm(const json_t *j, const char *name, sb_error *e)
+{
+	recs b = { 0 };
+	int r = 0;
+	size_t n = (size_t)-1;
+	const json_t *ttfts = vllm_list(j, "ttfts", &n, &r, name, e);
+	if (r < 0)
+		return NULL;
+	if (!ttfts) {
+		sb_error_set(e, "%s: a vllm bench serve result without \"ttfts\": saved without "
+			        "--save-detailed? The per-request lists are needed", name);
+		return NULL;
+	}
+	const json_t *in = vllm_list(j, "input_lens", &n, &r, name, e);
+	const json_t *out = r < 0 ? NULL : vllm_list(j, "output_lens", &n, &r, name, e);
+	const json_t *itls = r < 0 ? NULL : vllm_list(j, "itls", &n, &r, name, e);
+	const json_t *lat = r < 0 ? NULL : vllm_list(j, "latencies", &n, &r, name, e);
+	const json_t *st = r < 0 ? NULL : vllm_list(j, "start_times", &n, &r, name, e);
+	const json_t *errs = r < 0 ? NULL : vllm_list(j, "errors", &n, &r, name, e);
+	if (r < 0)
+		return NULL;
+	if (!in || !out) {
+		sb_error_set(e, "%s: vllm bench serve result: no \"%s\" (per-request token counts)",
+			     name, in ? "output_lens" : "input_lens");
+		return NULL;
+	}
+	if (!lat && !itls) {
+		sb_error_set(e, "%s: vllm bench serve result: neither \"latencies\" nor \"itls\": "
+			        "no request's end-to-end time can be known", name);
+		return NULL;
+	}
+	/* how the requests were sent */
+	const json_t *rr = json_object_get(j, "request_rate");
+	double rate = INFINITY;
+	if (json_is_number(rr))
+		rate = json_number_value(rr);
+	else if (rr && !json_is_null(rr) && !(json_is_string(rr) && !strcmp(json_string_value(rr), "inf"))) {
+		sb_error_set(e, "%s: request_rate: expected a number or \"inf\"", name);
+		return NULL;
+	}
+	if (!(rate > 0)) {
+		sb_error_set(e, "%s: request_rate: %g is not positive", name, rate);
+		return NULL;
+	}
+	const json_t *mc = json_object_get(j, "max_concurrency");
+	long conc = -1;
+	if (json_is_integer(mc) && json_integer_value(mc) >= 1)
+		conc = (long)json_integer_value(mc);
+	else if (mc && !json_is_null(mc)) {
+		sb_error_set(e, "%s: max_concurrency: expected a whole number >= 1 or null", name);
+		return NULL;
+	}
+	const json_t *ramp = json_object_get(j, "ramp_up_strategy");
+	double burst = 1.0;
+	const json_t *bj = json_object_get(j, "burstiness");
+	if (json_is_number(bj) && json_number_value(bj) > 0)
+		burst = json_number_value(bj);
+	sb_mode mode;
+	double level;
+	if (isinf(rate)) {
+		mode = SB_MODE_CONCURRENCY;
+		level = conc > 0 ? (double)conc : (double)n;
+	} else {
+		mode = SB_MODE_RATE;
+		level = rate;
+	}
+	if (!st && mode == SB_MODE_RATE && (conc > 0 || (ramp && !json_is_null(ramp)))) {
+		sb_error_set(e, "%s: vllm bench serve result without \"start_times\" at request_rate "
+			        "%g with %s: when the requests were sent cannot be known", name, rate,
+			     conc > 0 ? "max_concurrency" : "a ramp-up");
+		return NULL;
+	}
+	gsl_rng *rng = NULL;
+	sb_workload w;
+	if (!st && mode == SB_MODE_RATE) {
+		sb_workload_init(&w);
+		w.arrival = burst == 1.0 ? SB_ARRIVAL_POISSON : SB_ARRIVAL_GAMMA;
+		w.arrival_cv = 1.0 / sqrt(burst);
+		if (!(rng = sb_rng_new(0))) {
+			sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+			return NULL;
+		}
+	}
+	double t_next = 0;
+	for (size_t i = 0; i < n; i++) {
+		sb_reqrec *q = recs_add(&b);
+		if (!q) {
+			r = sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+			goto fail;
+		}
+		const json_t *ej = json_array_get(errs, i);
+		const char *em = json_string_value(ej);
+		if (ej && !json_is_null(ej) && !em) {
+			r = sb_error_set(e, "%s: errors[%zu]: expected a string", name, i);
+			goto fail;
+		}
+		int failed = em && *em;
+		if ((r = vllm_count(in, "input_lens", i, &q->prompt_tokens, name, e)) < 0 ||
+		    (r = vllm_count(out, "output_lens", i, &q->output_tokens, name, e)) < 0)
+			goto fail;
+		double ttft, l = NAN, t;
+		if ((r = vllm_sec(ttfts, "ttfts", i, failed, &ttft, name, e)) < 0 ||
+		    (lat && (r = vllm_sec(lat, "latencies", i, failed, &l, name, e)) < 0))
+			goto fail;
+		const json_t *gaps = json_array_get(itls, i);
+		if (itls && !json_is_array(gaps) && !(failed && (!gaps || json_is_null(gaps)))) {
+			r = sb_error_set(e, "%s: itls[%zu]: expected a list of gaps (seconds)", name,
+					 i);
+			goto fail;
+		}
+		double sum = 0;
+		for (size_t k = 0; k < json_array_size(gaps); k++) {
+			double g;
+			char key[48];
+			snprintf(key, sizeof(key), "itls[%zu]", i);
+			if ((r = vllm_sec(gaps, key, k, 0, &g, name, e)) < 0 ||
+			    (!failed && (r = recs_add_itl(&b, g * 1e3)) < 0))
+				goto fail;
+			sum += g;
+		}
+		if (st) {
+			if ((r = vllm_sec(st, "start_times", i, 0, &t, name, e)) < 0)
+				goto fail;
+		} else if (rng) {
+			t = t_next;
+			t_next += sb_workload_gap_s(&w, rate, rng);
+		} else {
+			t = NAN; /* closed loop: placed below */
+		}
+		q->t_sent_s = t;
+		if (failed) {
+			if ((r = recs_fail(&b, "imported", em)) < 0)
+				goto fail;
+			if (isfinite(l) && l > 0)
+				q->t_done_s = isnan(t) ? l : t + l; /* closed loop: a duration */
+			continue;
+		}
+		q->ttft_ms = ttft * 1e3;
+		q->e2e_ms = (isfinite(l) ? l : ttft + sum) * 1e3;
+		if (q->e2e_ms < q->ttft_ms) {
+			r = sb_error_set(e, "%s: latencies[%zu]: %g s is less than its TTFT %g s", name,
+					 i, l, ttft);
+			goto fail;
+		}
+	}
+	gsl_rng_free(rng);
+	rng = NULL;
+	if (!st && mode == SB_MODE_CONCURRENCY && conc > 0)
+		closed_loop_sends(&b, (size_t)conc);
+	else if (!st && mode == SB_MODE_CONCURRENCY)
+		for (size_t i = 0; i < b.n; i++)
+			b.r[i].t_sent_s = 0;
+	if (!errs)
+		note(&b, "the file has no \"errors\": every request taken as successful");
+	if (!lat)
+		note(&b, "no \"latencies\" (an older vllm): each E2E is its TTFT plus its ITL gaps");
+	if (st)
+		note(&b, "send times from \"start_times\" (the client's perf_counter when each "
+			 "request was sent, after max_concurrency let it go)");
+	else if (mode == SB_MODE_RATE)
+		note(&b, "the file has no \"start_times\": send times DRAWN as %s arrivals at its "
+			 "request_rate %g req/s (burstiness %g), seed 0 — not the measured ones",
+		     burst == 1.0 ? "Poisson" : "gamma", rate, burst);
+	else if (conc > 0)
+		note(&b, "the file has no \"start_times\": send times DERIVED for a closed loop "
+			 "at max_concurrency %ld (vllm's semaphore lets requests go in the file's "
+			 "order as earlier ones finish; each sent when the first of %ld clients is "
+			 "free), not measured", conc, conc);
+	else
+		note(&b, "the file has no \"start_times\": request_rate inf and no "
+			 "max_concurrency, so every request was sent at once (t_sent_s 0)");
+	if (mode == SB_MODE_RATE && conc > 0)
+		note(&b, "max_concurrency %ld also capped requests in flight; the level is open "
+			 "loop at the recorded send times, which include the cap's delays", conc);
+	if (itls)
+		note(&b, "itl_ms are vllm's gaps between streamed chunks (a chunk may carry "
+			 "several tokens)");
+	json_t *target = json_object();
+	const char *model = json_string_value(json_object_get(j, "model_id"));
+	if (model)
+		json_object_set_new(target, "model", json_string(model));
+	const char *be = json_string_value(json_object_get(j, "backend"));
+	if (!be)
+		be = json_string_value(json_object_get(j, "endpoint_type"));
+	if (be)
+		json_object_set_new(target, "vllm_backend", json_string(be));
+	const char *date = json_string_value(json_object_get(j, "date"));
+	if (date)
+		json_object_set_new(target, "vllm_date", json_string(date));
+	json_t *doc = recs_document(&b, mode, level, target, SB_IMPORT_VLLM, name, e);
+	recs_free(&b);
+	return doc;
+fail:
+	gsl_rng_free(rng);
+	recs_free(&b);
+	return NULL;
+}
+
+/* ---- LLMServingSim requests.jsonl -------------------------------------- */
+
+/* obj[key]: NaN when absent or null, else a finite number (-EINVAL if not). */
+static int lss_num(const json_t *o, const char *key, double *out, const char *name, size_t ln,
+		   sb_error *e)
+{
+	const json_t *v = json_object_get(o, key);
+	if (!v || json_is_null(v)) {
+		*out = NAN;
+		return 0;
+	}
+	if (!json_is_number(v) || !isfinite(json_number_value(v)) ||
+	    fabs(json_number_value(v)) > 1e15)
+		return sb_error_set(e, "%s:%zu: %s: expected a number (seconds) or null", name, ln,
+				    key);
+	*out = json_number_value(v);
+	return 0;
+}
+
+/* Two timestamps on the same clock (LLMServingSim's bench/core/validate.py:
+ * requests finish in seconds, not days). */
+static int same_clock(double a, double b)
+{
+	return isfinite(a) && isfinite(b) && fabs(a - b) < 100000;
+}
+
+static json_t *lss_target(const char *dir, recs *b)
+{
+	json_t *t = json_object();
+	json_object_set_new(t, "server", json_string("vllm"));
+	if (!dir)
+		return t;
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/meta.json", dir);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return t;
+	fclose(f);
+	json_error_t je;
+	json_t *m = json_load_file(path, 0, &je);
+	const char *model = json_string_value(json_object_get(m, "model"));
+	if (model) {
+		json_object_set_new(t, "model", json_string(model));
+		note(b, "target.model from meta.json beside the file");
+	}
+	const json_t *ek = json_object_get(m, "engine_kwargs");
+	const json_t *seqs = json_object_get(ek, "max_num_seqs");
+	if (json_is_integer(seqs))
+		json_object_set_new(t, "max_num_seqs", json_integer(json_integer_value(seqs)));
+	const char *ver = json_string_value(json_object_get(m, "vllm_version"));
+	if (ver)
+		json_object_set_new(t, "vllm_version", json_string(ver));
+	json_decref(m);
+	return t;
+}
+
+static json_t *import_lss(char *text, const char *name, const char *dir, sb_error *e)
+{
+	recs b = { 0 };
+	int r = 0;
+	size_t ln = 0;
+	json_t **rows = NULL;
+	size_t n_rows = 0, cap = 0;
+	char *save = text;
+	for (char *line = text; line; line = save) {
+		char *nl = strchr(line, '\n');
+		save = nl ? nl + 1 : NULL;
+		if (nl)
+			*nl = 0;
+		ln++;
+		if (strspn(line, " \t\r") == strlen(line))
+			continue;
+		json_error_t je;
+		json_t *o = json_loads(line, 0, &je);
+		if (!json_is_object(o)) {
+			sb_error_set(e, "%s:%zu: %s", name, ln,
+				     o ? "expected a JSON object (one request per line)" : je.text);
+			json_decref(o);
+			goto fail;
+		}
+		if (n_rows == cap) {
+			cap = cap ? 2 * cap : 64;
+			json_t **p = realloc(rows, cap * sizeof(*p));
+			if (!p) {
+				json_decref(o);
+				sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+				goto fail;
+			}
+			rows = p;
+		}
+		json_object_set_new(o, "_line", json_integer((json_int_t)ln));
+		rows[n_rows++] = o;
+	}
+	/* one clock for every send: arrival_time when it shares the engine's
+	 * clock (first/last_token_ts), else queued_ts (vllm's arrival_time is
+	 * wall-clock epoch, the others monotonic) */
+	int use_arrival = 1, any = 0;
+	for (size_t i = 0; i < n_rows; i++) {
+		size_t l = (size_t)json_integer_value(json_object_get(rows[i], "_line"));
+		double arr, fst;
+		if ((r = lss_num(rows[i], "arrival_time", &arr, name, l, e)) < 0 ||
+		    (r = lss_num(rows[i], "first_token_ts", &fst, name, l, e)) < 0)
+			goto fail;
+		if (!isfinite(fst))
+			continue;
+		any = 1;
+		if (!same_clock(arr, fst))
+			use_arrival = 0;
+	}
+	const char *anchor = use_arrival && any ? "arrival_time" : "queued_ts";
+	for (size_t i = 0; i < n_rows; i++) {
+		const json_t *o = rows[i];
+		size_t l = (size_t)json_integer_value(json_object_get(o, "_line"));
+		sb_reqrec *q = recs_add(&b);
+		if (!q) {
+			sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+			goto fail;
+		}
+		const char *keys[2] = { "input_toks", "output_toks" };
+		long *dst[2] = { &q->prompt_tokens, &q->output_tokens };
+		for (int k = 0; k < 2; k++) {
+			const json_t *v = json_object_get(o, keys[k]);
+			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+			    (double)json_integer_value(v) > MAX_TOKENS) {
+				sb_error_set(e, "%s:%zu: %s: %s", name, l, keys[k],
+					     v ? "expected a whole number >= 0" : "missing");
+				goto fail;
+			}
+			*dst[k] = (long)json_integer_value(v);
+		}
+		double t, fst, lst;
+		if ((r = lss_num(o, anchor, &t, name, l, e)) < 0 ||
+		    (r = lss_num(o, "first_token_ts", &fst, name, l, e)) < 0 ||
+		    (r = lss_num(o, "last_token_ts", &lst, name, l, e)) < 0)
+			goto fail;
+		if (!isfinite(t) && !isfinite(fst) && !isfinite(lst)) {
+			/* vllm returned no RequestStateStats: sent, but when is not known */
+			sb_error_set(e, "%s:%zu: no timestamps (%s, first_token_ts, last_token_ts "
+				        "all null): the request cannot be placed in time", name, l,
+				     anchor);
+			goto fail;
+		}
+		if (!isfinite(t)) {
+			sb_error_set(e, "%s:%zu: %s: missing or null", name, l, anchor);
+			goto fail;
+		}
+		q->t_sent_s = t;
+		if (!isfinite(fst) || !isfinite(lst)) {
+			if ((r = recs_fail(&b, "imported", "no first_token_ts/last_token_ts")) < 0)
+				goto fail;
+			continue;
+		}
+		if (fst < t || lst < fst) {
+			sb_error_set(e, "%s:%zu: times out of order (%s %.6f, first_token_ts %.6f, "
+				        "last_token_ts %.6f): a negative TTFT or TPOT", name, l, anchor,
+				     t, fst, lst);
+			goto fail;
+		}
+		q->ttft_ms = (fst - t) * 1e3;
+		q->e2e_ms = (lst - t) * 1e3;
+		q->t_done_s = lst;
+	}
+	if (n_rows == 0) {
+		sb_error_set(e, "%s: no requests in the file", name);
+		goto fail;
+	}
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < b.n; i++) {
+		lo = fmin(lo, b.r[i].t_sent_s);
+		hi = fmax(hi, b.r[i].t_sent_s);
+	}
+	double rate = b.n >= 2 && hi > lo ? (double)(b.n - 1) / (hi - lo) : 1.0;
+	note(&b, "open loop at the send times the file gives (%s); the level (%.4g req/s) is "
+		 "their mean rate", anchor, rate);
+	if (!use_arrival)
+		note(&b, "arrival_time is on another clock than first/last_token_ts (epoch vs "
+			 "monotonic), so requests are timed from queued_ts, as LLMServingSim's "
+			 "validate.py does: TTFT and E2E leave out the time before vllm queued "
+			 "the request");
+	note(&b, "no inter-token gaps in the file (itl_ms empty); TPOT is (E2E - TTFT) / "
+		 "(output - 1) as LLMServingSim defines it");
+	note(&b, "output_tokens are the requested output_toks (the bench runs with "
+		 "ignore_eos), not counted");
+	for (size_t i = 0; i < n_rows; i++)
+		json_decref(rows[i]);
+	free(rows);
+	rows = NULL;
+	n_rows = 0;
+	json_t *target = lss_target(dir, &b);
+	json_t *doc = recs_document(&b, SB_MODE_RATE, rate, target, SB_IMPORT_LLMSERVINGSIM, name, e);
+	recs_free(&b);
+	return doc;
+fail:
+	for (size_t i = 0; i < n_rows; i++)
+		json_decref(rows[i]);
+	free(rows);
+	recs_free(&b);
+	return NULL;
+}
+
+/* ---- detection --------------------------------------------------------- */
+
+json_t *sb_import_text(const char *text, size_t len, const char *name, const char *dir,
+		       sb_import_format *fmt, sb_error *e)
+{
+	sb_import_format f = SB_IMPORT_RESULTS;
+	if (fmt)
+		*fmt = f;
+	size_t s = 0;
+	if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3))
+		s = 3;
+	while (s < len && strchr(" \t\r\n", text[s]))
+		s++;
+	if (s == len) {
+		sb_error_set(e, "%s: empty file", name);
+		return NULL;
+	}
+	if (memchr(text, 0, len)) {
+		sb_error_set(e, "%s: a NUL byte: not a text file", name);
+		return NULL;
+	}
+	char *buf = malloc(len + 1);
+	if (!buf) {
+		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+		return NULL;
+	}
+	memcpy(buf, text, len);
+	buf[len] = 0;
+	json_t *doc = NULL;
+	if (buf[s] == '{') {
+		json_error_t je;
+		json_t *j = json_loadb(buf + s, len - s, 0, &je);
+		if (!j) {
+			/* one object per line? */
+			const char *nl = memchr(buf + s, '\n', len - s);
+			json_t *first = json_loadb(buf + s, nl ? (size_t)(nl - (buf + s)) : len - s, 0,
+						   &je);
+			if (json_is_object(first) && json_object_get(first, "first_token_ts")) {
+				f = SB_IMPORT_LLMSERVINGSIM;
+				doc = import_lss(buf, name, dir, e);
+			} else if (json_is_object(first) && json_object_get(first, "ttfts")) {
+				f = SB_IMPORT_VLLM;
+				sb_error_set(e, "%s: several vllm bench serve results in one file "
+					        "(--append-result): give each run as a file of its "
+					        "own", name);
+			} else {
+				doc = sb_json_load_string(buf, name, e);
+				json_decref(doc);
+				doc = NULL;
+			}
+			json_decref(first);
+		} else if (json_object_get(j, "schema")) {
+			doc = json_incref(j);
+		} else if (json_object_get(j, "ttfts") || json_object_get(j, "input_lens")) {
+			f = SB_IMPORT_VLLM;
+			doc = import_vllm(j, name, e);
+		} else if (json_object_get(j, "first_token_ts")) {
+			f = SB_IMPORT_LLMSERVINGSIM;
+			doc = import_lss(buf, name, dir, e);
+		} else {
+			sb_error_set(e, "%s: a JSON object of unknown shape: not a servebench results "
+				        "file (no \"schema\"), not a vllm bench serve result (no "
+				        "\"ttfts\"), not LLMServingSim requests (no \"first_token_ts\")",
+				     name);
+		}
+		json_decref(j);
+	} else if (buf[s] == '[') {
+		sb_error_set(e, "%s: a JSON array: not a format servebench reads (results files are "
+			        "objects)", name);
+	} else if (!strncmp(buf + s, "t_sent_s,", 9)) {
+		f = SB_IMPORT_CSV;
+		doc = import_csv(buf + s, name, e);
+	} else {
+		sb_error_set(e, "%s: unknown format: expected a servebench results JSON, a vllm bench "
+			        "serve JSON (--save-detailed), LLMServingSim requests.jsonl, or a CSV "
+			        "with the header \"" CSV_HEADER "\"", name);
+	}
+	free(buf);
+	if (fmt)
+		*fmt = f;
+	return doc;
+}
+
+json_t *sb_import_load(const char *path, sb_import_format *fmt, int *err, sb_error *e)
+{
+	int dummy;
+	if (!err)
+		err = &dummy;
+	*err = -EINVAL;
+	FILE *f = strcmp(path, "-") ? fopen(path, "rb") : stdin;
+	if (!f) {
+		*err = -errno;
+		sb_error_set(e, "%s: %s", path, strerror(errno));
+		return NULL;
+	}
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap);
+	while (buf) {
+		if (len == cap) {
+			char *p = realloc(buf, cap *= 2);
+			if (!p) {
+				free(buf);
+				buf = NULL;
+				break;
+			}
+			buf = p;
+		}
+		size_t k = fread(buf + len, 1, cap - len, f);
+		len += k;
+		if (k == 0)
+			break;
+	}
+	int rd_err = ferror(f);
+	if (f != stdin)
+		fclose(f);
+	if (!buf) {
+		*err = -ENOMEM;
+		sb_error_code(e, -ENOMEM, "%s: out of memory", path);
+		return NULL;
+	}
+	if (rd_err) {
+		free(buf);
+		*err = -EIO;
+		sb_error_set(e, "%s: read error", path);
+		return NULL;
+	}
+	char *dir = NULL;
+	const char *slash = strrchr(path, '/');
+	if (strcmp(path, "-"))
+		dir = slash ? strndup(path, (size_t)(slash - path) + (slash == path))
+			    : strdup(".");
+	json_t *doc = sb_import_text(buf, len, path, dir, fmt, e);
+	free(dir);
+	free(buf);
+	if (doc)
+		*err = 0;
+	return doc;
+}

@@ -1,0 +1,60 @@
+/* import.h — other tools' per-request result files, read as a results
+ * document ("servebench.results/1", core/results.h), so that every command
+ * that reads results files reads them unchanged (sb_results_load calls
+ * sb_import_load). Field-by-field mappings: docs/formats.md, "Other tools'
+ * files".
+ *
+ * Contract:
+ *  - The format is detected from the content, never from the file name:
+ *      a JSON object with "schema"           servebench's own (returned as is;
+ *                                            the results reader checks it)
+ *      a JSON object with "ttfts"/"input_lens"   `vllm bench serve
+ *                                            --save-result --save-detailed`
+ *      JSON lines with "first_token_ts"      LLMServingSim's bench
+ *                                            requests.jsonl (meta.json beside
+ *                                            it read for the model, if there)
+ *      a first line "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error"
+ *      (optionally ",itl_ms")                servebench's per-request CSV
+ *  - An imported file is one level of a measured run. Its document says what
+ *    it came from and every assumption made (top-level "import": format,
+ *    file, notes[]); nothing is reconstructed silently. A level whose
+ *    requests were sent at times the file does not give is refused unless
+ *    the file states how they were sent (closed loop at a concurrency, all at
+ *    once, or a Poisson/gamma rate, whose draws are then seeded and noted).
+ *  - Bad input (an empty file, a missing column or key, a non-numeric or
+ *    negative time, lists of unequal length, a JSON of unknown shape) fails
+ *    with -EINVAL and a message naming the file, the line or field, and what
+ *    was wrong. Never prints.
+ */
+#ifndef SB_IMPORT_H
+#define SB_IMPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "error.h"
+
+typedef enum sb_import_format {
+	SB_IMPORT_RESULTS = 0,   /* servebench.results/1 (or any JSON with "schema") */
+	SB_IMPORT_CSV,           /* servebench's per-request CSV */
+	SB_IMPORT_VLLM,          /* vllm bench serve --save-result --save-detailed */
+	SB_IMPORT_LLMSERVINGSIM, /* LLMServingSim bench requests.jsonl */
+} sb_import_format;
+
+/* "servebench-results", "servebench-csv", "vllm-bench-serve",
+ * "llmservingsim-requests". */
+const char *sb_import_format_name(sb_import_format f);
+
+/* Reads path ("-": stdin) in whichever format it is and returns a results
+ * document (new reference), or NULL with a message in e (the errno, -EINVAL
+ * or -ENOENT or -ENOMEM, in *err when err is not NULL). fmt (may be NULL)
+ * gets the format detected. */
+json_t *sb_import_load(const char *path, sb_import_format *fmt, int *err, sb_error *e);
+
+/* The same from text already in memory; `name` stands for the file in
+ * messages and `dir` (may be NULL) is where an LLMServingSim meta.json would
+ * lie. */
+json_t *sb_import_text(const char *text, size_t len, const char *name, const char *dir,
+		       sb_import_format *fmt, sb_error *e);
+
+#endif

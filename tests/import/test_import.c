@@ -1,0 +1,360 @@
+/* test_import.c — other tools' per-request files read as results documents
+ * (core/import.h): each format's counts, times, errors and notes; every bad
+ * input refused with a message naming the file and what was wrong.
+ * usage: test_import DATA_DIR (tests/import/data) */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "../check.h"
+#include "core/import.h"
+#include "core/results.h"
+
+/* text imported as `name` and read back by the results reader. 0 or <0. */
+static int load(const char *text, const char *name, sb_import_format *fmt, sb_results *r,
+		sb_error *e)
+{
+	json_t *doc = sb_import_text(text, strlen(text), name, NULL, fmt, e);
+	if (!doc)
+		return -EINVAL;
+	int rc = sb_results_from_json(doc, r, name, e);
+	json_decref(doc);
+	return rc;
+}
+
+/* Whether the document's import notes mention `what`. */
+static int noted(const sb_results *r, const char *what)
+{
+	const json_t *notes = json_object_get(json_object_get(r->root, "import"), "notes");
+	size_t i;
+	const json_t *n;
+	json_array_foreach(notes, i, n)
+	{
+		if (strstr(json_string_value(n), what))
+			return 1;
+	}
+	return 0;
+}
+
+static void test_csv(void)
+{
+	const char *csv = "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error,itl_ms\n"
+			  "10.0,128,4,40.5,100.5,,20 20 20\r\n"
+			  "10.5,256,8,55,200,,\n"
+			  "11.0,64,0,,,http_503 overloaded,\n"
+			  "11.5,128,4,41,101,,\n"
+			  "\n";
+	sb_results r;
+	sb_error e = { "" };
+	sb_import_format f;
+	int rc = load(csv, "a.csv", &f, &r, &e);
+	CHECK(rc == 0);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	CHECK(f == SB_IMPORT_CSV);
+	CHECK(r.n_levels == 1);
+	CHECK_STR(r.source, "measured");
+	const sb_rlevel *l = &r.levels[0];
+	CHECK(l->sum.mode == SB_MODE_RATE);
+	CHECK_NEAR(l->sum.level, 3 / 1.5, 1e-12);
+	CHECK(l->n_reqs == 4);
+	CHECK(l->sum.requests_ok == 3 && l->sum.requests_failed == 1);
+	CHECK_NEAR(l->reqs[0].t_sent_s, 0, 1e-12);
+	CHECK_NEAR(l->reqs[3].t_sent_s, 1.5, 1e-12);
+	CHECK_NEAR(l->reqs[0].ttft_ms, 40.5, 1e-12);
+	CHECK_NEAR(l->reqs[0].e2e_ms, 100.5, 1e-12);
+	CHECK_NEAR(l->reqs[1].t_done_s, 0.5 + 0.2, 1e-12);
+	CHECK(l->reqs[0].n_itl == 3 && l->reqs[1].n_itl == 0);
+	CHECK_NEAR(l->reqs[0].itl_ms[2], 20, 1e-12);
+	CHECK(l->reqs[1].prompt_tokens == 256 && l->reqs[1].output_tokens == 8);
+	CHECK_STR(l->reqs[2].err_class, "imported");
+	CHECK_STR(l->reqs[2].err_msg, "http_503 overloaded");
+	CHECK(!l->reqs[0].err_class);
+	sb_results_fini(&r);
+	/* an error message not in UTF-8: kept, its stray bytes as '?' */
+	rc = load("t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,0,,,h\x8c\x8b 503\n",
+		  "l1.csv", NULL, &r, &e);
+	CHECK(rc == 0);
+	if (rc < 0)
+		return;
+	CHECK_STR(r.levels[0].reqs[0].err_msg, "h?? 503");
+	CHECK(noted(&r, "open loop"));
+	CHECK(r.workload.warmup == 0);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r.root, "import"), "format")),
+		  "servebench-csv");
+	sb_results_fini(&r);
+}
+
+/* A vllm bench serve --save-result --save-detailed file, by hand from the
+ * keys vllm/benchmarks/serve.py saves. `extra` replaces keys. */
+static char *vllm_doc(const char *extra)
+{
+	json_error_t je;
+	json_t *j = json_loads(
+		"{\"date\": \"20261201-101500\", \"backend\": \"vllm\", \"endpoint_type\": \"vllm\","
+		" \"model_id\": \"meta-llama/Llama-3.1-8B-Instruct\", \"num_prompts\": 4,"
+		" \"request_rate\": 2.0, \"burstiness\": 1.0, \"max_concurrency\": null,"
+		" \"duration\": 2.1, \"completed\": 3, \"failed\": 1,"
+		" \"input_lens\": [128, 128, 100, 128], \"output_lens\": [4, 4, 0, 4],"
+		" \"ttfts\": [0.050, 0.060, 0.0, 0.055],"
+		" \"itls\": [[0.020, 0.021, 0.022], [0.020, 0.020, 0.020], [], [0.030, 0.010, 0.020]],"
+		" \"latencies\": [0.113, 0.120, 0.0, 0.115],"
+		" \"start_times\": [1000.0, 1000.5, 1001.0, 1001.5],"
+		" \"generated_texts\": [\"a\", \"b\", \"\", \"c\"],"
+		" \"errors\": [\"\", \"\", \"Bad Request: too long\", \"\"],"
+		" \"mean_ttft_ms\": 55.0}",
+		0, &je);
+	if (extra) {
+		json_t *x = json_loads(extra, 0, &je);
+		json_object_update(j, x);
+		const char *k;
+		json_t *v;
+		void *tmp;
+		json_object_foreach_safe(x, tmp, k, v)
+		{
+			if (json_is_string(v) && !strcmp(json_string_value(v), "DELETE"))
+				json_object_del(j, k);
+		}
+		json_decref(x);
+	}
+	char *s = json_dumps(j, 0);
+	json_decref(j);
+	return s;
+}
+
+static void test_vllm(void)
+{
+	char *s = vllm_doc(NULL);
+	sb_results r;
+	sb_error e = { "" };
+	sb_import_format f;
+	int rc = load(s, "v.json", &f, &r, &e);
+	free(s);
+	CHECK(rc == 0);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	CHECK(f == SB_IMPORT_VLLM);
+	const sb_rlevel *l = &r.levels[0];
+	CHECK(l->sum.mode == SB_MODE_RATE);
+	CHECK_NEAR(l->sum.level, 2.0, 0);
+	CHECK(l->n_reqs == 4 && l->sum.requests_failed == 1);
+	CHECK_NEAR(l->reqs[1].t_sent_s, 0.5, 1e-9);
+	CHECK_NEAR(l->reqs[0].ttft_ms, 50, 1e-9);
+	CHECK_NEAR(l->reqs[0].e2e_ms, 113, 1e-9);
+	CHECK(l->reqs[0].n_itl == 3);
+	CHECK_NEAR(l->reqs[0].itl_ms[1], 21, 1e-9);
+	CHECK(l->reqs[2].prompt_tokens == 100);
+	CHECK_STR(l->reqs[2].err_msg, "Bad Request: too long");
+	CHECK(isnan(l->reqs[2].ttft_ms));
+	/* vllm's TPOT excludes the first token: (113 - 50) / 3 */
+	CHECK_NEAR(sb_reqrec_tpot_ms(&l->reqs[0]), 21, 1e-9);
+	CHECK_STR(r.target.model, "meta-llama/Llama-3.1-8B-Instruct");
+	CHECK(noted(&r, "start_times"));
+	sb_results_fini(&r);
+
+	/* an older vllm: no latencies, no start_times, closed loop at 2 */
+	s = vllm_doc("{\"latencies\": \"DELETE\", \"start_times\": \"DELETE\","
+		     " \"request_rate\": \"inf\", \"max_concurrency\": 2}");
+	rc = load(s, "old.json", NULL, &r, &e);
+	free(s);
+	CHECK(rc == 0);
+	if (rc == 0) {
+		l = &r.levels[0];
+		CHECK(l->sum.mode == SB_MODE_CONCURRENCY);
+		CHECK_NEAR(l->sum.level, 2, 0);
+		CHECK_NEAR(l->reqs[0].e2e_ms, 50 + 63, 1e-9); /* TTFT + the gaps */
+		/* derived sends: 0, 0, then when the first finishes (0.113 s);
+		 * the failed one took no time, so the fourth goes then too */
+		CHECK_NEAR(l->reqs[0].t_sent_s, 0, 0);
+		CHECK_NEAR(l->reqs[1].t_sent_s, 0, 0);
+		CHECK_NEAR(l->reqs[2].t_sent_s, 0.113, 1e-9);
+		CHECK_NEAR(l->reqs[3].t_sent_s, 0.113, 1e-9);
+		CHECK(noted(&r, "DERIVED") && noted(&r, "TTFT plus"));
+		sb_results_fini(&r);
+	}
+	/* no start_times at a rate: drawn, and said so */
+	s = vllm_doc("{\"start_times\": \"DELETE\"}");
+	rc = load(s, "rate.json", NULL, &r, &e);
+	free(s);
+	CHECK(rc == 0);
+	if (rc == 0) {
+		CHECK(noted(&r, "DRAWN"));
+		CHECK(r.levels[0].reqs[1].t_sent_s > 0);
+		sb_results_fini(&r);
+	}
+	/* everything at once */
+	s = vllm_doc("{\"start_times\": \"DELETE\", \"request_rate\": \"inf\"}");
+	rc = load(s, "once.json", NULL, &r, &e);
+	free(s);
+	CHECK(rc == 0);
+	if (rc == 0) {
+		CHECK(r.levels[0].sum.mode == SB_MODE_CONCURRENCY);
+		CHECK_NEAR(r.levels[0].sum.level, 4, 0);
+		CHECK_NEAR(r.levels[0].reqs[3].t_sent_s, 0, 0);
+		sb_results_fini(&r);
+	}
+}
+
+static void test_llmservingsim(const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/llmservingsim/requests.jsonl", dir);
+	sb_results r;
+	sb_error e = { "" };
+	int rc = sb_results_load(path, &r, &e);
+	CHECK(rc == 0);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	const sb_rlevel *l = &r.levels[0];
+	CHECK(l->n_reqs == 30 && l->sum.requests_failed == 0);
+	CHECK(l->sum.mode == SB_MODE_RATE);
+	CHECK_STR(r.target.model, "meta-llama/Llama-3.1-8B");
+	/* bench-0: queued_ts 27536.660701067, first 27537.350135653, last
+	 * 27554.231018618 (arrival_time is epoch, another clock) */
+	CHECK_NEAR(l->reqs[0].ttft_ms, (27537.350135653 - 27536.660701067) * 1e3, 1e-6);
+	CHECK_NEAR(l->reqs[0].e2e_ms, (27554.231018618 - 27536.660701067) * 1e3, 1e-6);
+	CHECK(l->reqs[0].prompt_tokens == 2358 && l->reqs[0].output_tokens == 531);
+	CHECK_NEAR(l->reqs[0].t_sent_s, 0, 0);
+	CHECK_NEAR(l->reqs[1].t_sent_s, 27537.047603549 - 27536.660701067, 1e-6);
+	CHECK(noted(&r, "queued_ts"));
+	sb_results_fini(&r);
+
+	/* same clock: arrival_time is used */
+	const char *same = "{\"request_id\": \"a\", \"input_toks\": 10, \"output_toks\": 3,"
+			   " \"arrival_time\": 5.0, \"queued_ts\": 5.5, \"scheduled_ts\": 5.6,"
+			   " \"first_token_ts\": 6.0, \"last_token_ts\": 6.5}\n"
+			   "{\"request_id\": \"b\", \"input_toks\": 10, \"output_toks\": 3,"
+			   " \"arrival_time\": 7.0, \"queued_ts\": 7.1, \"scheduled_ts\": 7.2,"
+			   " \"first_token_ts\": null, \"last_token_ts\": null}\n";
+	rc = load(same, "s.jsonl", NULL, &r, &e);
+	CHECK(rc == 0);
+	if (rc == 0) {
+		CHECK_NEAR(r.levels[0].reqs[0].ttft_ms, 1000, 1e-9);
+		CHECK_NEAR(r.levels[0].reqs[1].t_sent_s, 2, 1e-12);
+		CHECK(r.levels[0].reqs[1].err_class != NULL);
+		CHECK(r.levels[0].sum.requests_failed == 1);
+		sb_results_fini(&r);
+	}
+}
+
+/* A servebench results document passes through untouched. */
+static void test_passthrough(void)
+{
+	json_t *d = sb_results_new("simulated", NULL, NULL);
+	char *s = json_dumps(d, 0);
+	sb_import_format f = SB_IMPORT_CSV;
+	sb_error e;
+	json_t *j = sb_import_text(s, strlen(s), "r.json", NULL, &f, &e);
+	CHECK(j && f == SB_IMPORT_RESULTS && json_equal(j, d));
+	json_decref(j);
+	json_decref(d);
+	free(s);
+}
+
+static void test_bad(void)
+{
+	static const struct {
+		const char *text, *want;
+	} bad[] = {
+		{ "", "bad.x: empty file" },
+		{ "  \n\n", "bad.x: empty file" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms\n0,1,1,1,1\n",
+		  "bad.x:1: the header must be exactly" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,1\n",
+		  "bad.x:2: 4 columns, expected 6 (no e2e_ms)" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,1,2,,x\n",
+		  "bad.x:2: more than 6 columns" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,abc,2,\n",
+		  "bad.x:2: ttft_ms: \"abc\" is not a number" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,1,2,\n-1,1,1,1,2,\n",
+		  "bad.x:3: t_sent_s: -1 is negative" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1.5,1,1,2,\n",
+		  "bad.x:2: prompt_tokens: 1.5 is not a whole number" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,5,2,\n",
+		  "bad.x:2: e2e_ms 2 is less than ttft_ms 5" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,,2,\n",
+		  "bad.x:2: ttft_ms: empty" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error,itl_ms\n0,1,3,1,2,,1 x\n",
+		  "bad.x:2: itl_ms: \"1 x\" is not a list of gaps" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n",
+		  "bad.x: no requests in the file" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1e13,1,1,2,\n",
+		  "bad.x:2: prompt_tokens: 1e13 is not a whole number of tokens (too large)" },
+		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,1,2,\n1e9,1,1,1,2,\n",
+		  "bad.x: request 1: 1e+09 s after the first send" },
+		{ "{\"foo\": 1}", "bad.x: a JSON object of unknown shape" },
+		{ "[1, 2]", "bad.x: a JSON array" },
+		{ "{\"foo\": ", "bad.x:1:" },
+		{ "hello\n", "bad.x: unknown format" },
+		{ "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1]}\n"
+		  "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1]}\n",
+		  "bad.x: several vllm bench serve results in one file" },
+		{ "{\"input_lens\": [1], \"output_lens\": [1]}", "without \"ttfts\"" },
+		{ "{\"ttfts\": [0.1, 0.2], \"input_lens\": [1], \"output_lens\": [1, 1], \"latencies\": [1, 1]}",
+		  "bad.x: \"input_lens\" has 1 entries, \"ttfts\" has 2" },
+		{ "{\"ttfts\": [-0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1]}",
+		  "bad.x: ttfts[0]: -0.1 is negative" },
+		{ "{\"ttfts\": [\"x\"], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1]}",
+		  "bad.x: ttfts[0]: expected a number" },
+		{ "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1]}",
+		  "neither \"latencies\" nor \"itls\"" },
+		{ "{\"ttfts\": [0.1], \"input_lens\": [1.5], \"output_lens\": [1], \"latencies\": [1]}",
+		  "bad.x: input_lens[0]: expected a token count" },
+		{ "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [0.05]}",
+		  "bad.x: latencies[0]: 0.05 s is less than its TTFT" },
+		{ "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1],"
+		  " \"request_rate\": 3, \"max_concurrency\": 2}",
+		  "when the requests were sent cannot be known" },
+		{ "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1],"
+		  " \"request_rate\": -3}", "request_rate: -3 is not positive" },
+		{ "{\"request_id\": \"a\", \"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 1,"
+		  " \"first_token_ts\": 2, \"last_token_ts\": 3}\nnot json\n",
+		  "bad.x:2:" },
+		{ "{\"request_id\": \"a\", \"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 1,"
+		  " \"first_token_ts\": 2, \"last_token_ts\": 1.5}\n",
+		  "bad.x:1: times out of order" },
+		{ "{\"request_id\": \"a\", \"output_toks\": 1, \"arrival_time\": 1,"
+		  " \"first_token_ts\": 2, \"last_token_ts\": 3}\n",
+		  "bad.x:1: input_toks: missing" },
+		{ "{\"request_id\": \"a\", \"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": null,"
+		  " \"queued_ts\": null, \"first_token_ts\": null, \"last_token_ts\": null}\n",
+		  "bad.x:1: no timestamps" },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		sb_error e = { "" };
+		json_t *j = sb_import_text(bad[i].text, strlen(bad[i].text), "bad.x", NULL, NULL, &e);
+		if (j || !strstr(e.msg, bad[i].want)) {
+			fprintf(stderr, "bad[%zu]: got %s \"%s\", want \"%s\"\n", i,
+				j ? "a document and" : "", e.msg, bad[i].want);
+			check_failures++;
+		}
+		json_decref(j);
+	}
+	/* a missing file: -ENOENT, named */
+	sb_error e = { "" };
+	int err = 0;
+	CHECK(!sb_import_load("/nonexistent/x.csv", NULL, &err, &e));
+	CHECK(err == -ENOENT && strstr(e.msg, "/nonexistent/x.csv"));
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		fprintf(stderr, "usage: test_import DATA_DIR\n");
+		return 2;
+	}
+	test_csv();
+	test_vllm();
+	test_llmservingsim(argv[1]);
+	test_passthrough();
+	test_bad();
+	return check_report("test_import");
+}
