@@ -54,9 +54,11 @@ truth's runs - 1.
 A draw whose calibration or prediction fails is counted in the "fail" column and
 left out of k/N.
 
-Run time on the project's 2-core machine (two sbsim/calibrate processes at a time,
-nice 5, --jobs 1 each): see docs/accuracy.md; N = 20, R = 40 took well under 10
-minutes, so the defaults are the brief's (no reduction).
+8 slots are simulated with sbsim's --slots 8 (sbsim has no --sim-slots; that is
+validate's). Run time on the project's shared 2-core machine (two sbsim/calibrate
+processes at a time, nice 5, --jobs 1 each): 203 s at N = 20, R = 40 (2026-12-04), so
+nothing was cut to fit ten minutes. The figures: docs/accuracy.md, "Error bars off the
+data (truths of other forms)".
 
 Python 3 standard library only; it prints a table and exits 0 (a measurement, not a
 test; exit 2 on bad arguments or when a truth file does not load).
