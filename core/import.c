@@ -45,6 +45,9 @@ typedef struct recs {
 	size_t n_itl, cap_itl;
 	char **msg; /* owned error messages, one per record (NULL: none) */
 	json_t *notes;
+	int *grp;   /* each record's level: an index into lv (NULL: all one level) */
+	struct { double level; sb_mode mode; } lv[SB_WORKLOAD_MAX_LEVELS];
+	int n_lv;
 } recs;
 
 static void recs_free(recs *b)
@@ -55,6 +58,7 @@ static void recs_free(recs *b)
 	free(b->itl_at);
 	free(b->itl);
 	free(b->msg);
+	free(b->grp);
 	json_decref(b->notes);
 }
 
@@ -87,6 +91,18 @@ static sb_reqrec *recs_add(recs *b)
 	b->msg[b->n] = NULL;
 	b->n++;
 	return q;
+}
+
+/* b->grp grown to b->cap entries (the last record's group 0), or NULL
+ * (b->grp then still owned by b). */
+static int *realloc_grp(recs *b)
+{
+	int *g = realloc(b->grp, b->cap * sizeof(*g));
+	if (g) {
+		b->grp = g;
+		g[b->n - 1] = 0;
+	}
+	return g;
 }
 
 static int recs_add_itl(recs *b, double v)
@@ -134,22 +150,70 @@ static void note(recs *b, const char *fmt, ...)
 	json_array_append_new(b->notes, json_string(s));
 }
 
-typedef struct ev {
-	double t;
-	int d;
-} ev;
-
-static int cmp_ev(const void *a, const void *b)
+/* Records i0.. of b's level g (all of them when b has no levels), shifted
+ * so that the level's first send is at 0, into a new array (*n of them);
+ * NULL when out of memory. Gaps point into b->itl. */
+static sb_reqrec *level_records(recs *b, int g, size_t *n)
 {
-	const ev *x = a, *y = b;
-	if (x->t != y->t)
-		return (x->t > y->t) - (x->t < y->t);
-	return x->d - y->d; /* completions before arrivals at equal times */
+	sb_reqrec *r = malloc((b->n ? b->n : 1) * sizeof(*r));
+	if (!r)
+		return NULL;
+	double t0 = INFINITY;
+	*n = 0;
+	for (size_t i = 0; i < b->n; i++) {
+		if (b->grp && b->grp[i] != g)
+			continue;
+		sb_reqrec q = b->r[i];
+		q.itl_ms = q.n_itl ? b->itl + b->itl_at[i] : NULL;
+		if (isnan(q.t_scheduled_s))
+			q.t_scheduled_s = q.t_sent_s;
+		t0 = fmin(t0, q.t_scheduled_s);
+		r[(*n)++] = q;
+	}
+	for (size_t i = 0; i < *n; i++) {
+		sb_reqrec *q = &r[i];
+		q->t_sent_s -= t0;
+		q->t_scheduled_s -= t0;
+		if (isnan(q->t_done_s))
+			q->t_done_s = q->t_sent_s + (isfinite(q->e2e_ms) ? q->e2e_ms / 1e3 : 0);
+		else
+			q->t_done_s -= t0;
+	}
+	return r;
 }
 
-/* The document: the records shifted so the first send is at 0, their
- * level summary over [first send, last completion], a workload saying the
- * mode and level, target (stolen), and "import". */
+/* Level g of the document: its records, checked to lie on one clock, and
+ * their summary added to doc. Returns 0, -EINVAL or -ENOMEM with a message. */
+static int add_level(json_t *doc, recs *b, int g, sb_mode mode, double level,
+		     const char *name, sb_error *e)
+{
+	size_t n;
+	sb_reqrec *r = level_records(b, g, &n);
+	if (!r)
+		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+	int ret = 0;
+	for (size_t i = 0; i < n && ret == 0; i++)
+		if (!(r[i].t_sent_s <= MAX_SPAN_S && r[i].t_done_s <= MAX_SPAN_S))
+			ret = sb_error_set(e, "%s: request %zu: %g s after the first send (more "
+					      "than %g s): times on different clocks?", name, i,
+					   fmax(r[i].t_sent_s, r[i].t_done_s), MAX_SPAN_S);
+	sb_level lv;
+	if (ret == 0 && sb_level_of_records(r, n, level, mode, &lv) < 0)
+		ret = sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+	json_t *reqs = ret == 0 ? json_array() : NULL;
+	for (size_t i = 0; reqs && i < n; i++)
+		if (json_array_append_new(reqs, sb_reqrec_to_json(&r[i], NULL)) < 0)
+			break;
+	if (ret == 0 && (!reqs || json_array_size(reqs) != n || sb_results_add_level(doc, &lv, reqs) < 0))
+		ret = sb_error_code(e, -ENOMEM, "%s: out of memory", name); /* reqs stolen */
+	free(r);
+	return ret;
+}
+
+/* The document: each level's records shifted so its first send is at 0,
+ * their summary over [first send, last completion], a workload saying the
+ * mode and levels, target (stolen), and "import". Without levels in b, one
+ * level of mode and level. */
 static json_t *recs_document(recs *b, sb_mode mode, double level, json_t *target,
 			     sb_import_format fmt, const char *name, sb_error *e)
 {
@@ -158,92 +222,38 @@ static json_t *recs_document(recs *b, sb_mode mode, double level, json_t *target
 		sb_error_set(e, "%s: no requests in the file", name);
 		return NULL;
 	}
-	double t0 = INFINITY;
-	for (size_t i = 0; i < b->n; i++) {
-		sb_reqrec *q = &b->r[i];
-		q->itl_ms = q->n_itl ? b->itl + b->itl_at[i] : NULL;
-		if (isnan(q->t_scheduled_s))
-			q->t_scheduled_s = q->t_sent_s;
-		if (q->t_scheduled_s < t0)
-			t0 = q->t_scheduled_s;
-	}
-	for (size_t i = 0; i < b->n; i++) {
-		sb_reqrec *q = &b->r[i];
-		q->t_sent_s -= t0;
-		q->t_scheduled_s -= t0;
-		if (isnan(q->t_done_s))
-			q->t_done_s = q->t_sent_s + (isfinite(q->e2e_ms) ? q->e2e_ms / 1e3 : 0);
-		else
-			q->t_done_s -= t0;
-	}
-	for (size_t i = 0; i < b->n; i++) {
-		const sb_reqrec *q = &b->r[i];
-		if (!(q->t_sent_s <= MAX_SPAN_S && q->t_done_s <= MAX_SPAN_S)) {
-			json_decref(target);
-			sb_error_set(e, "%s: request %zu: %g s after the first send (more than %g "
-				        "s): times on different clocks?", name, i,
-				     fmax(q->t_sent_s, q->t_done_s), MAX_SPAN_S);
-			return NULL;
-		}
-	}
-	sb_levelacc a;
-	ev *evs = malloc(2 * b->n * sizeof(*evs));
-	if (!evs || sb_levelacc_init(&a, NULL) < 0) {
-		free(evs);
-		json_decref(target);
-		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-		return NULL;
-	}
-	double t1 = 0;
-	for (size_t i = 0; i < b->n; i++) {
-		const sb_reqrec *q = &b->r[i];
-		sb_levelacc_add(&a, q);
-		evs[2 * i] = (ev){ q->t_scheduled_s, +1 };
-		evs[2 * i + 1] = (ev){ q->t_done_s, -1 };
-		if (q->t_done_s > t1)
-			t1 = q->t_done_s;
-	}
-	qsort(evs, 2 * b->n, sizeof(*evs), cmp_ev);
-	for (size_t i = 0; i < 2 * b->n; i++)
-		sb_levelacc_inflight(&a, evs[i].t, evs[i].d);
-	free(evs);
-	sb_level lv;
-	sb_levelacc_finish(&a, level, mode, t1 > 0 ? t1 : 0, &lv);
-	sb_levelacc_fini(&a);
-
+	int nl = b->grp ? b->n_lv : 1;
 	sb_workload w;
 	sb_workload_init(&w);
-	w.mode = mode;
-	w.levels[0] = level;
-	w.n_levels = 1;
+	w.mode = b->grp ? b->lv[0].mode : mode;
+	for (int g = 0; g < nl; g++)
+		w.levels[g] = b->grp ? b->lv[g].level : level;
+	w.n_levels = nl;
 	w.requests = (long)b->n;
 	w.warmup = 0;
 	json_t *doc = sb_results_new("measured", target, &w);
-	json_t *reqs = json_array();
-	for (size_t i = 0; doc && reqs && i < b->n; i++)
-		if (json_array_append_new(reqs, sb_reqrec_to_json(&b->r[i], NULL)) < 0)
-			break;
+	if (!doc) {
+		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+		return NULL;
+	}
 	/* the workload's lengths are the defaults, not this file's: leave them out */
 	json_t *wl = json_object_get(doc, "workload");
 	json_object_del(wl, "input_len");
 	json_object_del(wl, "output_len");
 	json_t *imp = json_pack("{s:s,s:s,s:O}", "format", sb_import_format_name(fmt), "file",
 				name, "notes", b->notes ? b->notes : json_array());
-	int bad = !doc || !reqs || json_array_size(reqs) != b->n || !imp;
-	if (!bad) {
-		bad = json_object_set_new(doc, "import", imp) < 0;
-		imp = NULL;
-	}
-	if (!bad) {
-		bad = sb_results_add_level(doc, &lv, reqs) < 0; /* reqs stolen */
-		reqs = NULL;
-	}
-	if (bad) {
-		json_decref(imp);
-		json_decref(reqs);
+	if (!imp || json_object_set_new(doc, "import", imp) < 0) {
 		json_decref(doc);
 		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
 		return NULL;
+	}
+	for (int g = 0; g < nl; g++) {
+		int r = add_level(doc, b, g, b->grp ? b->lv[g].mode : mode,
+				  b->grp ? b->lv[g].level : level, name, e);
+		if (r < 0) {
+			json_decref(doc);
+			return NULL;
+		}
 	}
 	return doc;
 }
@@ -252,22 +262,50 @@ static json_t *recs_document(recs *b, sb_mode mode, double level, json_t *target
 
 /* The next comma-separated cell of *p (the line, NUL-terminated), NUL-
  * terminated in place; NULL when the line has no more. */
-static char *cell(char **p)
+/* The next cell of a CSV line at *p (RFC 4180: a quoted cell may hold
+ * commas and doubled quotes), unquoted in place; *p moves past its comma
+ * (NULL after the last cell). NULL when there is no cell left; *bad set
+ * when a quoted cell is not closed. */
+static char *cell(char **p, int *bad)
 {
 	if (!*p)
 		return NULL;
-	char *s = *p, *c = strchr(s, ',');
-	if (c) {
-		*c = 0;
-		*p = c + 1;
-	} else {
-		*p = NULL;
+	char *s = *p;
+	if (*s != '"') {
+		char *c = strchr(s, ',');
+		*p = c ? c + 1 : NULL;
+		if (c)
+			*c = 0;
+		return s;
 	}
-	return s;
+	char *w = s;
+	for (char *r = s + 1;; r++) {
+		if (!*r) {
+			*bad = 1;
+			return NULL;
+		}
+		if (*r == '"' && r[1] == '"') {
+			*w++ = '"';
+			r++;
+		} else if (*r == '"') {
+			*w = 0;
+			*p = r[1] == ',' ? r + 2 : NULL;
+			return r[1] == ',' || !r[1] ? s : (*bad = 1, (char *)NULL);
+		} else {
+			*w++ = *r;
+		}
+	}
 }
 
-static const char *const csv_cols[] = { "t_sent_s", "prompt_tokens", "output_tokens",
-					"ttft_ms", "e2e_ms", "error", "itl_ms" };
+/* The columns: the six the format needs, in this order, then any of the
+ * optional ones (`servebench export` writes them all). */
+enum { C_SENT, C_PROMPT, C_OUTPUT, C_TTFT, C_E2E, C_ERROR, C_ITL, C_LEVEL, C_MODE, C_ID,
+       C_SCHED, C_WAIT, C_WARMUP, N_COLS };
+static const char *const csv_cols[N_COLS] = { "t_sent_s", "prompt_tokens", "output_tokens",
+					      "ttft_ms",  "e2e_ms",	   "error",
+					      "itl_ms",	  "level",	   "mode",
+					      "id",	  "t_scheduled_s", "wait_ms",
+					      "warmup" };
 
 /* A number in cell s of column col, line ln: finite, >= 0. empty_ok: an empty
  * cell is NaN. */
@@ -293,21 +331,131 @@ static int csv_num(const char *s, const char *name, size_t ln, int col, int empt
 	if (v > 1e15)
 		return sb_error_set(e, "%s:%zu: %s: %s is implausibly large", name, ln,
 				    csv_cols[col], s);
-	if ((col == 1 || col == 2) && (v != floor(v) || v > MAX_TOKENS))
-		return sb_error_set(e, "%s:%zu: %s: %s is not a whole number of tokens%s", name,
-				    ln, csv_cols[col], s, v > MAX_TOKENS ? " (too large)" : "");
+	if ((col == C_PROMPT || col == C_OUTPUT || col == C_ID || col == C_WARMUP) &&
+	    (v != floor(v) || v > MAX_TOKENS))
+		return sb_error_set(e, "%s:%zu: %s: %s is not a whole number%s%s", name, ln,
+				    csv_cols[col], s, col <= C_OUTPUT ? " of tokens" : "",
+				    v > MAX_TOKENS ? " (too large)" : "");
 	*out = v;
 	return 0;
+}
+
+/* The header: col[i] the column of the line's cell i. Returns its cell
+ * count, or -EINVAL with a message. */
+static int csv_header(char *line, int *col, const char *name, sb_error *e)
+{
+	int n = 0, bad = 0, seen[N_COLS] = { 0 };
+	for (char *p = line, *c; (c = cell(&p, &bad)); n++) {
+		int k = 0;
+		while (k < N_COLS && strcmp(c, csv_cols[k]))
+			k++;
+		if (n < C_ITL ? k != n : (k < C_ITL || k == N_COLS || seen[k]) || n >= N_COLS)
+			return sb_error_set(e, "%s:1: the header must start \"" CSV_HEADER "\", then "
+					       "any of itl_ms, level, mode, id, t_scheduled_s, "
+					       "wait_ms, warmup once each (column %d is \"%s\")",
+					    name, n + 1, c);
+		seen[k] = 1;
+		col[n] = k;
+	}
+	if (bad || n < C_ITL || seen[C_LEVEL] != seen[C_MODE])
+		return sb_error_set(e, "%s:1: the header must start \"" CSV_HEADER "\"%s", name,
+				    seen[C_LEVEL] != seen[C_MODE] ? " (level and mode go together)"
+								  : "");
+	return n;
+}
+
+/* Record q's level: the group of (level, mode) in b, added at its first row.
+ * Returns 0 or -EINVAL with a message. */
+static int csv_group(recs *b, const char *lvl, const char *mode, const char *name, size_t ln,
+		     sb_error *e)
+{
+	double v;
+	int r = csv_num(lvl, name, ln, C_LEVEL, 0, &v, e);
+	if (r < 0)
+		return r;
+	sb_mode m = !strcmp(mode, "concurrency") ? SB_MODE_CONCURRENCY : SB_MODE_RATE;
+	if (strcmp(mode, "concurrency") && strcmp(mode, "rate"))
+		return sb_error_set(e, "%s:%zu: mode: \"%s\" is neither concurrency nor rate", name,
+				    ln, mode);
+	if (!(v > 0))
+		return sb_error_set(e, "%s:%zu: level: %s is not positive", name, ln, lvl);
+	int g = 0;
+	while (g < b->n_lv && !(b->lv[g].level == v && b->lv[g].mode == m))
+		g++;
+	if (g == b->n_lv) {
+		if (g == SB_WORKLOAD_MAX_LEVELS)
+			return sb_error_set(e, "%s:%zu: more than %d levels", name, ln,
+					    SB_WORKLOAD_MAX_LEVELS);
+		b->lv[g].level = v;
+		b->lv[g].mode = m;
+		b->n_lv++;
+	}
+	b->grp[b->n - 1] = g;
+	return 0;
+}
+
+/* The gaps in cell s (space-separated) onto the last record. */
+static int csv_gaps(recs *b, const char *cellv, const char *name, size_t ln, sb_error *e)
+{
+	const char *s = cellv;
+	for (char *end; s && *s; s = end) {
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		errno = 0;
+		double g = strtod(s, &end);
+		if (end == s || (*end && *end != ' ') || !isfinite(g) || g < 0)
+			return sb_error_set(e, "%s:%zu: itl_ms: \"%s\" is not a list of gaps "
+					       "(non-negative numbers, space-separated)", name, ln, cellv);
+		if (recs_add_itl(b, g) < 0)
+			return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+	}
+	return 0;
+}
+
+/* One data line (its cells in c, by column) into a new record of b. */
+static int csv_row(recs *b, char **c, const char *name, size_t ln, sb_error *e)
+{
+	sb_reqrec *q = recs_add(b);
+	if (!q || (b->grp && !realloc_grp(b)))
+		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+	int failed = c[C_ERROR][0] != 0, r;
+	double v[C_ERROR];
+	for (int i = 0; i < C_ERROR; i++)
+		if ((r = csv_num(c[i], name, ln, i, failed && i >= C_TTFT, &v[i], e)) < 0)
+			return r;
+	q->t_sent_s = v[C_SENT];
+	q->prompt_tokens = (long)v[C_PROMPT];
+	q->output_tokens = (long)v[C_OUTPUT];
+	q->ttft_ms = v[C_TTFT];
+	q->e2e_ms = v[C_E2E];
+	if (!failed && q->e2e_ms < q->ttft_ms)
+		return sb_error_set(e, "%s:%zu: e2e_ms %g is less than ttft_ms %g", name, ln,
+				    q->e2e_ms, q->ttft_ms);
+	if (failed && recs_fail(b, "imported", c[C_ERROR]) < 0)
+		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+	double x;
+	if (c[C_ID] && (r = csv_num(c[C_ID], name, ln, C_ID, 0, &x, e)) == 0)
+		q->id = (long)x;
+	if (r == 0 && c[C_SCHED] && (r = csv_num(c[C_SCHED], name, ln, C_SCHED, 1, &x, e)) == 0)
+		q->t_scheduled_s = x;
+	if (r == 0 && c[C_WAIT] && (r = csv_num(c[C_WAIT], name, ln, C_WAIT, 1, &x, e)) == 0)
+		q->wait_ms = x;
+	if (r == 0 && c[C_WARMUP] && (r = csv_num(c[C_WARMUP], name, ln, C_WARMUP, 0, &x, e)) == 0)
+		q->warmup = x != 0;
+	if (r == 0 && b->grp)
+		r = csv_group(b, c[C_LEVEL], c[C_MODE], name, ln, e);
+	return r < 0 ? r : csv_gaps(b, c[C_ITL], name, ln, e);
 }
 
 static json_t *import_csv(char *text, const char *name, sb_error *e)
 {
 	recs b = { 0 };
-	int r = 0;
+	int r = 0, col[N_COLS], nc = 0;
 	size_t ln = 0;
-	int has_itl = 0;
 	char *save = text;
-	for (char *line = text; line; line = save) {
+	for (char *line = text; line && r == 0; line = save) {
 		char *nl = strchr(line, '\n');
 		save = nl ? nl + 1 : NULL;
 		if (nl)
@@ -315,76 +463,36 @@ static json_t *import_csv(char *text, const char *name, sb_error *e)
 		size_t len = strlen(line);
 		if (len && line[len - 1] == '\r')
 			line[--len] = 0;
-		ln++;
-		if (ln == 1) {
-			if (!strcmp(line, CSV_HEADER ",itl_ms"))
-				has_itl = 1;
-			else if (strcmp(line, CSV_HEADER)) {
-				r = sb_error_set(e, "%s:1: the header must be exactly \"" CSV_HEADER
-						    "\" (optionally \",itl_ms\")", name);
-				goto fail;
-			}
+		if (++ln == 1) {
+			nc = r = csv_header(line, col, name, e);
+			for (int i = 0; r > 0 && i < nc; i++)
+				if (col[i] == C_LEVEL && !(b.grp = malloc(sizeof(int))))
+					r = sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+			r = r < 0 ? r : 0;
 			continue;
 		}
 		if (!len)
 			continue; /* blank lines (the last newline) */
-		sb_reqrec *q = recs_add(&b);
-		if (!q) {
-			r = sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-			goto fail;
-		}
-		char *p = line;
-		char *c[7];
-		int nc = has_itl ? 7 : 6;
-		for (int i = 0; i < nc; i++) {
-			if (!(c[i] = cell(&p))) {
-				r = sb_error_set(e, "%s:%zu: %d columns, expected %d (no %s)", name, ln,
-						 i, nc, csv_cols[i]);
-				goto fail;
-			}
-		}
-		if (p) {
-			r = sb_error_set(e, "%s:%zu: more than %d columns (an error message may not "
-					    "contain a comma)", name, ln, nc);
-			goto fail;
-		}
-		int failed = c[5][0] != 0;
-		double v[5];
-		for (int i = 0; i < 5; i++)
-			if ((r = csv_num(c[i], name, ln, i, failed && i >= 3, &v[i], e)) < 0)
-				goto fail;
-		q->t_sent_s = v[0];
-		q->prompt_tokens = (long)v[1];
-		q->output_tokens = (long)v[2];
-		q->ttft_ms = v[3];
-		q->e2e_ms = v[4];
-		if (!failed && q->e2e_ms < q->ttft_ms) {
-			r = sb_error_set(e, "%s:%zu: e2e_ms %g is less than ttft_ms %g", name, ln,
-					 q->e2e_ms, q->ttft_ms);
-			goto fail;
-		}
-		if (failed && (r = recs_fail(&b, "imported", c[5])) < 0)
-			goto fail;
-		for (char *s = has_itl ? c[6] : NULL, *end; s && *s; s = end) {
-			while (*s == ' ')
-				s++;
-			if (!*s)
-				break;
-			errno = 0;
-			double g = strtod(s, &end);
-			if (end == s || (*end && *end != ' ') || !isfinite(g) || g < 0) {
-				r = sb_error_set(e, "%s:%zu: itl_ms: \"%s\" is not a list of gaps "
-						    "(non-negative numbers, space-separated)", name, ln,
-						 c[6]);
-				goto fail;
-			}
-			if ((r = recs_add_itl(&b, g)) < 0)
-				goto fail;
-		}
+		char *c[N_COLS] = { 0 }, *p = line, *x;
+		int i = 0, bad = 0;
+		for (; i < nc && (x = cell(&p, &bad)); i++)
+			c[col[i]] = x;
+		if (bad)
+			r = sb_error_set(e, "%s:%zu: a quoted cell is not closed", name, ln);
+		else if (i < nc)
+			r = sb_error_set(e, "%s:%zu: %d columns, expected %d (no %s)", name, ln, i,
+					 nc, csv_cols[col[i]]);
+		else if (p)
+			r = sb_error_set(e, "%s:%zu: more than %d columns (quote an error message "
+					    "that holds a comma)", name, ln, nc);
+		else
+			r = csv_row(&b, c, name, ln, e);
 	}
-	if (ln == 0) {
+	if (r == 0 && ln == 0)
 		r = sb_error_set(e, "%s: empty file", name);
-		goto fail;
+	if (r < 0) {
+		recs_free(&b);
+		return NULL;
 	}
 	double lo = INFINITY, hi = -INFINITY;
 	for (size_t i = 0; i < b.n; i++) {
@@ -392,15 +500,15 @@ static json_t *import_csv(char *text, const char *name, sb_error *e)
 		hi = fmax(hi, b.r[i].t_sent_s);
 	}
 	double rate = b.n >= 2 && hi > lo ? (double)(b.n - 1) / (hi - lo) : 1.0;
-	note(&b, "open loop at the send times the file gives; the level (%.4g req/s) is their "
-		 "mean rate", rate);
+	if (b.grp)
+		note(&b, "%d level%s as the file's level and mode columns give them", b.n_lv,
+		     b.n_lv == 1 ? "" : "s");
+	else
+		note(&b, "open loop at the send times the file gives; the level (%.4g req/s) is "
+			 "their mean rate", rate);
 	json_t *doc = recs_document(&b, SB_MODE_RATE, rate, json_object(), SB_IMPORT_CSV, name, e);
 	recs_free(&b);
 	return doc;
-fail:
-	(void)r;
-	recs_free(&b);
-	return NULL;
 }
 
 /* ---- vllm bench serve -------------------------------------------------- */

@@ -14,8 +14,12 @@
  *                                            requests.jsonl (meta.json beside
  *                                            it read for the model, if there)
  *      a first line "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error"
- *      (optionally ",itl_ms")                servebench's per-request CSV
- *  - An imported file is one level of a measured run. Its document says what
+ *      then any of itl_ms, level, mode, id,  servebench's per-request CSV
+ *      t_scheduled_s, wait_ms, warmup        (`servebench export` writes
+ *                                            them all; level and mode make
+ *                                            one level per pair)
+ *  - An imported file is one level of a measured run (a CSV with level and
+ *    mode columns: one per pair, in the order they first appear). Its document says what
  *    it came from and every assumption made (top-level "import": format,
  *    file, notes[]); nothing is reconstructed silently. A level whose
  *    requests were sent at times the file does not give is refused unless

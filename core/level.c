@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <math.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -297,5 +298,59 @@ int sb_level_from_json(const json_t *j, sb_level *out, sb_error *e)
 			out->errors[out->n_errors++].count = (long)json_integer_value(v);
 		}
 	}
+	return 0;
+}
+
+/* ---- a level from its records ----------------------------------------- */
+
+typedef struct inflight_ev {
+	double t;
+	int d;
+} inflight_ev;
+
+static int cmp_inflight_ev(const void *a, const void *b)
+{
+	const inflight_ev *x = a, *y = b;
+	if (x->t != y->t)
+		return (x->t > y->t) - (x->t < y->t);
+	return x->d - y->d; /* completions before arrivals at equal times */
+}
+
+int sb_level_of_records(const sb_reqrec *r, size_t n, double level, sb_mode mode,
+			sb_level *out)
+{
+	sb_levelacc a;
+	if (sb_levelacc_init(&a, NULL) < 0)
+		return -ENOMEM;
+	double t0 = INFINITY, t1 = -INFINITY;
+	for (size_t i = 0; i < n; i++) {
+		if (r[i].t_sent_s < t0)
+			t0 = r[i].t_sent_s;
+		if (r[i].t_scheduled_s < t0)
+			t0 = r[i].t_scheduled_s;
+		if (r[i].t_done_s > t1)
+			t1 = r[i].t_done_s;
+	}
+	inflight_ev *evs = malloc((2 * n + 1) * sizeof(*evs));
+	if (!evs) {
+		sb_levelacc_fini(&a);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		sb_reqrec q = r[i];
+		q.t_sent_s -= t0;
+		q.t_scheduled_s -= t0;
+		q.t_done_s -= t0;
+		sb_levelacc_add(&a, &q);
+		evs[2 * i] = (inflight_ev){ q.t_scheduled_s, +1 };
+		evs[2 * i + 1] = (inflight_ev){ q.t_done_s, -1 };
+	}
+	qsort(evs, 2 * n, sizeof(*evs), cmp_inflight_ev);
+	for (size_t i = 0; i < 2 * n; i++)
+		sb_levelacc_inflight(&a, evs[i].t, evs[i].d);
+	free(evs);
+	double d = n ? t1 - t0 : 0;
+	sb_levelacc_finish(&a, level, mode, d > 0 ? d : 0, out);
+	sb_levelacc_fini(&a);
 	return 0;
 }

@@ -123,6 +123,12 @@ int sb_slo_met(const sb_slo *slo, const sb_reqrec *r);
 void sb_levelacc_finish(sb_levelacc *a, double level, sb_mode mode,
 			double duration_s, sb_level *out);
 
+/* The summary of the records r[0..n) (times absolute in the level) over
+ * their window [first send or schedule, last completion], the times taken
+ * from the window's start (r is not changed). Returns 0 or -ENOMEM. */
+int sb_level_of_records(const sb_reqrec *r, size_t n, double level, sb_mode mode,
+			sb_level *out);
+
 /* New JSON object for a level summary (without "requests"; fields:
  * docs/formats.md). */
 json_t *sb_level_to_json(const sb_level *lv);

@@ -13,63 +13,6 @@
 #include "sim/sim.h"
 #include "compare_internal.h"
 
-/* ---- per-level summaries from records -------------------------------- */
-
-typedef struct ev {
-	double t;
-	int d;
-} ev;
-
-static int cmp_ev(const void *a, const void *b)
-{
-	const ev *x = a, *y = b;
-	if (x->t != y->t)
-		return (x->t > y->t) - (x->t < y->t);
-	return x->d - y->d; /* completions before arrivals at equal times */
-}
-
-/* Summary of the records r[0..n) (times absolute in the level) over the
- * window [first send, last completion]. The records' times are shifted to
- * the window start. Returns 0 or -ENOMEM. */
-static int summarize(const sb_reqrec *r, size_t n, double level, sb_mode mode,
-		     sb_level *out)
-{
-	sb_levelacc a;
-	if (sb_levelacc_init(&a, NULL) < 0)
-		return -ENOMEM;
-	double t0 = INFINITY, t1 = -INFINITY;
-	for (size_t i = 0; i < n; i++) {
-		if (r[i].t_sent_s < t0)
-			t0 = r[i].t_sent_s;
-		if (r[i].t_scheduled_s < t0)
-			t0 = r[i].t_scheduled_s;
-		if (r[i].t_done_s > t1)
-			t1 = r[i].t_done_s;
-	}
-	ev *evs = malloc((2 * n + 1) * sizeof(*evs));
-	if (!evs) {
-		sb_levelacc_fini(&a);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < n; i++) {
-		sb_reqrec q = r[i];
-		q.t_sent_s -= t0;
-		q.t_scheduled_s -= t0;
-		q.t_done_s -= t0;
-		sb_levelacc_add(&a, &q);
-		evs[2 * i] = (ev){ q.t_scheduled_s, +1 };
-		evs[2 * i + 1] = (ev){ q.t_done_s, -1 };
-	}
-	qsort(evs, 2 * n, sizeof(*evs), cmp_ev);
-	for (size_t i = 0; i < 2 * n; i++)
-		sb_levelacc_inflight(&a, evs[i].t, evs[i].d);
-	free(evs);
-	double d = n ? t1 - t0 : 0;
-	sb_levelacc_finish(&a, level, mode, d > 0 ? d : 0, out);
-	sb_levelacc_fini(&a);
-	return 0;
-}
-
 /* ---- replay ------------------------------------------------------------ */
 
 /* One level's replay: the measured records it replays and what the
@@ -208,7 +151,7 @@ static int replica_summary(replay *rp, size_t c, size_t g, const sb_cmp_level *c
 		if (rp->recs[i].replica == (long)g)
 			rp->sub_recs[k++] = rp->recs[i];
 	*n_out = k;
-	return summarize(rp->sub_recs, k, cl->level, cl->mode, out);
+	return sb_level_of_records(rp->sub_recs, k, cl->level, cl->mode, out);
 }
 
 /* Replays a fleet's requests replica by replica, each open loop at its
@@ -288,7 +231,7 @@ static int replay_measured(replay *rp, sb_cmp_level *cl)
 			q->t_done_s = q->t_scheduled_s + q->e2e_ms / 1e3;
 	}
 	sb_level ms;
-	if (summarize(rp->recs, c, cl->level, cl->mode, &ms) < 0)
+	if (sb_level_of_records(rp->recs, c, cl->level, cl->mode, &ms) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
 		cl->meas[sb_compare_metrics[i]] = sb_metric_get(&ms, sb_compare_metrics[i]);
@@ -349,7 +292,7 @@ static int replay_once(replay *rp, const sb_model *m, const sb_replay_opts *ro,
 	}
 	size_t c = replay_predicted(rp);
 	sb_level ps;
-	if (summarize(rp->recs, c, cl->level, cl->mode, &ps) < 0 ||
+	if (sb_level_of_records(rp->recs, c, cl->level, cl->mode, &ps) < 0 ||
 	    replica_predicted(rp, c, cl) < 0)
 		return -ENOMEM;
 	for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
@@ -578,7 +521,7 @@ static int routed_level(const sb_model *m, const sb_results *meas, const sb_comp
 			break;
 		}
 		sb_level ps;
-		if ((ret = summarize(rp.recs, replay_predicted(&rp), base->level, base->mode, &ps)) < 0)
+		if ((ret = sb_level_of_records(rp.recs, replay_predicted(&rp), base->level, base->mode, &ps)) < 0)
 			break;
 		for (size_t i = 0; i < SB_COMPARE_N_METRICS; i++)
 			welford_add(&wm[sb_compare_metrics[i]], sb_metric_get(&ps, sb_compare_metrics[i]));

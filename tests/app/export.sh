@@ -3,7 +3,8 @@
 # level becomes one CSV row whose cells equal the results file's values
 # (read back with Python's csv module, so quoting is checked too): an error
 # class holding a comma and a quote, a request without a first token (empty
-# cell), token gaps space-separated, the level and mode of each row. Bad
+# cell), token gaps space-separated, the level and mode of each row; read
+# back (core/import.c), it replays exactly as the results file. Bad
 # input: a missing file, an unknown format, a file that is not results, an
 # unwritable output: exit 2 naming it.
 set -u
@@ -48,6 +49,15 @@ for row, (l, q) in zip(rows, want):
     assert gaps == q.get("itl_ms", []), (gaps, q.get("itl_ms"))
 print("export: %d rows equal the file's records" % len(rows))
 PY
+# Read back: sbsim --compare replays the CSV exactly as the results file
+# (every level, its mode, ids and times), so the two reports differ only in
+# the file name.
+"$SBSIM" --compare "$T/s.json" --seed 3 2>&1 | sed 1d >"$T/cj" || fails=$((fails+1))
+"$SB" export "$T/s.json" -o "$T/s.csv" 2>/dev/null || fails=$((fails+1))
+"$SBSIM" --compare "$T/s.csv" --seed 3 2>&1 | sed 1d >"$T/cc" || fails=$((fails+1))
+grep -q "closed loop c=2" "$T/cc" || { echo "FAIL: the CSV lost level 2"; cat "$T/cc"; fails=$((fails+1)); }
+cmp -s "$T/cj" "$T/cc" || { echo "FAIL: the CSV replays differently:"; diff "$T/cj" "$T/cc" | head; fails=$((fails+1)); }
+
 bad() {   # WANT ARGS...
 	want=$1; shift
 	"$SB" export "$@" >"$T/out" 2>"$T/err"; rc=$?

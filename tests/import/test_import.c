@@ -267,7 +267,7 @@ static void test_bad(void)
 		{ "", "bad.x: empty file" },
 		{ "  \n\n", "bad.x: empty file" },
 		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms\n0,1,1,1,1\n",
-		  "bad.x:1: the header must be exactly" },
+		  "bad.x:1: the header must start" },
 		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,1\n",
 		  "bad.x:2: 4 columns, expected 6 (no e2e_ms)" },
 		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,1,2,,x\n",
