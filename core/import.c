@@ -258,6 +258,18 @@ static json_t *recs_document(recs *b, sb_mode mode, double level, json_t *target
 	return doc;
 }
 
+/* The records' mean send rate, (n - 1) / their span (1 with fewer than 2
+ * or no span). */
+static double mean_rate(const recs *b)
+{
+	double lo = INFINITY, hi = -INFINITY;
+	for (size_t i = 0; i < b->n; i++) {
+		lo = fmin(lo, b->r[i].t_sent_s);
+		hi = fmax(hi, b->r[i].t_sent_s);
+	}
+	return b->n >= 2 && hi > lo ? (double)(b->n - 1) / (hi - lo) : 1.0;
+}
+
 /* ---- servebench's CSV -------------------------------------------------- */
 
 /* The next comma-separated cell of *p (the line, NUL-terminated), NUL-
@@ -494,12 +506,7 @@ static json_t *import_csv(char *text, const char *name, sb_error *e)
 		recs_free(&b);
 		return NULL;
 	}
-	double lo = INFINITY, hi = -INFINITY;
-	for (size_t i = 0; i < b.n; i++) {
-		lo = fmin(lo, b.r[i].t_sent_s);
-		hi = fmax(hi, b.r[i].t_sent_s);
-	}
-	double rate = b.n >= 2 && hi > lo ? (double)(b.n - 1) / (hi - lo) : 1.0;
+	double rate = mean_rate(&b);
 	if (b.grp)
 		note(&b, "%d level%s as the file's level and mode columns give them", b.n_lv,
 		     b.n_lv == 1 ? "" : "s");
@@ -954,12 +961,7 @@ static json_t *import_lss(char *text, const char *name, const char *dir, sb_erro
 		sb_error_set(e, "%s: no requests in the file", name);
 		goto fail;
 	}
-	double lo = INFINITY, hi = -INFINITY;
-	for (size_t i = 0; i < b.n; i++) {
-		lo = fmin(lo, b.r[i].t_sent_s);
-		hi = fmax(hi, b.r[i].t_sent_s);
-	}
-	double rate = b.n >= 2 && hi > lo ? (double)(b.n - 1) / (hi - lo) : 1.0;
+	double rate = mean_rate(&b);
 	note(&b, "open loop at the send times the file gives (%s); the level (%.4g req/s) is "
 		 "their mean rate", anchor, rate);
 	if (!use_arrival)
