@@ -597,183 +597,164 @@ static void closed_loop_sends(recs *b, size_t c)
 	free(free_at);
 }
 
-static json_t *import_vllm(const json_t *j, const char *name, sb_error *e)
+/* The per-request lists of a vllm result, all of one length n. */
+typedef struct vllm_lists {
+	const json_t *ttfts, *in, *out, *itls, *lat, *st, *errs;
+	size_t n;
+} vllm_lists;
+
+/* How the requests were sent: the file's request_rate (INFINITY: "inf"),
+ * max_concurrency (-1: none), burstiness, ramp-up; the level they make. */
+typedef struct vllm_send {
+	double rate, burst, level;
+	long conc;
+	int ramp;
+	sb_mode mode;
+} vllm_send;
+
+static int vllm_read_lists(const json_t *j, vllm_lists *L, const char *name, sb_error *e)
 {
-	recs b = { 0 };
 	int r = 0;
-	size_t n = (size_t)-1;
-	const json_t *ttfts = vllm_list(j, "ttfts", &n, &r, name, e);
+	L->n = (size_t)-1;
+	L->ttfts = vllm_list(j, "ttfts", &L->n, &r, name, e);
 	if (r < 0)
-		return NULL;
-	if (!ttfts) {
-		sb_error_set(e, "%s: a vllm bench serve result without \"ttfts\": saved without "
-			        "--save-detailed? The per-request lists are needed", name);
-		return NULL;
-	}
-	const json_t *in = vllm_list(j, "input_lens", &n, &r, name, e);
-	const json_t *out = r < 0 ? NULL : vllm_list(j, "output_lens", &n, &r, name, e);
-	const json_t *itls = r < 0 ? NULL : vllm_list(j, "itls", &n, &r, name, e);
-	const json_t *lat = r < 0 ? NULL : vllm_list(j, "latencies", &n, &r, name, e);
-	const json_t *st = r < 0 ? NULL : vllm_list(j, "start_times", &n, &r, name, e);
-	const json_t *errs = r < 0 ? NULL : vllm_list(j, "errors", &n, &r, name, e);
+		return r;
+	if (!L->ttfts)
+		return sb_error_set(e, "%s: a vllm bench serve result without \"ttfts\": saved "
+				       "without --save-detailed? The per-request lists are needed",
+				    name);
+	L->in = vllm_list(j, "input_lens", &L->n, &r, name, e);
+	L->out = r < 0 ? NULL : vllm_list(j, "output_lens", &L->n, &r, name, e);
+	L->itls = r < 0 ? NULL : vllm_list(j, "itls", &L->n, &r, name, e);
+	L->lat = r < 0 ? NULL : vllm_list(j, "latencies", &L->n, &r, name, e);
+	L->st = r < 0 ? NULL : vllm_list(j, "start_times", &L->n, &r, name, e);
+	L->errs = r < 0 ? NULL : vllm_list(j, "errors", &L->n, &r, name, e);
 	if (r < 0)
-		return NULL;
-	if (!in || !out) {
-		sb_error_set(e, "%s: vllm bench serve result: no \"%s\" (per-request token counts)",
-			     name, in ? "output_lens" : "input_lens");
-		return NULL;
-	}
-	if (!lat && !itls) {
-		sb_error_set(e, "%s: vllm bench serve result: neither \"latencies\" nor \"itls\": "
-			        "no request's end-to-end time can be known", name);
-		return NULL;
-	}
-	/* how the requests were sent */
+		return r;
+	if (!L->in || !L->out)
+		return sb_error_set(e, "%s: vllm bench serve result: no \"%s\" (per-request token "
+				       "counts)", name, L->in ? "output_lens" : "input_lens");
+	if (!L->lat && !L->itls)
+		return sb_error_set(e, "%s: vllm bench serve result: neither \"latencies\" nor "
+				       "\"itls\": no request's end-to-end time can be known", name);
+	return 0;
+}
+
+static int vllm_read_send(const json_t *j, const vllm_lists *L, vllm_send *s, const char *name,
+			  sb_error *e)
+{
 	const json_t *rr = json_object_get(j, "request_rate");
-	double rate = INFINITY;
+	s->rate = INFINITY;
 	if (json_is_number(rr))
-		rate = json_number_value(rr);
-	else if (rr && !json_is_null(rr) && !(json_is_string(rr) && !strcmp(json_string_value(rr), "inf"))) {
-		sb_error_set(e, "%s: request_rate: expected a number or \"inf\"", name);
-		return NULL;
-	}
-	if (!(rate > 0)) {
-		sb_error_set(e, "%s: request_rate: %g is not positive", name, rate);
-		return NULL;
-	}
+		s->rate = json_number_value(rr);
+	else if (rr && !json_is_null(rr) && !(json_is_string(rr) && !strcmp(json_string_value(rr), "inf")))
+		return sb_error_set(e, "%s: request_rate: expected a number or \"inf\"", name);
+	if (!(s->rate > 0))
+		return sb_error_set(e, "%s: request_rate: %g is not positive", name, s->rate);
 	const json_t *mc = json_object_get(j, "max_concurrency");
-	long conc = -1;
+	s->conc = -1;
 	if (json_is_integer(mc) && json_integer_value(mc) >= 1)
-		conc = (long)json_integer_value(mc);
-	else if (mc && !json_is_null(mc)) {
-		sb_error_set(e, "%s: max_concurrency: expected a whole number >= 1 or null", name);
-		return NULL;
-	}
+		s->conc = (long)json_integer_value(mc);
+	else if (mc && !json_is_null(mc))
+		return sb_error_set(e, "%s: max_concurrency: expected a whole number >= 1 or null",
+				    name);
 	const json_t *ramp = json_object_get(j, "ramp_up_strategy");
-	double burst = 1.0;
+	s->ramp = ramp && !json_is_null(ramp);
+	s->burst = 1.0;
 	const json_t *bj = json_object_get(j, "burstiness");
 	if (json_is_number(bj) && json_number_value(bj) > 0)
-		burst = json_number_value(bj);
-	sb_mode mode;
-	double level;
-	if (isinf(rate)) {
-		mode = SB_MODE_CONCURRENCY;
-		level = conc > 0 ? (double)conc : (double)n;
-	} else {
-		mode = SB_MODE_RATE;
-		level = rate;
+		s->burst = json_number_value(bj);
+	s->mode = isinf(s->rate) ? SB_MODE_CONCURRENCY : SB_MODE_RATE;
+	s->level = isinf(s->rate) ? (s->conc > 0 ? (double)s->conc : (double)L->n) : s->rate;
+	if (!L->st && s->mode == SB_MODE_RATE && (s->conc > 0 || s->ramp))
+		return sb_error_set(e, "%s: vllm bench serve result without \"start_times\" at "
+				       "request_rate %g with %s: when the requests were sent cannot "
+				       "be known", name, s->rate,
+				    s->conc > 0 ? "max_concurrency" : "a ramp-up");
+	return 0;
+}
+
+/* Request i of the lists into a new record of b, sent at t (NaN: placed
+ * later). Returns 0 or a negative errno with a message. */
+static int vllm_request(recs *b, const vllm_lists *L, size_t i, double t, const char *name,
+			sb_error *e)
+{
+	sb_reqrec *q = recs_add(b);
+	if (!q)
+		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+	const json_t *ej = json_array_get(L->errs, i);
+	const char *em = json_string_value(ej);
+	if (ej && !json_is_null(ej) && !em)
+		return sb_error_set(e, "%s: errors[%zu]: expected a string", name, i);
+	int failed = em && *em, r;
+	double ttft, l = NAN;
+	if ((r = vllm_count(L->in, "input_lens", i, &q->prompt_tokens, name, e)) < 0 ||
+	    (r = vllm_count(L->out, "output_lens", i, &q->output_tokens, name, e)) < 0 ||
+	    (r = vllm_sec(L->ttfts, "ttfts", i, failed, &ttft, name, e)) < 0 ||
+	    (L->lat && (r = vllm_sec(L->lat, "latencies", i, failed, &l, name, e)) < 0))
+		return r;
+	const json_t *gaps = json_array_get(L->itls, i);
+	if (L->itls && !json_is_array(gaps) && !(failed && (!gaps || json_is_null(gaps))))
+		return sb_error_set(e, "%s: itls[%zu]: expected a list of gaps (seconds)", name, i);
+	double sum = 0;
+	for (size_t k = 0; k < json_array_size(gaps); k++) {
+		double g;
+		char key[48];
+		snprintf(key, sizeof(key), "itls[%zu]", i);
+		if ((r = vllm_sec(gaps, key, k, 0, &g, name, e)) < 0 ||
+		    (!failed && (r = recs_add_itl(b, g * 1e3)) < 0))
+			return r;
+		sum += g;
 	}
-	if (!st && mode == SB_MODE_RATE && (conc > 0 || (ramp && !json_is_null(ramp)))) {
-		sb_error_set(e, "%s: vllm bench serve result without \"start_times\" at request_rate "
-			        "%g with %s: when the requests were sent cannot be known", name, rate,
-			     conc > 0 ? "max_concurrency" : "a ramp-up");
-		return NULL;
+	q->t_sent_s = t;
+	if (failed) {
+		if ((r = recs_fail(b, "imported", em)) < 0)
+			return r;
+		if (isfinite(l) && l > 0)
+			q->t_done_s = isnan(t) ? l : t + l; /* closed loop: a duration */
+		return 0;
 	}
-	gsl_rng *rng = NULL;
-	sb_workload w;
-	if (!st && mode == SB_MODE_RATE) {
-		sb_workload_init(&w);
-		w.arrival = burst == 1.0 ? SB_ARRIVAL_POISSON : SB_ARRIVAL_GAMMA;
-		w.arrival_cv = 1.0 / sqrt(burst);
-		if (!(rng = sb_rng_new(0))) {
-			sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-			return NULL;
-		}
-	}
-	double t_next = 0;
-	for (size_t i = 0; i < n; i++) {
-		sb_reqrec *q = recs_add(&b);
-		if (!q) {
-			r = sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-			goto fail;
-		}
-		const json_t *ej = json_array_get(errs, i);
-		const char *em = json_string_value(ej);
-		if (ej && !json_is_null(ej) && !em) {
-			r = sb_error_set(e, "%s: errors[%zu]: expected a string", name, i);
-			goto fail;
-		}
-		int failed = em && *em;
-		if ((r = vllm_count(in, "input_lens", i, &q->prompt_tokens, name, e)) < 0 ||
-		    (r = vllm_count(out, "output_lens", i, &q->output_tokens, name, e)) < 0)
-			goto fail;
-		double ttft, l = NAN, t;
-		if ((r = vllm_sec(ttfts, "ttfts", i, failed, &ttft, name, e)) < 0 ||
-		    (lat && (r = vllm_sec(lat, "latencies", i, failed, &l, name, e)) < 0))
-			goto fail;
-		const json_t *gaps = json_array_get(itls, i);
-		if (itls && !json_is_array(gaps) && !(failed && (!gaps || json_is_null(gaps)))) {
-			r = sb_error_set(e, "%s: itls[%zu]: expected a list of gaps (seconds)", name,
-					 i);
-			goto fail;
-		}
-		double sum = 0;
-		for (size_t k = 0; k < json_array_size(gaps); k++) {
-			double g;
-			char key[48];
-			snprintf(key, sizeof(key), "itls[%zu]", i);
-			if ((r = vllm_sec(gaps, key, k, 0, &g, name, e)) < 0 ||
-			    (!failed && (r = recs_add_itl(&b, g * 1e3)) < 0))
-				goto fail;
-			sum += g;
-		}
-		if (st) {
-			if ((r = vllm_sec(st, "start_times", i, 0, &t, name, e)) < 0)
-				goto fail;
-		} else if (rng) {
-			t = t_next;
-			t_next += sb_workload_gap_s(&w, rate, rng);
-		} else {
-			t = NAN; /* closed loop: placed below */
-		}
-		q->t_sent_s = t;
-		if (failed) {
-			if ((r = recs_fail(&b, "imported", em)) < 0)
-				goto fail;
-			if (isfinite(l) && l > 0)
-				q->t_done_s = isnan(t) ? l : t + l; /* closed loop: a duration */
-			continue;
-		}
-		q->ttft_ms = ttft * 1e3;
-		q->e2e_ms = (isfinite(l) ? l : ttft + sum) * 1e3;
-		if (q->e2e_ms < q->ttft_ms) {
-			r = sb_error_set(e, "%s: latencies[%zu]: %g s is less than its TTFT %g s", name,
-					 i, l, ttft);
-			goto fail;
-		}
-	}
-	gsl_rng_free(rng);
-	rng = NULL;
-	if (!st && mode == SB_MODE_CONCURRENCY && conc > 0)
-		closed_loop_sends(&b, (size_t)conc);
-	else if (!st && mode == SB_MODE_CONCURRENCY)
-		for (size_t i = 0; i < b.n; i++)
-			b.r[i].t_sent_s = 0;
-	if (!errs)
-		note(&b, "the file has no \"errors\": every request taken as successful");
-	if (!lat)
-		note(&b, "no \"latencies\" (an older vllm): each E2E is its TTFT plus its ITL gaps");
-	if (st)
-		note(&b, "send times from \"start_times\" (the client's perf_counter when each "
-			 "request was sent, after max_concurrency let it go)");
-	else if (mode == SB_MODE_RATE)
-		note(&b, "the file has no \"start_times\": send times DRAWN as %s arrivals at its "
-			 "request_rate %g req/s (burstiness %g), seed 0 — not the measured ones",
-		     burst == 1.0 ? "Poisson" : "gamma", rate, burst);
-	else if (conc > 0)
-		note(&b, "the file has no \"start_times\": send times DERIVED for a closed loop "
-			 "at max_concurrency %ld (vllm's semaphore lets requests go in the file's "
-			 "order as earlier ones finish; each sent when the first of %ld clients is "
-			 "free), not measured", conc, conc);
+	q->ttft_ms = ttft * 1e3;
+	q->e2e_ms = (isfinite(l) ? l : ttft + sum) * 1e3;
+	if (q->e2e_ms < q->ttft_ms)
+		return sb_error_set(e, "%s: latencies[%zu]: %g s is less than its TTFT %g s", name,
+				    i, l, ttft);
+	return 0;
+}
+
+/* The notes on what the file lacked and how its send times were had. */
+static void vllm_notes(recs *b, const vllm_lists *L, const vllm_send *s)
+{
+	if (!L->errs)
+		note(b, "the file has no \"errors\": every request taken as successful");
+	if (!L->lat)
+		note(b, "no \"latencies\" (an older vllm): each E2E is its TTFT plus its ITL gaps");
+	if (L->st)
+		note(b, "send times from \"start_times\" (the client's perf_counter when each "
+			"request was sent, after max_concurrency let it go)");
+	else if (s->mode == SB_MODE_RATE)
+		note(b, "the file has no \"start_times\": send times DRAWN as %s arrivals at its "
+			"request_rate %g req/s (burstiness %g), seed 0 — not the measured ones",
+		     s->burst == 1.0 ? "Poisson" : "gamma", s->rate, s->burst);
+	else if (s->conc > 0)
+		note(b, "the file has no \"start_times\": send times DERIVED for a closed loop "
+			"at max_concurrency %ld (vllm's semaphore lets requests go in the file's "
+			"order as earlier ones finish; each sent when the first of %ld clients is "
+			"free), not measured", s->conc, s->conc);
 	else
-		note(&b, "the file has no \"start_times\": request_rate inf and no "
-			 "max_concurrency, so every request was sent at once (t_sent_s 0)");
-	if (mode == SB_MODE_RATE && conc > 0)
-		note(&b, "max_concurrency %ld also capped requests in flight; the level is open "
-			 "loop at the recorded send times, which include the cap's delays", conc);
-	if (itls)
-		note(&b, "itl_ms are vllm's gaps between streamed chunks (a chunk may carry "
-			 "several tokens)");
+		note(b, "the file has no \"start_times\": request_rate inf and no "
+			"max_concurrency, so every request was sent at once (t_sent_s 0)");
+	if (s->mode == SB_MODE_RATE && s->conc > 0)
+		note(b, "max_concurrency %ld also capped requests in flight; the level is open "
+			"loop at the recorded send times, which include the cap's delays", s->conc);
+	if (L->itls)
+		note(b, "itl_ms are vllm's gaps between streamed chunks (a chunk may carry "
+			"several tokens)");
+}
+
+/* The document's target: the file's model, backend and date. */
+static json_t *vllm_target(const json_t *j)
+{
 	json_t *target = json_object();
 	const char *model = json_string_value(json_object_get(j, "model_id"));
 	if (model)
@@ -786,13 +767,54 @@ static json_t *import_vllm(const json_t *j, const char *name, sb_error *e)
 	const char *date = json_string_value(json_object_get(j, "date"));
 	if (date)
 		json_object_set_new(target, "vllm_date", json_string(date));
-	json_t *doc = recs_document(&b, mode, level, target, SB_IMPORT_VLLM, name, e);
+	return target;
+}
+
+static json_t *import_vllm(const json_t *j, const char *name, sb_error *e)
+{
+	vllm_lists L = { 0 };
+	vllm_send s = { 0 };
+	if (vllm_read_lists(j, &L, name, e) < 0 || vllm_read_send(j, &L, &s, name, e) < 0)
+		return NULL;
+	gsl_rng *rng = NULL;
+	sb_workload w;
+	if (!L.st && s.mode == SB_MODE_RATE) {
+		sb_workload_init(&w);
+		w.arrival = s.burst == 1.0 ? SB_ARRIVAL_POISSON : SB_ARRIVAL_GAMMA;
+		w.arrival_cv = 1.0 / sqrt(s.burst);
+		if (!(rng = sb_rng_new(0))) {
+			sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+			return NULL;
+		}
+	}
+	recs b = { 0 };
+	int r = 0;
+	double t_next = 0;
+	for (size_t i = 0; i < L.n && r == 0; i++) {
+		double t = NAN; /* closed loop without start_times: placed below */
+		if (L.st)
+			r = vllm_sec(L.st, "start_times", i, 0, &t, name, e);
+		else if (rng) {
+			t = t_next;
+			t_next += sb_workload_gap_s(&w, s.rate, rng);
+		}
+		if (r == 0)
+			r = vllm_request(&b, &L, i, t, name, e);
+	}
+	gsl_rng_free(rng);
+	if (r < 0) {
+		recs_free(&b);
+		return NULL;
+	}
+	if (!L.st && s.mode == SB_MODE_CONCURRENCY && s.conc > 0)
+		closed_loop_sends(&b, (size_t)s.conc);
+	else if (!L.st && s.mode == SB_MODE_CONCURRENCY)
+		for (size_t i = 0; i < b.n; i++)
+			b.r[i].t_sent_s = 0;
+	vllm_notes(&b, &L, &s);
+	json_t *doc = recs_document(&b, s.mode, s.level, vllm_target(j), SB_IMPORT_VLLM, name, e);
 	recs_free(&b);
 	return doc;
-fail:
-	gsl_rng_free(rng);
-	recs_free(&b);
-	return NULL;
 }
 
 /* ---- LLMServingSim requests.jsonl -------------------------------------- */
