@@ -873,13 +873,12 @@ static json_t *lss_target(const char *dir, recs *b)
 	return t;
 }
 
-static json_t *import_lss(char *text, const char *name, const char *dir, sb_error *e)
+/* The file's lines as JSON objects (blank lines skipped), each with its line
+ * number in "_line", into *rows (*n). Returns 0 or a negative errno with a
+ * message; *rows holds what was read either way (release with lss_free). */
+static int lss_rows(char *text, json_t ***rows, size_t *n, const char *name, sb_error *e)
 {
-	recs b = { 0 };
-	int r = 0;
-	size_t ln = 0;
-	json_t **rows = NULL;
-	size_t n_rows = 0, cap = 0;
+	size_t ln = 0, cap = 0;
 	char *save = text;
 	for (char *line = text; line; line = save) {
 		char *nl = strchr(line, '\n');
@@ -892,101 +891,128 @@ static json_t *import_lss(char *text, const char *name, const char *dir, sb_erro
 		json_error_t je;
 		json_t *o = json_loads(line, 0, &je);
 		if (!json_is_object(o)) {
-			sb_error_set(e, "%s:%zu: %s", name, ln,
-				     o ? "expected a JSON object (one request per line)" : je.text);
 			json_decref(o);
-			goto fail;
+			return sb_error_set(e, "%s:%zu: %s", name, ln,
+					    o ? "expected a JSON object (one request per line)"
+					      : je.text);
 		}
-		if (n_rows == cap) {
+		if (*n == cap) {
 			cap = cap ? 2 * cap : 64;
-			json_t **p = realloc(rows, cap * sizeof(*p));
+			json_t **p = realloc(*rows, cap * sizeof(*p));
 			if (!p) {
 				json_decref(o);
-				sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-				goto fail;
+				return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
 			}
-			rows = p;
+			*rows = p;
 		}
 		json_object_set_new(o, "_line", json_integer((json_int_t)ln));
-		rows[n_rows++] = o;
+		(*rows)[(*n)++] = o;
 	}
-	/* one clock for every send: arrival_time when it shares the engine's
-	 * clock (first/last_token_ts), else queued_ts (vllm's arrival_time is
-	 * wall-clock epoch, the others monotonic) */
-	int use_arrival = 1, any = 0;
-	for (size_t i = 0; i < n_rows; i++) {
-		size_t l = (size_t)json_integer_value(json_object_get(rows[i], "_line"));
+	return 0;
+}
+
+static void lss_free(json_t **rows, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_decref(rows[i]);
+	free(rows);
+}
+
+static size_t lss_line(const json_t *o)
+{
+	return (size_t)json_integer_value(json_object_get(o, "_line"));
+}
+
+/* One clock for every send: arrival_time when it shares the engine's clock
+ * (first/last_token_ts), else queued_ts (vllm's arrival_time is wall-clock
+ * epoch, the others monotonic). *anchor: the key; *other_clock: arrival_time
+ * was on another clock. Returns 0 or -EINVAL. */
+static int lss_anchor(json_t **rows, size_t n, const char **anchor, int *other_clock,
+		      const char *name, sb_error *e)
+{
+	int use_arrival = 1, any = 0, r;
+	for (size_t i = 0; i < n; i++) {
 		double arr, fst;
-		if ((r = lss_num(rows[i], "arrival_time", &arr, name, l, e)) < 0 ||
-		    (r = lss_num(rows[i], "first_token_ts", &fst, name, l, e)) < 0)
-			goto fail;
+		if ((r = lss_num(rows[i], "arrival_time", &arr, name, lss_line(rows[i]), e)) < 0 ||
+		    (r = lss_num(rows[i], "first_token_ts", &fst, name, lss_line(rows[i]), e)) < 0)
+			return r;
 		if (!isfinite(fst))
 			continue;
 		any = 1;
 		if (!same_clock(arr, fst))
 			use_arrival = 0;
 	}
-	const char *anchor = use_arrival && any ? "arrival_time" : "queued_ts";
-	for (size_t i = 0; i < n_rows; i++) {
-		const json_t *o = rows[i];
-		size_t l = (size_t)json_integer_value(json_object_get(o, "_line"));
-		sb_reqrec *q = recs_add(&b);
-		if (!q) {
-			sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-			goto fail;
-		}
-		const char *keys[2] = { "input_toks", "output_toks" };
-		long *dst[2] = { &q->prompt_tokens, &q->output_tokens };
-		for (int k = 0; k < 2; k++) {
-			const json_t *v = json_object_get(o, keys[k]);
-			if (!json_is_integer(v) || json_integer_value(v) < 0 ||
-			    (double)json_integer_value(v) > MAX_TOKENS) {
-				sb_error_set(e, "%s:%zu: %s: %s", name, l, keys[k],
-					     v ? "expected a whole number >= 0" : "missing");
-				goto fail;
-			}
-			*dst[k] = (long)json_integer_value(v);
-		}
-		double t, fst, lst;
-		if ((r = lss_num(o, anchor, &t, name, l, e)) < 0 ||
-		    (r = lss_num(o, "first_token_ts", &fst, name, l, e)) < 0 ||
-		    (r = lss_num(o, "last_token_ts", &lst, name, l, e)) < 0)
-			goto fail;
-		if (!isfinite(t) && !isfinite(fst) && !isfinite(lst)) {
-			/* vllm returned no RequestStateStats: sent, but when is not known */
-			sb_error_set(e, "%s:%zu: no timestamps (%s, first_token_ts, last_token_ts "
-				        "all null): the request cannot be placed in time", name, l,
-				     anchor);
-			goto fail;
-		}
-		if (!isfinite(t)) {
-			sb_error_set(e, "%s:%zu: %s: missing or null", name, l, anchor);
-			goto fail;
-		}
-		q->t_sent_s = t;
-		if (!isfinite(fst) || !isfinite(lst)) {
-			if ((r = recs_fail(&b, "imported", "no first_token_ts/last_token_ts")) < 0)
-				goto fail;
-			continue;
-		}
-		if (fst < t || lst < fst) {
-			sb_error_set(e, "%s:%zu: times out of order (%s %.6f, first_token_ts %.6f, "
-				        "last_token_ts %.6f): a negative TTFT or TPOT", name, l, anchor,
-				     t, fst, lst);
-			goto fail;
-		}
-		q->ttft_ms = (fst - t) * 1e3;
-		q->e2e_ms = (lst - t) * 1e3;
-		q->t_done_s = lst;
+	*anchor = use_arrival && any ? "arrival_time" : "queued_ts";
+	*other_clock = !use_arrival;
+	return 0;
+}
+
+/* Row o into a new record of b, timed from its `anchor`. */
+static int lss_request(recs *b, const json_t *o, const char *anchor, const char *name,
+		       sb_error *e)
+{
+	size_t l = lss_line(o);
+	sb_reqrec *q = recs_add(b);
+	if (!q)
+		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
+	const char *keys[2] = { "input_toks", "output_toks" };
+	long *dst[2] = { &q->prompt_tokens, &q->output_tokens };
+	for (int k = 0; k < 2; k++) {
+		const json_t *v = json_object_get(o, keys[k]);
+		if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+		    (double)json_integer_value(v) > MAX_TOKENS)
+			return sb_error_set(e, "%s:%zu: %s: %s", name, l, keys[k],
+					    v ? "expected a whole number >= 0" : "missing");
+		*dst[k] = (long)json_integer_value(v);
 	}
-	if (n_rows == 0) {
-		sb_error_set(e, "%s: no requests in the file", name);
-		goto fail;
+	double t, fst, lst;
+	int r;
+	if ((r = lss_num(o, anchor, &t, name, l, e)) < 0 ||
+	    (r = lss_num(o, "first_token_ts", &fst, name, l, e)) < 0 ||
+	    (r = lss_num(o, "last_token_ts", &lst, name, l, e)) < 0)
+		return r;
+	if (!isfinite(t) && !isfinite(fst) && !isfinite(lst))
+		/* vllm returned no RequestStateStats: sent, but when is not known */
+		return sb_error_set(e, "%s:%zu: no timestamps (%s, first_token_ts, last_token_ts "
+				       "all null): the request cannot be placed in time", name, l,
+				    anchor);
+	if (!isfinite(t))
+		return sb_error_set(e, "%s:%zu: %s: missing or null", name, l, anchor);
+	q->t_sent_s = t;
+	if (!isfinite(fst) || !isfinite(lst))
+		return recs_fail(b, "imported", "no first_token_ts/last_token_ts");
+	if (fst < t || lst < fst)
+		return sb_error_set(e, "%s:%zu: times out of order (%s %.6f, first_token_ts %.6f, "
+				       "last_token_ts %.6f): a negative TTFT or TPOT", name, l,
+				    anchor, t, fst, lst);
+	q->ttft_ms = (fst - t) * 1e3;
+	q->e2e_ms = (lst - t) * 1e3;
+	q->t_done_s = lst;
+	return 0;
+}
+
+static json_t *import_lss(char *text, const char *name, const char *dir, sb_error *e)
+{
+	recs b = { 0 };
+	json_t **rows = NULL;
+	size_t n_rows = 0;
+	const char *anchor = NULL;
+	int other_clock = 0, r = lss_rows(text, &rows, &n_rows, name, e);
+	if (r == 0)
+		r = lss_anchor(rows, n_rows, &anchor, &other_clock, name, e);
+	for (size_t i = 0; r == 0 && i < n_rows; i++)
+		r = lss_request(&b, rows[i], anchor, name, e);
+	if (r == 0 && n_rows == 0)
+		r = sb_error_set(e, "%s: no requests in the file", name);
+	lss_free(rows, n_rows);
+	if (r < 0) {
+		recs_free(&b);
+		return NULL;
 	}
 	double rate = mean_rate(&b);
 	note(&b, "open loop at the send times the file gives (%s); the level (%.4g req/s) is "
 		 "their mean rate", anchor, rate);
-	if (!use_arrival)
+	if (other_clock)
 		note(&b, "arrival_time is on another clock than first/last_token_ts (epoch vs "
 			 "monotonic), so requests are timed from queued_ts, as LLMServingSim's "
 			 "validate.py does: TTFT and E2E leave out the time before vllm queued "
@@ -995,21 +1021,10 @@ static json_t *import_lss(char *text, const char *name, const char *dir, sb_erro
 		 "(output - 1) as LLMServingSim defines it");
 	note(&b, "output_tokens are the requested output_toks (the bench runs with "
 		 "ignore_eos), not counted");
-	for (size_t i = 0; i < n_rows; i++)
-		json_decref(rows[i]);
-	free(rows);
-	rows = NULL;
-	n_rows = 0;
 	json_t *target = lss_target(dir, &b);
 	json_t *doc = recs_document(&b, SB_MODE_RATE, rate, target, SB_IMPORT_LLMSERVINGSIM, name, e);
 	recs_free(&b);
 	return doc;
-fail:
-	for (size_t i = 0; i < n_rows; i++)
-		json_decref(rows[i]);
-	free(rows);
-	recs_free(&b);
-	return NULL;
 }
 
 /* ---- detection --------------------------------------------------------- */
