@@ -109,6 +109,20 @@ for i in range(5):
 for i in range(3):
     v, _, _ = run(rng, 0.15, lambda m, l, q: 2.0, controls)
     check("noisy, a model 2x slow (run %d)" % i, v, lc.FAIL)
+# ... while a model 1.3x slow, beyond the limit there but not by GROSS x
+# the noise, is never passed.
+for i in range(5):
+    v, _, _ = run(rng, 0.15, lambda m, l, q: 1.3, controls)
+    check("noisy, a model 1.3x slow (run %d): not passed" % i, lc.FAIL if v != lc.PASS else v,
+          lc.FAIL)
+# The rule itself: a decided cell misses beyond its limit; an undecided one
+# is inconclusive there and fails beyond GOAL + GROSS x its noise.
+c = ("batched", "ttft", "central")
+lim = {c: (15.0, 25.0, False)}
+assert lc.misses({c: 30.0}, {}, lim)[0] == [] and len(lc.misses({c: 30.0}, {}, lim)[1]) == 1
+assert len(lc.misses({c: 56.0}, {}, lim)[0]) == 1            # > 10 + 3 x 15
+assert len(lc.misses({c: 30.0}, {}, {c: (8.0, 18.0, True)})[0]) == 1
+assert lc.misses({c: 17.0}, {}, {c: (8.0, 18.0, True)}) == ([], [])
 # On a moderately noisy one (sd 6%) an exact model never fails.
 for i in range(10):
     v, _, _ = run(rng, 0.06, exact, controls)
