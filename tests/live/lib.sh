@@ -81,31 +81,30 @@ validate_twice() {
   done
 }
 
-# replay_all PREFIX MODEL SLOTS: both measurements through MODEL and through
-# the wrong models, each level at the server's speed while it was measured
-# (validate --drift-factors: the TTFT and ITL ratios of the drift runs just
-# before and after it, against the calibration's own measurement of the
-# same load); sets JUDGE_ARGS for livecheck.py judge (--local-drift: the
-# drift term is how far a run strays from its neighbours' mean). The wrong models: every time x1.2,
-# decode passes of 2+ sequences x1.25 (beyond 1 slot), prefill per token
-# x1.25, one slot fewer (beyond 1 slot), and the other KV layout (beyond 2
-# slots, where slot ids decide the passes).
+# replay_all PREFIX MODEL SLOTS REF: both measurements through MODEL and
+# through the wrong models, each measurement at the server's speed while it
+# was measured (validate --speed-factors: the p50 TTFT and ITL of every
+# request of its drift runs pooled, against REF's, the calibration's own
+# measurement of the same load: livecheck.py pooled-factors); sets
+# JUDGE_ARGS for livecheck.py judge (--pooled-drift: the drift term is how
+# far such a factor can be from the calibration's speed). The wrong models:
+# every time x1.2, decode passes of 2+ sequences x1.25 (beyond 1 slot),
+# prefill per token x1.25, one slot fewer (beyond 1 slot), and the other KV
+# layout (beyond 2 slots, where slot ids decide the passes).
 replay_all() {
-  local p=$1 model=$2 S=$3 n=0 kv other
+  local p=$1 model=$2 S=$3 ref=$4 n=0 kv other f1 f2
+  f1=$("$PY" "$LC" pooled-factors "$ref" "$p-m1.json")
+  f2=$("$PY" "$LC" pooled-factors "$ref" "$p-m2.json")
+  echo "the server's speed in each validation against the calibration's measurement of the same load (TTFT, ITL; drift runs pooled): x$f1 x$f2"
   replay1() {   # NAME FLAGS...
-    local k
-    for k in 1 2; do
-      sb 1 validate --measured "$p-m$k.json" --model-file "$model" --drift-factors \
-        --seed 11 --no-forecast --quiet --json "$p-$1-$k.json" "${@:2}" >/dev/null
-    done
+    sb 1 validate --measured "$p-m1.json" --model-file "$model" --speed-factors "$f1" \
+      --seed 11 --no-forecast --quiet --json "$p-$1-1.json" "${@:2}" >/dev/null
+    sb 1 validate --measured "$p-m2.json" --model-file "$model" --speed-factors "$f2" \
+      --seed 11 --no-forecast --quiet --json "$p-$1-2.json" "${@:2}" >/dev/null
   }
   replay1 right
-  "$PY" -c 'import json, sys
-for p in sys.argv[1:]:
-    f = json.load(open(p))["drift_factors"]
-    print("the server'"'"'s speed per level against the calibration'"'"'s measurement of the same load (TTFT, ITL): "
-          + " ".join("x%.3f,%.3f" % (x["prefill"], x["decode"]) for x in f))' "$p-right-1.json" "$p-right-2.json"
-  JUDGE_ARGS=(--slots "$S" --local-drift --right "$p-right-1.json" "$p-right-2.json")
+  JUDGE_ARGS=(--slots "$S" --pooled-drift "$ref" "$p-m1.json" "$p-m2.json"
+              --right "$p-right-1.json" "$p-right-2.json")
   # Known gaps, reported and recorded but not judged (docs/accuracy.md, "How
   # the live tests decide"): at batched levels the model puts other
   # requests' prompts into a decoding stream's gaps more often than the

@@ -49,7 +49,7 @@ for S in 2 4; do
   stop_servers
   want="model calibrated at 3 slots, server has $S: simulated with $S slots"
   grep -qF "$want" "out-$S.txt" || die "$S slots: the report does not say '$want'"
-  replay_all "s$S" model3.json "$S"
+  replay_all "s$S" model3.json "$S" cal/prompt-256.json
   # beyond the 3 slots calibrated, passes of 4 are the decode table's
   # extrapolation (issue 20): a miss there is reported, not judged
   [[ $S -gt 3 ]] && JUDGE_ARGS+=(--known-gap \

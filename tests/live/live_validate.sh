@@ -24,13 +24,13 @@
 # 4. Replay both measurements (`validate --measured`, no server time) through
 #    the model and through wrong models — all times x1.2, decode passes of
 #    two or more sequences x1.25, prefill per token x1.25, one slot fewer,
-#    and beyond 2 slots the other KV layout — each level at the server's
-#    speed of the drift runs just before and after it (--drift-factors:
-#    read from measurements alone).
+#    and beyond 2 slots the other KV layout — each validation at the
+#    server's speed of its drift runs, pooled (--speed-factors from
+#    livecheck.py pooled-factors: read from measurements alone).
 # 5. livecheck.py judges (its header has the rule): per regime (unloaded,
 #    batched, open loop), quantity and class, the model's error against
-#    GOAL + noise, the noise being the two measurements' difference and the
-#    drift re-measurements' spread; inconclusive (exit 77) when the noise
+#    GOAL + noise, the noise being the two measurements' difference and how
+#    far the pooled speed factors can be from the calibration's speed; inconclusive (exit 77) when the noise
 #    is too large to tell a 15% error from none; and every wrong model must
 #    fail the same bound.
 # 6. Beyond 2 slots: the two calibrations' predictions of the same requests
@@ -80,7 +80,7 @@ fi
 echo "== validate, twice with the same requests"
 validate_twice v model.json "$ref" "${api[@]}" --concurrency "$(seq -s, 1 $((SLOTS + 2)))" \
   --input-len $IL --output-len 32 --num-requests "$N" --warmup 1
-replay_all v model.json "$SLOTS"
+replay_all v model.json "$SLOTS" "$ref"
 rc=0
 "$PY" "$LC" judge --test "$NAME" "${JUDGE_ARGS[@]}" || rc=$?
 if [[ $SLOTS != 2 ]]; then

@@ -9,28 +9,33 @@ is measured without any model:
 
   repeat   how far the two measurements of the same requests differ
            (median |B - A| / A over the cell's levels and statistics);
-  drift    how far the server's speed moved while it was measured: validate
-           re-measured a load the calibration itself measured (--drift-ref,
-           one client) before the first level, between every two levels
-           and after the last (--drift-each-level), measured against
-           measured. Each level is replayed at the mean speed of the two
-           runs beside it, so the term is how far the speed can stray from
-           that mean: the 90% prediction interval of one run against its
-           two neighbours' mean (local_drift_spread: Student's t over the
-           residuals, with room for the runs' and the reference's own
-           sampling noise). Tests whose documents hold only a run before
-           and one after (the fleet) use one speed for the whole run and
-           the interval of one more run around the runs' mean
+  drift    how far the speed a replay is run at can be from the speed the
+           model was calibrated at: validate re-measured a load the
+           calibration itself measured (--drift-ref, one client) before
+           the first level, between every two levels and after the last
+           (--drift-each-level), measured against measured. Each
+           validation is replayed at one pair of factors: the p50 TTFT and
+           the p50 inter-token gap of all its drift runs' requests pooled,
+           over the reference's (pooled_factors; validate
+           --speed-factors). The term (pooled_drift_term) is the 90% bound
+           of that factor's error from the reference's own sampling noise
+           and the pooled runs' (bootstraps over requests) or the two
+           validations' disagreement, whichever is larger. How far one
+           level's speed strays from its validation's mean shows in the
+           repeat: the two validations measure it at different times.
+           (Until 2026-12-05 each level was replayed at the mean of the
+           two drift runs beside it: 8-request runs jumped +-15% from one
+           to the next while the levels repeated within 3-11%, and the
+           term, 23-37%, left every cell undecided.) The fleet test's
+           documents hold one run before and one after: one speed for the
+           whole run, the interval of one more run around the runs' mean
            (drift_spread).
   noise    the two combined as independent errors: the root of the sum of
            their squares.
 
-The replays run at the server's speed (validate --drift-factors: each
-level's prompt-side times scaled by the mean TTFT ratio of the drift runs
-beside it and its decode times by their ITL ratio; or, with only two runs,
---speed-factors at their mean), a correction read from measurements
-alone, so a model k-times off stays k-times off and a server that slowed
-down since calibrating is not called a wrong model.
+The replays run at the server's speed, a correction read from
+measurements alone, so a model k-times off stays k-times off and a server
+that slowed down since calibrating is not called a wrong model.
 
 Cells: regime (unloaded: closed loop below the slot count; batched: closed
 loop at or above it; open: Poisson arrivals) x quantity (TTFT, TPOT, E2E)
@@ -136,37 +141,83 @@ def repeat_diffs(meas_a, meas_b, slots):
     return out
 
 
-def local_drift_spread(docs):
-    """{q: the 90% prediction interval, in %, of the server's speed during
-    a level against the mean of the drift runs just before and after it
-    (validate --drift-each-level --drift-factors)}, or None unless every
-    document holds three runs or more. From the runs alone: each inner
-    run against the mean of its two neighbours, r = x_i / mean(x_i-1,
-    x_i+1) - 1, in time order per document, over every document: the same
-    comparison a level makes with the two runs beside it. The interval is
-    t(0.95, n) x sqrt(5/3) x the root mean square of the n residuals (about
-    zero, no mean fitted): sqrt(5/3) because an r holds the sampling noise
-    of three runs (1.5 s^2, s one run's sd) where a level's factor holds
-    half a run's plus the reference measurement's own, common to every
-    level (s^2 / 2 + s^2 <= Var(r) x 2/3 more than r's own wander part).
-    TTFT from the TTFT ratios, TPOT from the ITL ratios, E2E the larger."""
-    res = {"ttft": [], "itl": []}
-    for d in docs:
-        runs = sorted((d.get("reference_drift") or {}).get("runs", []), key=lambda r: r["t_s"])
-        if len(runs) < 3:
-            return None
-        for q in res:
-            x = [1 + r[q + "_pct"] / 100 if r.get(q + "_pct") is not None else None for r in runs]
-            for i in range(1, len(x) - 1):
-                if None not in (x[i - 1], x[i], x[i + 1]):
-                    res[q].append(x[i] / ((x[i - 1] + x[i + 1]) / 2) - 1)
+def counted(level):
+    """A results level's requests that count: not warm-up, not failed, with
+    a TTFT."""
+    return [q for q in level.get("requests", []) if not q.get("warmup") and not q.get("error")
+            and q.get("ttft_ms")]
+
+
+def reference_level(ref):
+    """The level validate --drift-ref reads from a results file: its first
+    closed-loop level at concurrency 1."""
+    return next(l for l in ref["levels"] if l["mode"] == "concurrency" and l["level"] == 1)
+
+
+def pooled_p50s(reqs):
+    """(TTFT p50, ITL p50) of requests: ITL over every gap of them all."""
+    return (median([q["ttft_ms"] for q in reqs]),
+            median([g for q in reqs for g in (q.get("itl_ms") or [])]))
+
+
+def pooled_requests(doc):
+    """Every counted request of a measured document's drift runs (validate
+    --drift-ref; --drift-each-level gives one run between every two levels)."""
+    return [q for r in (doc.get("reference_drift") or {}).get("runs", [])
+            for q in counted(r["level"])]
+
+
+def boot_log_se(reqs, n=400, seed=20261205):
+    """(TTFT, ITL): the bootstrap standard error of log pooled_p50s, over
+    requests drawn with replacement (a request's gaps go with it)."""
+    import math
+    import random
+    rng = random.Random(seed)
+    logs = ([], [])
+    for _ in range(n):
+        t, i = pooled_p50s([rng.choice(reqs) for _ in reqs])
+        logs[0].append(math.log(t))
+        logs[1].append(math.log(i))
+
+    def sd(xs):
+        m = sum(xs) / len(xs)
+        return (sum((x - m) ** 2 for x in xs) / (len(xs) - 1)) ** 0.5
+    return sd(logs[0]), sd(logs[1])
+
+
+def pooled_factors(ref, doc):
+    """(FP, FD): the server's speed during one validation against the
+    calibration's own measurement of the same load, measured against
+    measured: the p50 TTFT and ITL of every request of its drift runs
+    pooled, over the reference level's."""
+    rt, ri = pooled_p50s(counted(reference_level(ref)))
+    t, i = pooled_p50s(pooled_requests(doc))
+    return t / rt, i / ri
+
+
+def pooled_drift_term(ref, docs):
+    """{q: %}: the 90% bound of how far a validation's pooled factor can be
+    from the speed the model was calibrated at, from measurements alone:
+    1.645 x sqrt(se_ref^2 + s^2), with se_ref the bootstrap SE of the
+    reference's own p50 (common to every level and both validations) and s
+    the larger of each validation's pooled bootstrap SE and the two
+    validations' factors' difference |ln(F1/F2)| / sqrt(2) (the sd of one
+    factor, if the server kept its speed between them; if it did not, the
+    difference is counted twice, with the repeat). TTFT from TTFT, TPOT
+    from ITL, E2E the larger. How far a level's own speed sits from its
+    validation's mean shows in the repeat: the two validations measure
+    each level at different times."""
+    import math
+    se_ref = boot_log_se(counted(reference_level(ref)))
+    ses = [boot_log_se(pooled_requests(d)) for d in docs]
+    fs = [pooled_factors(ref, d) for d in docs]
     out = {}
-    for q, src in (("ttft", "ttft"), ("tpot", "itl")):
-        r = res[src]
-        out[q] = (t95(len(r)) * (5 / 3) ** 0.5 * (sum(v * v for v in r) / len(r)) ** 0.5 * 100
-                  if len(r) >= 2 else float("nan"))
-    ok = [v for v in out.values() if v == v]
-    out["e2e"] = max(ok) if ok else float("nan")
+    for j, q in enumerate(("ttft", "tpot")):
+        s = max(se[j] for se in ses)
+        if len(fs) == 2:
+            s = max(s, abs(math.log(fs[0][j] / fs[1][j])) / 2 ** 0.5)
+        out[q] = 1.645 * (se_ref[j] ** 2 + s ** 2) ** 0.5 * 100
+    out["e2e"] = max(out["ttft"], out["tpot"])
     return out
 
 
@@ -188,7 +239,7 @@ def drift_doc(ref, runs):
     """The drift re-measurements a test took itself (servebench run files of
     one client at the reference's lengths) against the reference's first
     one-client level, in the shape of validate's reference_drift."""
-    r0 = next(l for l in ref["levels"] if l["mode"] == "concurrency" and l["level"] == 1)
+    r0 = reference_level(ref)
     out = []
     for d in runs:
         l = d["levels"][0]
@@ -533,9 +584,10 @@ def main(argv):
     """livecheck.py factors VALIDATE.json...   prints FP,FD (speed_factors)
     livecheck.py cal2cal --test NAME --first A --second B --cal DIR --cal2 DIR
     livecheck.py measure-drift REF.json RUN.json...   prints a drift document
+    livecheck.py pooled-factors REF.json MEASURED.json   prints FP,FD (pooled_factors)
     livecheck.py judge --test NAME --slots S --right A B [--control NAME A B]...
         [--in-sample MODE:LEVEL]... [--known-gap PATTERN:REASON]... [--extra JSON]
-        [--drift DOC...] [--block KEY]
+        [--drift DOC... | --pooled-drift REF M1 M2] [--block KEY]
     A and B: the two replays' validate JSON documents (validate --measured)."""
     import argparse
     if argv[:1] == ["cal2cal"]:
@@ -547,6 +599,9 @@ def main(argv):
         return finish(a.test, v, reasons, rec)
     if argv[:1] == ["measure-drift"]:
         print(json.dumps(drift_doc(load(argv[1]), [load(p) for p in argv[2:]])))
+        return 0
+    if argv[:1] == ["pooled-factors"]:
+        print("%.4f,%.4f" % pooled_factors(load(argv[1]), load(argv[2])))
         return 0
     if argv[:1] == ["factors"]:
         fp, fd = speed_factors(drift_runs([load(p) for p in argv[1:]]))
@@ -564,9 +619,9 @@ def main(argv):
     ap.add_argument("--extra", default=None, help="a JSON object added to the record")
     ap.add_argument("--drift", nargs="+", default=None,
                     help="documents holding the drift runs (default: the right replays)")
-    ap.add_argument("--local-drift", action="store_true",
-                    help="the replays ran at each level's own drift speed (validate "
-                         "--drift-factors): the drift term is local_drift_spread")
+    ap.add_argument("--pooled-drift", nargs=3, default=None, metavar=("REF", "M1", "M2"),
+                    help="the replays ran at pooled_factors(REF, Mk) (validate "
+                         "--speed-factors): the drift term is pooled_drift_term")
     ap.add_argument("--block", default=None,
                     help="judge this member of each document (e.g. routed)")
     a = ap.parse_args(argv)
@@ -580,19 +635,23 @@ def main(argv):
     rep = repeat_diffs(right[0], right[1], a.slots)
     ddocs = [load(p) for p in a.drift] if a.drift else right
     runs = drift_runs(ddocs)
-    spread = local_drift_spread(ddocs) if a.local_drift else drift_spread(runs)
-    if spread is None:
-        print("livecheck: --local-drift needs three drift runs or more in every document")
-        return FAIL
+    if a.pooled_drift:
+        ref, meas = load(a.pooled_drift[0]), [load(x) for x in a.pooled_drift[1:]]
+        if not all(pooled_requests(m) for m in meas):
+            print("livecheck: --pooled-drift: a measured document holds no drift run")
+            return FAIL
+        spread = pooled_drift_term(ref, meas)
+        factors = [pooled_factors(ref, m) for m in meas]
+    else:
+        spread, factors = drift_spread(runs), [speed_factors(runs)]
     known = [k.split(":", 1)[0] for k in a.known_gap]
     verdict, reasons, rec = judge(right, controls, rep, spread, a.slots, ins, known)
     for k in a.known_gap:
         print("known gap, reported and not judged: %s" % k)
     print_table(rec, [n for n, _ in controls])
-    fp, fd = speed_factors(runs)
     extra = dict(json.loads(a.extra) if a.extra else {}, slots=a.slots, known_gaps=a.known_gap,
-                 speed_factors={"prefill": fp, "decode": fd}, drift_runs=runs,
-                 drift_term="local" if a.local_drift else "global",
+                 speed_factors=[{"prefill": fp, "decode": fd} for fp, fd in factors],
+                 drift_runs=runs, drift_term="pooled" if a.pooled_drift else "global",
                  in_sample=sorted(list(k) for k in ins))
     return finish(a.test, verdict, reasons, rec, extra)
 

@@ -165,26 +165,34 @@ sp = lc.drift_spread([{"ttft": 1.0, "itl": 1.0}, {"ttft": 1.2, "itl": 1.05}])
 want = 6.314 * 0.02 ** 0.5 * 1.5 ** 0.5 / 1.1 * 100
 assert abs(sp["ttft"] - want) < 1e-9 and abs(sp["e2e"] - sp["ttft"]) < 1e-9, sp
 
-# The local drift term (validate --drift-each-level): each inner run
-# against its neighbours' mean, in time order.
-def ddoc(ratios, order=None):
-    runs = [{"t_s": float(i), "ttft_pct": (x - 1) * 100, "itl_pct": (x - 1) * 100}
-            for i, x in enumerate(ratios)]
-    return {"reference_drift": {"runs": [runs[i] for i in (order or range(len(runs)))]}}
+# The pooled drift factors and their term (validate --drift-each-level
+# runs, every request pooled), on synthetic requests of known speed.
+def reqs(rng, ttft, gap, n, cv):
+    return [{"ttft_ms": ttft * rng.gauss(1, cv), "itl_ms": [gap * rng.gauss(1, cv) for _ in range(16)]}
+            for _ in range(n)]
 
 
-sp = lc.local_drift_spread([ddoc([1.0, 1.1, 1.0], [2, 0, 1]), ddoc([1.0, 1.1, 1.0])])
-want = 2.920 * (5 / 3) ** 0.5 * 0.1 * 100   # two residuals of 0.1, t(0.95, 2 dof)
-assert abs(sp["ttft"] - want) < 1e-9 and abs(sp["tpot"] - want) < 1e-9, sp
-# a server slowing steadily by 40% over the run: no local drift at all,
-# where one speed for the whole run is 17% off at its ends
-ramp = [ddoc([1 + 0.05 * i for i in range(9)])] * 2
-assert lc.local_drift_spread(ramp)["ttft"] < 1e-9
-assert lc.drift_spread(lc.drift_runs(ramp))["ttft"] > 15
-# a server jumping between two speeds from run to run: a wide term
-jumpy = [ddoc([1.0, 1.3] * 4 + [1.0])] * 2
-assert lc.local_drift_spread(jumpy)["ttft"] > 40
-assert lc.local_drift_spread([ddoc([1.0, 1.1])]) is None
+def ref_doc(rs):
+    return {"levels": [{"mode": "concurrency", "level": 1, "requests": rs}]}
+
+
+def meas_doc(runs):
+    return {"reference_drift": {"runs": [{"level": {"requests": r}} for r in runs]}}
+
+
+prng = random.Random(5)
+ref = ref_doc(reqs(prng, 300, 10, 8, 0.02))
+slow = meas_doc([reqs(prng, 360, 11, 8, 0.02) for _ in range(6)])
+fp, fd = lc.pooled_factors(ref, slow)
+assert abs(fp - 1.2) < 0.03 and abs(fd - 1.1) < 0.03, (fp, fd)
+steady = lc.pooled_drift_term(ref, [slow, meas_doc([reqs(prng, 360, 11, 8, 0.02) for _ in range(6)])])
+assert steady["ttft"] < 4 and steady["tpot"] < 4 and steady["e2e"] == max(steady["ttft"], steady["tpot"]), steady
+# two validations 30% apart in speed: about 1.645 x ln(1.3) / sqrt(2) = 30.5%
+apart = lc.pooled_drift_term(ref, [slow, meas_doc([reqs(prng, 468, 11, 8, 0.02) for _ in range(6)])])
+assert apart["ttft"] > 25 and apart["tpot"] < 4, apart
+# a reference of 8 widely scattered requests: its own noise is in the term
+wide = lc.pooled_drift_term(ref_doc(reqs(prng, 300, 10, 8, 0.3)), [slow, slow])
+assert wide["ttft"] > 10 and wide["tpot"] > steady["tpot"], wide
 assert lc.t95(3) == 2.353 and lc.t95(11) == 1.812 and lc.t95(100) == 1.645
 print("livecheck: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
