@@ -200,11 +200,15 @@ static int decode_loo(const sb_model *m, const cov_build *b, int *batch, double 
 static void form_block(cov_build *b, const sb_model *m)
 {
 	int batch;
-	double pred, meas, steps, nv;
-	if (!decode_loo(m, b, &batch, &pred, &meas, &steps, &nv))
+	double pred, meas, steps, nv, v;
+	if (decode_loo(m, b, &batch, &pred, &meas, &steps, &nv)) {
+		double miss = meas - pred;
+		v = (miss * miss - (nv > 0 ? nv : 0)) / (pred * pred * steps * steps);
+	} else if (m->n_decode >= 2) {
+		v = CAL_FORM_PRIOR_SD * CAL_FORM_PRIOR_SD;
+	} else {
 		return;
-	double miss = meas - pred;
-	double v = (miss * miss - (nv > 0 ? nv : 0)) / (pred * pred * steps * steps);
+	}
 	const char *names[1] = { "form_decode" };
 	double c[1] = { v };
 	add_block(b, m, names, 1, c);
@@ -214,8 +218,14 @@ json_t *cal_form_render(const sb_model *m)
 {
 	int batch;
 	double pred, meas, steps, nv;
-	if (!decode_loo(m, NULL, &batch, &pred, &meas, &steps, &nv))
-		return json_null();
+	if (!decode_loo(m, NULL, &batch, &pred, &meas, &steps, &nv)) {
+		if (m->n_decode < 2)
+			return json_null();
+		return json_pack("{s:{s:f,s:s}}", "decode", "prior_sd", CAL_FORM_PRIOR_SD, "how",
+				 "a table of 2 or 3 points cannot check its own rule: form_decode's "
+				 "sd per step is a prior, the largest miss seen where it could be "
+				 "checked (docs/model-notes.md, \"Beyond the measured batch sizes\")");
+	}
 	return json_pack("{s:{s:i,s:f,s:f,s:f,s:s}}", "decode", "left_out_batch", batch,
 			 "predicted_ms", pred, "measured_ms", meas, "steps", steps, "how",
 			 "the decode table without its last point extrapolated to it; the miss "

@@ -35,9 +35,10 @@
  *             one observed miss: crude, but from the data). Only for tables
  *             of 4 or more points (calibrate --url's pinned passes at 4+
  *             slots): a smaller one extrapolates by another rule without
- *             its last point, so nothing checks the rule (sbsim says the
- *             passes beyond the table are extrapolated). fit.form records
- *             the check.
+ *             its last point, so nothing checks the rule; a table of 2 or
+ *             3 points gets a prior instead, sd CAL_FORM_PRIOR_SD per step
+ *             (a rule never checked is not taken as exact). fit.form
+ *             records the check or the prior.
  * Assumed: the blocks are independent. decode1 and prefill read the same
  * single-client requests, but different measured quantities (TPOT and
  * TTFT / prompt_ms), whose errors are taken as independent; the decode
@@ -58,9 +59,19 @@
  * (the names are m's coefficients), or JSON null when no block has a
  * variance. New reference, NULL when out of memory. */
 json_t *cal_covariance_render(const cal_results *r, const sb_model *m);
+/* form_decode's sd per step where the table cannot check its rule (2 or 3
+ * points): the root mean square, 0.18, rounded up, of the per-step misses
+ * the rule made where it could be checked on real servers: 0.04 on the
+ * guide's RTX 3050 (1 and 4 to 8), 0.05 and 0.30 on the local llama.cpp
+ * target's pinned passes (short and 600-word prompts, 1-3 to 4), 0.18 for
+ * a 3-slot calibration of it (2026-12-05) to its pinned pass of 4.
+ * docs/model-notes.md, "Beyond the measured batch sizes". */
+#define CAL_FORM_PRIOR_SD 0.2
+
 /* fit.form: {"decode": {"left_out_batch", "predicted_ms", "measured_ms",
- * "steps", "how"}} for m's decode table, or JSON null when it has fewer
- * than 4 points; NULL when out of memory. */
+ * "steps", "how"}} for m's decode table of 4 or more points,
+ * {"decode": {"prior_sd", "how"}} for one of 2 or 3, JSON null for one of
+ * 1; NULL when out of memory. */
 json_t *cal_form_render(const sb_model *m);
 
 #endif

@@ -497,8 +497,10 @@ double sb_model_decode_ms(const sb_model *m, int batch)
 	if (m->form_decode == 0)
 		return x;
 	double u = (double)(batch - d[n - 1].batch) / (double)(d[n - 1].batch - d[n - 2].batch);
-	double f = 1 + m->form_decode * u * (u + 1) / 2;
-	return x * (f > 0.1 ? f : 0.1);
+	double g = m->form_decode * u * (u + 1) / 2;
+	/* symmetric, so that draws of a symmetric form_decode keep their
+	 * mean on the line */
+	return x * (1 + (g > 0.9 ? 0.9 : g < -0.9 ? -0.9 : g));
 }
 
 double sb_model_release_ms(const sb_model *m, int slots)

@@ -28,7 +28,9 @@
  * the table entries themselves, so perturbed tables extrapolate accordingly.
  * (Why this form: docs/model-notes.md, "Beyond the measured batch sizes".)
  * Beyond the last point the value is then multiplied by
- * 1 + form_decode · u (u + 1) / 2 (at least 0.1), u = (B - last) / (last -
+ * 1 + form_decode · u (u + 1) / 2 (held within 1 ± 0.9, symmetric so
+ * that draws of a symmetric form_decode keep their mean on the line),
+ * u = (B - last) / (last -
  * the point before): the form's own error, each step of the table's last
  * spacing missing by one form_decode more than the step before (what a
  * line does beyond a curve of constant curvature).

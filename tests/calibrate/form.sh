@@ -9,7 +9,7 @@
 # fit.covariance; sbsim --uncertainty at 8 slots must then give a TPOT p50
 # interval whose upper end holds the truth's (mean of 5 runs), which the
 # same model without form_decode must not: its interval holds only the
-# coefficients' noise.
+# coefficients' noise. Then the same from a table of 3 points (the prior).
 set -u
 SB=$1 SBSIM=$2 TRUTH=$3
 T=$(mktemp -d)
@@ -56,6 +56,48 @@ import json, sys
 pi = [json.load(open(p))["levels"][0]["pi90"]["tpot_ms.p50"] for p in sys.argv[1:3]]
 truth = json.load(open(sys.argv[3]))["levels"][0]["tpot_ms"]["p50"]
 print("TPOT p50 at 8 slots: truth %.2f ms; 90%% interval with form_decode [%.2f, %.2f], "
+      "without [%.2f, %.2f]" % (truth, *pi[0], *pi[1]))
+ok = pi[0][0] <= truth <= pi[0][1] and not (pi[1][0] <= truth <= pi[1][1])
+sys.exit(0 if ok else 1)
+PY
+[ $? -eq 0 ] || exit 1
+
+# A table of 3 points (1-3 clients on 3 slots) cannot check its rule: the
+# prior (calibrate/covariance.h, CAL_FORM_PRIOR_SD) stands in, and at 5
+# slots (two steps beyond, where the line from 2-3 reaches 13.4 ms and the
+# truth's pass of 5 costs 16.2) the interval must hold the truth's TPOT,
+# which the same model without form_decode must not.
+sim --slots 3 --concurrency 1,2,3 --input-len 128 --output-len 64 --requests 24 --seed 4 --json "$T/c3.json" --json-requests
+"$SB" calibrate "$T/p32.json" "$T/p512.json" "$T/c3.json" --slots 3 -o "$T/m3.json" >"$T/report" 2>&1 ||
+	{ echo "FAIL: calibrate (3 slots)"; cat "$T/report"; exit 1; }
+python3 - "$T/m3.json" "$T/without3.json" <<'PY' || exit 1
+import json, sys
+m = json.load(open(sys.argv[1]))
+f = m["fit"]
+print("3 points, fit.form:", json.dumps(f["form"]))
+assert f["form"]["decode"]["prior_sd"] == 0.2, f["form"]
+c = f["covariance"]
+i = c["params"].index("form_decode")
+assert abs(c["matrix"][i][i] - 0.04) < 1e-12, c["matrix"][i][i]
+keep = [j for j in range(len(c["params"])) if j != i]
+c["params"] = [c["params"][j] for j in keep]
+c["matrix"] = [[c["matrix"][a][b] for b in keep] for a in keep]
+json.dump(m, open(sys.argv[2], "w"))
+PY
+run5() {   # MODEL OUT [extra flags]
+	m=$1 out=$2; shift 2
+	"$SBSIM" --model-file "$m" --slots 5 --concurrency 5 --input-len 128 --output-len 64 \
+		--requests 40 --json "$out" "$@" >/dev/null 2>"$T/err" ||
+		{ echo "FAIL: sbsim 5 slots $m"; cat "$T/err"; exit 1; }
+}
+run5 "$T/m3.json" "$T/m5.json" --uncertainty --replications 40 --seed 7
+run5 "$T/without3.json" "$T/w5.json" --uncertainty --replications 40 --seed 7
+run5 "$T/truth.json" "$T/t5.json" --replications 5 --seed 11
+python3 - "$T/m5.json" "$T/w5.json" "$T/t5.json" <<'PY'
+import json, sys
+pi = [json.load(open(p))["levels"][0]["pi90"]["tpot_ms.p50"] for p in sys.argv[1:3]]
+truth = json.load(open(sys.argv[3]))["levels"][0]["tpot_ms"]["p50"]
+print("TPOT p50 at 5 slots from 3: truth %.2f ms; 90%% interval with the prior [%.2f, %.2f], "
       "without [%.2f, %.2f]" % (truth, *pi[0], *pi[1]))
 ok = pi[0][0] <= truth <= pi[0][1] and not (pi[1][0] <= truth <= pi[1][1])
 sys.exit(0 if ok else 1)
