@@ -128,8 +128,13 @@
 
 /* Requests reaching an idle server within this many seconds of the first
  * share its first step (but for split_prob): llama.cpp takes up tasks
- * queued while it launches the first. */
-#define SB_MODEL_JOIN_WINDOW_S 0.001
+ * queued while it launches the first. An engine whose round of requests
+ * ended together, nothing left decoding, starts as from idle: the local
+ * llama.cpp target's closed loops at S + 1 clients ran in lockstep rounds,
+ * the queued request and the clients just released (sent 1-4 ms after the
+ * round's last token) prefilled in one step (validate-live-slots,
+ * 2026-12-05; docs/model-notes.md, "Rounds"). Until then 1 ms. */
+#define SB_MODEL_JOIN_WINDOW_S 0.005
 
 typedef enum sb_noise_kind {
 	SB_NOISE_NONE = 0,

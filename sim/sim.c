@@ -294,6 +294,11 @@ static void start_run(sim *s, server *v, double T)
 		k = 1;
 		f = noise_factor(s, v, v->prefill_cv, 1);
 		v->run_prefill = 1;
+		/* nothing left decoding (a closed loop's round just ended
+		 * together): the engine starts as from idle, so the clients
+		 * that round released join this step (SB_MODEL_JOIN_WINDOW_S) */
+		if (B == 0)
+			v->idle_t0 = T;
 	} else {
 		a = dec_a;
 		b = dec_b;
