@@ -30,4 +30,17 @@
  * -EIO with a message when f could not be written. */
 long sb_export_csv(FILE *f, const sb_results *r, sb_error *e);
 
+/* Writes level `level` (0-based) of r as `vllm bench serve --save-result
+ * --save-detailed` writes a run (one JSON object, one line), the form
+ * core/import.h reads back: its counted records' per-request lists in s
+ * (input_lens, output_lens, ttfts, itls, latencies, start_times = t_sent_s,
+ * errors: "" or the error's message; a failed request's output length,
+ * TTFT and latency 0, as vLLM writes them), how it was sent (closed loop
+ * at C: request_rate "inf", max_concurrency C; open loop: request_rate
+ * the rate, burstiness 1, no cap), and vLLM's summary figures computed
+ * from those records (docs/formats.md). Returns the number of requests
+ * written, -EINVAL (no such level, or a level without records), -ENOMEM
+ * or -EIO, with a message. */
+long sb_export_vllm(FILE *f, const sb_results *r, size_t level, sb_error *e);
+
 #endif

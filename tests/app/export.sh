@@ -4,7 +4,8 @@
 # (read back with Python's csv module, so quoting is checked too): an error
 # class holding a comma and a quote, a request without a first token (empty
 # cell), token gaps space-separated, the level and mode of each row; read
-# back (core/import.c), it replays exactly as the results file. Bad
+# back (core/import.c), it replays exactly as the results file. One level
+# as vLLM's bench JSON reads back equal. Bad
 # input: a missing file, an unknown format, a file that is not results, an
 # unwritable output: exit 2 naming it.
 set -u
@@ -58,6 +59,41 @@ PY
 grep -q "closed loop c=2" "$T/cc" || { echo "FAIL: the CSV lost level 2"; cat "$T/cc"; fails=$((fails+1)); }
 cmp -s "$T/cj" "$T/cc" || { echo "FAIL: the CSV replays differently:"; diff "$T/cj" "$T/cc" | head; fails=$((fails+1)); }
 
+# --format vllm: one level in vLLM's bench JSON; read back (core/import.c,
+# vllm-bench-serve) its records equal the level's (a failed request's
+# output length, TTFT and latency 0, as vLLM writes them; its error the
+# message), the level and mode survive (closed loop at 2: request_rate
+# "inf", max_concurrency 2), and vLLM's summary is computed from them.
+"$SB" export "$T/r.json" --format vllm --level 2 -o "$T/r2.vllm.json" 2>"$T/err" ||
+	{ echo "FAIL: export --format vllm"; cat "$T/err"; fails=$((fails+1)); }
+"$SB" export "$T/r2.vllm.json" -o "$T/r2back.csv" 2>"$T/err" ||
+	{ echo "FAIL: the vLLM JSON does not read back"; cat "$T/err"; fails=$((fails+1)); }
+python3 - "$T/r.json" "$T/r2.vllm.json" "$T/r2back.csv" <<'PY' || fails=$((fails+1))
+import csv, json, statistics, sys
+l = json.load(open(sys.argv[1]))["levels"][1]
+v = json.load(open(sys.argv[2]))
+rows = list(csv.DictReader(open(sys.argv[3], newline="")))
+want = [q for q in l["requests"] if not q.get("warmup")]
+assert v["request_rate"] == "inf" and v["max_concurrency"] == 2, v["request_rate"]
+assert v["completed"] + v["failed"] == len(want) == len(rows), (v["completed"], len(rows))
+def same(a, b):
+    return abs(a - b) <= 1e-9 * max(1.0, abs(b))
+for row, q in zip(rows, want):
+    assert row["level"] == "2" and row["mode"] == "concurrency", row
+    assert same(float(row["t_sent_s"]), q["t_sent_s"]), (row, q)
+    assert int(row["prompt_tokens"]) == q["prompt_tokens"]
+    if q.get("error"):
+        assert row["error"] != "", row
+        continue
+    assert int(row["output_tokens"]) == q["output_tokens"]
+    for k in ("ttft_ms", "e2e_ms"):
+        assert same(float(row[k]), q[k]), (k, row[k], q[k])
+ok = [q for q in want if not q.get("error")]
+assert same(v["mean_ttft_ms"], statistics.mean(q["ttft_ms"] for q in ok)), v["mean_ttft_ms"]
+assert same(v["median_e2el_ms"], statistics.median(q["e2e_ms"] for q in ok)), v["median_e2el_ms"]
+print("export --format vllm: %d requests read back equal" % len(rows))
+PY
+
 bad() {   # WANT ARGS...
 	want=$1; shift
 	"$SB" export "$@" >"$T/out" 2>"$T/err"; rc=$?
@@ -70,5 +106,8 @@ echo '{"schema": "nope"}' >"$T/bad.json"
 bad "bad.json" "$T/bad.json"
 bad "-o $T/no/dir/x.csv" "$T/r.json" -o "$T/no/dir/x.csv"
 bad "needs one results file" "$T/r.json" "$T/r.json"
+bad "several levels: choose one with --level (the file has concurrency 1, concurrency 2)" "$T/r.json" --format vllm
+bad "--level 3: no such level" "$T/r.json" --format vllm --level 3
+bad "--level goes with --format vllm" "$T/r.json" --level 2
 [ $fails -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
 echo "export checks passed"
