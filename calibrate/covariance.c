@@ -223,8 +223,9 @@ json_t *cal_form_render(const sb_model *m)
 			return json_null();
 		return json_pack("{s:{s:f,s:s}}", "decode", "prior_sd", CAL_FORM_PRIOR_SD, "how",
 				 "a table of 2 or 3 points cannot check its own rule: form_decode's "
-				 "sd per step is a prior, the largest miss seen where it could be "
-				 "checked (docs/model-notes.md, \"Beyond the measured batch sizes\")");
+				 "sd per step is a prior, the root mean square of the misses seen "
+				 "where it could be checked (docs/model-notes.md, \"Beyond the "
+				 "measured batch sizes\")");
 	}
 	return json_pack("{s:{s:i,s:f,s:f,s:f,s:s}}", "decode", "left_out_batch", batch,
 			 "predicted_ms", pred, "measured_ms", meas, "steps", steps, "how",
