@@ -21,7 +21,7 @@
 
 /* What the reader saw across the file, for the notes. */
 typedef struct aip_seen {
-	size_t no_icl, warmup, cancelled, from_otc;
+	size_t no_icl, warmup, cancelled, from_otc, failed;
 } aip_seen;
 
 /* Milliseconds in one of AIPerf's time units (MetricTimeUnit tags); 0 when
@@ -143,6 +143,7 @@ static int aip_error(imp_recs *b, const json_t *o, int *failed, aip_seen *seen,
 	if (!*failed)
 		return 0;
 	seen->cancelled += cancelled;
+	seen->failed++;
 	const char *msg = json_string_value(json_object_get(err, "message"));
 	if (err && !json_is_null(err) && (!json_is_object(err) || !msg))
 		return sb_error_set(e, "%s:%zu: error: expected an object with a \"message\"",
@@ -270,8 +271,10 @@ static void aip_notes(imp_recs *b, const aip_seen *s, double rate)
 	if (s->cancelled)
 		imp_note(b, "%zu request%s cancelled by aiperf (was_cancelled) counted as failed",
 			 s->cancelled, s->cancelled == 1 ? "" : "s");
-	imp_note(b, "failed requests (a non-null \"error\") have prompt_tokens from error_isl "
-		    "where given and no TTFT or E2E");
+	if (s->failed)
+		imp_note(b, "%zu failed request%s (a non-null \"error\" or was_cancelled): "
+			    "prompt_tokens from error_isl where given, no TTFT or E2E", s->failed,
+			 s->failed == 1 ? "" : "s");
 }
 
 json_t *sb_import_aiperf(char *text, const char *name, sb_error *e)

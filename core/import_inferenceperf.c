@@ -21,7 +21,7 @@
 
 /* What the reader saw across the file, for the notes. */
 typedef struct ip_seen {
-	size_t from_chunks, one_time, deprecated_in;
+	size_t from_chunks, one_time, deprecated_in, failed;
 } ip_seen;
 
 /* o[key]: a time in seconds (finite, >= 0, not absurd). */
@@ -173,6 +173,7 @@ static int ip_request(imp_recs *b, const json_t *o, ip_seen *seen, const char *n
 	char s[512];
 	snprintf(s, sizeof(s), "%s: %s", type ? type : "error", msg);
 	q->t_done_s = end; /* the time of the failure */
+	seen->failed++;
 	return imp_fail(b, "imported", s) < 0 ? sb_error_code(e, -ENOMEM, "%s: out of memory", name)
 					      : 0;
 }
@@ -203,8 +204,9 @@ static void ip_notes(imp_recs *b, const ip_seen *s, double rate)
 		imp_note(b, "%zu request%s without info.request_metrics.text: input_tokens from the "
 			    "older info.input_tokens", s->deprecated_in,
 			 s->deprecated_in == 1 ? "" : "s");
-	imp_note(b, "failed requests (a non-null \"error\") keep their token counts where given "
-		    "and no TTFT or E2E");
+	if (s->failed)
+		imp_note(b, "%zu failed request%s (a non-null \"error\"): token counts where "
+			    "given, no TTFT or E2E", s->failed, s->failed == 1 ? "" : "s");
 }
 
 json_t *sb_import_inferenceperf(const json_t *j, const char *name, sb_error *e)

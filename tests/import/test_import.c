@@ -305,6 +305,7 @@ static void test_aiperf(const char *dir)
 	CHECK(noted(&r, "1 request of benchmark_phase \"warmup\""));
 	CHECK(noted(&r, "1 request cancelled"));
 	CHECK(noted(&r, "1 successful request without inter_chunk_latency"));
+	CHECK(noted(&r, "2 failed requests"));
 	sb_results_fini(&r);
 
 	/* one record on one line: a single JSON object, still AIPerf's */
@@ -372,6 +373,7 @@ static void test_inferenceperf(const char *dir)
 	CHECK(noted(&r, "open loop at the recorded start_time"));
 	CHECK(noted(&r, "output_token_times[0] - start_time"));
 	CHECK(noted(&r, "1 request without info.request_metrics.text"));
+	CHECK(noted(&r, "1 failed request"));
 	sb_results_fini(&r);
 }
 
