@@ -1,4 +1,8 @@
-/* import.c — other tools' per-request result files as a results document. */
+/* import.c — other tools' per-request result files as a results document:
+ * the format told from the content, servebench's CSV, vllm bench serve and
+ * LLMServingSim read here; AIPerf in import_aiperf.c, inference-perf in
+ * import_inferenceperf.c; what they share in import_recs.c
+ * (import_internal.h). */
 #include "import_internal.h"
 
 #include <errno.h>
