@@ -95,7 +95,8 @@ static void usage(FILE *f)
 		"summaries otherwise; prints each coefficient with its 95%% interval and what\n"
 		"measurement is missing.\n"
 		"Also reads other tools' per-request files (vllm bench serve --save-detailed\n"
-		"JSON, LLMServingSim requests.jsonl, servebench CSV; docs/formats.md).\n"
+		"JSON, LLMServingSim requests.jsonl, AIPerf profile_export.jsonl, inference-perf\n"
+		"per_request_lifecycle_metrics.json, servebench CSV; docs/formats.md).\n"
 		"\n");
 	sb_cli_usage(f, opts, N_OPTS, 23);
 	fprintf(f,

@@ -127,7 +127,9 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("measured", SB_CLI_STRING, &C->measured, 0, 0, "FILE",
 		   "compare an existing results file instead of measuring\n"
 		   "(or a vllm bench serve JSON, LLMServingSim\n"
-		   "requests.jsonl, servebench CSV)"),
+		   "requests.jsonl, AIPerf profile_export.jsonl,\n"
+		   "inference-perf per_request_lifecycle_metrics.json,\n"
+		   "servebench CSV)"),
 	SB_CLI_OPT("slots", SB_CLI_LONG, &C->slots, 1, 4096, "S",
 		   "the server's slot count when it reports none\n(default: the model's)"),
 	SB_CLI_FN("concurrency", NULL, "LIST", parse_conc,

@@ -162,7 +162,9 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("compare", SB_CLI_STRING, &cmd.compare, 0, 0, "MEASURED.json",
 		   "replay a measured run through the model and print\n"
 		   "measured vs predicted (--json: the prediction); also a\n"
-		   "vllm bench serve JSON, LLMServingSim requests.jsonl or CSV"),
+		   "vllm bench serve JSON, LLMServingSim requests.jsonl,\n"
+		   "AIPerf profile_export.jsonl, inference-perf\n"
+		   "per_request_lifecycle_metrics.json or CSV"),
 	SB_CLI_OPT("second-model", SB_CLI_STRING, &cmd.second_model, 0, 0, "FILE",
 		   "with --compare: a second calibration's prediction of\n"
 		   "the same requests against the first's"),

@@ -1,5 +1,9 @@
-/* import.c — other tools' per-request result files as a results document. */
-#include "import.h"
+/* import.c — other tools' per-request result files as a results document:
+ * the format told from the content, servebench's CSV, vllm bench serve and
+ * LLMServingSim read here; AIPerf in import_aiperf.c, inference-perf in
+ * import_inferenceperf.c; what they share in import_recs.c
+ * (import_internal.h). */
+#include "import_internal.h"
 
 #include <errno.h>
 #include <math.h>
@@ -23,79 +27,20 @@ const char *sb_import_format_name(sb_import_format f)
 		return "vllm-bench-serve";
 	case SB_IMPORT_LLMSERVINGSIM:
 		return "llmservingsim-requests";
+	case SB_IMPORT_AIPERF:
+		return "aiperf-profile-export";
+	case SB_IMPORT_INFERENCEPERF:
+		return "inference-perf-per-request";
 	default:
 		return "servebench-results";
 	}
 }
 
-/* Beyond these a value is a mistake (or another clock), not a measurement:
- * token counts, and the span of a level's times in seconds (3 years). */
-#define MAX_TOKENS 1e12
-#define MAX_SPAN_S 1e8
-
 #define CSV_HEADER "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error"
-
-/* ---- the records being built ------------------------------------------- */
-
-typedef struct recs {
-	sb_reqrec *r;
-	size_t *itl_at; /* each record's first gap in itl (pointers set at the end) */
-	size_t n, cap;
-	double *itl;
-	size_t n_itl, cap_itl;
-	char **msg; /* owned error messages, one per record (NULL: none) */
-	json_t *notes;
-	int *grp;   /* each record's level: an index into lv (NULL: all one level) */
-	struct { double level; sb_mode mode; } lv[SB_WORKLOAD_MAX_LEVELS];
-	int n_lv;
-} recs;
-
-static void recs_free(recs *b)
-{
-	for (size_t i = 0; i < b->n; i++)
-		free(b->msg[i]);
-	free(b->r);
-	free(b->itl_at);
-	free(b->itl);
-	free(b->msg);
-	free(b->grp);
-	json_decref(b->notes);
-}
-
-/* A new record (times NaN, counts unknown), or NULL when out of memory. */
-static sb_reqrec *recs_add(recs *b)
-{
-	if (b->n == b->cap) {
-		size_t c = b->cap ? 2 * b->cap : 64;
-		sb_reqrec *r = realloc(b->r, c * sizeof(*r));
-		if (r)
-			b->r = r;
-		size_t *a = realloc(b->itl_at, c * sizeof(*a));
-		if (a)
-			b->itl_at = a;
-		char **m = realloc(b->msg, c * sizeof(*m));
-		if (m)
-			b->msg = m;
-		if (!r || !a || !m)
-			return NULL;
-		b->cap = c;
-	}
-	sb_reqrec *q = &b->r[b->n];
-	memset(q, 0, sizeof(*q));
-	q->id = (long)b->n;
-	q->t_scheduled_s = q->t_sent_s = q->t_done_s = NAN;
-	q->ttft_ms = q->e2e_ms = q->wait_ms = NAN;
-	q->prompt_tokens = q->output_tokens = -1;
-	q->slot = q->replica = -1;
-	b->itl_at[b->n] = b->n_itl;
-	b->msg[b->n] = NULL;
-	b->n++;
-	return q;
-}
 
 /* b->grp grown to b->cap entries (the last record's group 0), or NULL
  * (b->grp then still owned by b). */
-static int *realloc_grp(recs *b)
+static int *realloc_grp(imp_recs *b)
 {
 	int *g = realloc(b->grp, b->cap * sizeof(*g));
 	if (g) {
@@ -104,172 +49,6 @@ static int *realloc_grp(recs *b)
 	}
 	return g;
 }
-
-static int recs_add_itl(recs *b, double v)
-{
-	if (b->n_itl == b->cap_itl) {
-		size_t c = b->cap_itl ? 2 * b->cap_itl : 256;
-		double *p = realloc(b->itl, c * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		b->itl = p;
-		b->cap_itl = c;
-	}
-	b->itl[b->n_itl++] = v;
-	b->r[b->n - 1].n_itl++;
-	return 0;
-}
-
-/* Marks the last record failed: class cls (static), message msg (copied). */
-static int recs_fail(recs *b, const char *cls, const char *msg)
-{
-	sb_reqrec *q = &b->r[b->n - 1];
-	q->err_class = cls;
-	if (msg && !(b->msg[b->n - 1] = strdup(msg)))
-		return -ENOMEM;
-	json_t *ok = msg ? json_string(msg) : NULL;
-	if (msg && !ok) /* not UTF-8 (JSON strings must be): bytes >= 0x80 as '?' */
-		for (unsigned char *c = (unsigned char *)b->msg[b->n - 1]; *c; c++)
-			if (*c >= 0x80)
-				*c = '?';
-	json_decref(ok);
-	q->err_msg = b->msg[b->n - 1];
-	return 0;
-}
-
-static void note(recs *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void note(recs *b, const char *fmt, ...)
-{
-	char s[400];
-	va_list ap;
-	va_start(ap, fmt);
-	vsnprintf(s, sizeof(s), fmt, ap);
-	va_end(ap);
-	if (!b->notes)
-		b->notes = json_array();
-	json_array_append_new(b->notes, json_string(s));
-}
-
-/* Records i0.. of b's level g (all of them when b has no levels), shifted
- * so that the level's first send is at 0, into a new array (*n of them);
- * NULL when out of memory. Gaps point into b->itl. */
-static sb_reqrec *level_records(recs *b, int g, size_t *n)
-{
-	sb_reqrec *r = malloc((b->n ? b->n : 1) * sizeof(*r));
-	if (!r)
-		return NULL;
-	double t0 = INFINITY;
-	*n = 0;
-	for (size_t i = 0; i < b->n; i++) {
-		if (b->grp && b->grp[i] != g)
-			continue;
-		sb_reqrec q = b->r[i];
-		q.itl_ms = q.n_itl ? b->itl + b->itl_at[i] : NULL;
-		if (isnan(q.t_scheduled_s))
-			q.t_scheduled_s = q.t_sent_s;
-		t0 = fmin(t0, q.t_scheduled_s);
-		r[(*n)++] = q;
-	}
-	for (size_t i = 0; i < *n; i++) {
-		sb_reqrec *q = &r[i];
-		q->t_sent_s -= t0;
-		q->t_scheduled_s -= t0;
-		if (isnan(q->t_done_s))
-			q->t_done_s = q->t_sent_s + (isfinite(q->e2e_ms) ? q->e2e_ms / 1e3 : 0);
-		else
-			q->t_done_s -= t0;
-	}
-	return r;
-}
-
-/* Level g of the document: its records, checked to lie on one clock, and
- * their summary added to doc. Returns 0, -EINVAL or -ENOMEM with a message. */
-static int add_level(json_t *doc, recs *b, int g, sb_mode mode, double level,
-		     const char *name, sb_error *e)
-{
-	size_t n;
-	sb_reqrec *r = level_records(b, g, &n);
-	if (!r)
-		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-	int ret = 0;
-	for (size_t i = 0; i < n && ret == 0; i++)
-		if (!(r[i].t_sent_s <= MAX_SPAN_S && r[i].t_done_s <= MAX_SPAN_S))
-			ret = sb_error_set(e, "%s: request %zu: %g s after the first send (more "
-					      "than %g s): times on different clocks?", name, i,
-					   fmax(r[i].t_sent_s, r[i].t_done_s), MAX_SPAN_S);
-	sb_level lv;
-	if (ret == 0 && sb_level_of_records(r, n, level, mode, &lv) < 0)
-		ret = sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-	json_t *reqs = ret == 0 ? json_array() : NULL;
-	for (size_t i = 0; reqs && i < n; i++)
-		if (json_array_append_new(reqs, sb_reqrec_to_json(&r[i], NULL)) < 0)
-			break;
-	if (ret == 0 && (!reqs || json_array_size(reqs) != n || sb_results_add_level(doc, &lv, reqs) < 0))
-		ret = sb_error_code(e, -ENOMEM, "%s: out of memory", name); /* reqs stolen */
-	free(r);
-	return ret;
-}
-
-/* The document: each level's records shifted so its first send is at 0,
- * their summary over [first send, last completion], a workload saying the
- * mode and levels, target (stolen), and "import". Without levels in b, one
- * level of mode and level. */
-static json_t *recs_document(recs *b, sb_mode mode, double level, json_t *target,
-			     sb_import_format fmt, const char *name, sb_error *e)
-{
-	if (b->n == 0) {
-		json_decref(target);
-		sb_error_set(e, "%s: no requests in the file", name);
-		return NULL;
-	}
-	int nl = b->grp ? b->n_lv : 1;
-	sb_workload w;
-	sb_workload_init(&w);
-	w.mode = b->grp ? b->lv[0].mode : mode;
-	for (int g = 0; g < nl; g++)
-		w.levels[g] = b->grp ? b->lv[g].level : level;
-	w.n_levels = nl;
-	w.requests = (long)b->n;
-	w.warmup = 0;
-	json_t *doc = sb_results_new("measured", target, &w);
-	if (!doc) {
-		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-		return NULL;
-	}
-	/* the workload's lengths are the defaults, not this file's: leave them out */
-	json_t *wl = json_object_get(doc, "workload");
-	json_object_del(wl, "input_len");
-	json_object_del(wl, "output_len");
-	json_t *imp = json_pack("{s:s,s:s,s:O}", "format", sb_import_format_name(fmt), "file",
-				name, "notes", b->notes ? b->notes : json_array());
-	if (!imp || json_object_set_new(doc, "import", imp) < 0) {
-		json_decref(doc);
-		sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-		return NULL;
-	}
-	for (int g = 0; g < nl; g++) {
-		int r = add_level(doc, b, g, b->grp ? b->lv[g].mode : mode,
-				  b->grp ? b->lv[g].level : level, name, e);
-		if (r < 0) {
-			json_decref(doc);
-			return NULL;
-		}
-	}
-	return doc;
-}
-
-/* The records' mean send rate, (n - 1) / their span (1 with fewer than 2
- * or no span). */
-static double mean_rate(const recs *b)
-{
-	double lo = INFINITY, hi = -INFINITY;
-	for (size_t i = 0; i < b->n; i++) {
-		lo = fmin(lo, b->r[i].t_sent_s);
-		hi = fmax(hi, b->r[i].t_sent_s);
-	}
-	return b->n >= 2 && hi > lo ? (double)(b->n - 1) / (hi - lo) : 1.0;
-}
-
 /* ---- servebench's CSV -------------------------------------------------- */
 
 /* The next comma-separated cell of *p (the line, NUL-terminated), NUL-
@@ -378,7 +157,7 @@ static int csv_header(char *line, int *col, const char *name, sb_error *e)
 
 /* Record q's level: the group of (level, mode) in b, added at its first row.
  * Returns 0 or -EINVAL with a message. */
-static int csv_group(recs *b, const char *lvl, const char *mode, const char *name, size_t ln,
+static int csv_group(imp_recs *b, const char *lvl, const char *mode, const char *name, size_t ln,
 		     sb_error *e)
 {
 	double v;
@@ -407,7 +186,7 @@ static int csv_group(recs *b, const char *lvl, const char *mode, const char *nam
 }
 
 /* The gaps in cell s (space-separated) onto the last record. */
-static int csv_gaps(recs *b, const char *cellv, const char *name, size_t ln, sb_error *e)
+static int csv_gaps(imp_recs *b, const char *cellv, const char *name, size_t ln, sb_error *e)
 {
 	const char *s = cellv;
 	for (char *end; s && *s; s = end) {
@@ -420,16 +199,16 @@ static int csv_gaps(recs *b, const char *cellv, const char *name, size_t ln, sb_
 		if (end == s || (*end && *end != ' ') || !isfinite(g) || g < 0)
 			return sb_error_set(e, "%s:%zu: itl_ms: \"%s\" is not a list of gaps "
 					       "(non-negative numbers, space-separated)", name, ln, cellv);
-		if (recs_add_itl(b, g) < 0)
+		if (imp_add_itl(b, g) < 0)
 			return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
 	}
 	return 0;
 }
 
 /* One data line (its cells in c, by column) into a new record of b. */
-static int csv_row(recs *b, char **c, const char *name, size_t ln, sb_error *e)
+static int csv_row(imp_recs *b, char **c, const char *name, size_t ln, sb_error *e)
 {
-	sb_reqrec *q = recs_add(b);
+	sb_reqrec *q = imp_recs_add(b);
 	if (!q || (b->grp && !realloc_grp(b)))
 		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
 	int failed = c[C_ERROR][0] != 0, r;
@@ -445,7 +224,7 @@ static int csv_row(recs *b, char **c, const char *name, size_t ln, sb_error *e)
 	if (!failed && q->e2e_ms < q->ttft_ms)
 		return sb_error_set(e, "%s:%zu: e2e_ms %g is less than ttft_ms %g", name, ln,
 				    q->e2e_ms, q->ttft_ms);
-	if (failed && recs_fail(b, "imported", c[C_ERROR]) < 0)
+	if (failed && imp_fail(b, "imported", c[C_ERROR]) < 0)
 		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
 	double x;
 	if (c[C_ID] && (r = csv_num(c[C_ID], name, ln, C_ID, 0, &x, e)) == 0)
@@ -463,7 +242,7 @@ static int csv_row(recs *b, char **c, const char *name, size_t ln, sb_error *e)
 
 static json_t *import_csv(char *text, const char *name, sb_error *e)
 {
-	recs b = { 0 };
+	imp_recs b = { 0 };
 	int r = 0, col[N_COLS], nc = 0;
 	size_t ln = 0;
 	char *save = text;
@@ -503,18 +282,18 @@ static json_t *import_csv(char *text, const char *name, sb_error *e)
 	if (r == 0 && ln == 0)
 		r = sb_error_set(e, "%s: empty file", name);
 	if (r < 0) {
-		recs_free(&b);
+		imp_recs_free(&b);
 		return NULL;
 	}
-	double rate = mean_rate(&b);
+	double rate = imp_mean_rate(&b);
 	if (b.grp)
-		note(&b, "%d level%s as the file's level and mode columns give them", b.n_lv,
+		imp_note(&b, "%d level%s as the file's level and mode columns give them", b.n_lv,
 		     b.n_lv == 1 ? "" : "s");
 	else
-		note(&b, "open loop at the send times the file gives; the level (%.4g req/s) is "
+		imp_note(&b, "open loop at the send times the file gives; the level (%.4g req/s) is "
 			 "their mean rate", rate);
-	json_t *doc = recs_document(&b, SB_MODE_RATE, rate, json_object(), SB_IMPORT_CSV, name, e);
-	recs_free(&b);
+	json_t *doc = imp_document(&b, SB_MODE_RATE, rate, json_object(), SB_IMPORT_CSV, name, e);
+	imp_recs_free(&b);
 	return doc;
 }
 
@@ -576,7 +355,7 @@ static int vllm_count(const json_t *a, const char *key, size_t i, long *out, con
 
 /* Closed loop at c clients, requests in record order: each is sent when the
  * first client is free (at 0 for the first c), and keeps it for its E2E. */
-static void closed_loop_sends(recs *b, size_t c)
+static void closed_loop_sends(imp_recs *b, size_t c)
 {
 	double *free_at = calloc(c, sizeof(double));
 	for (size_t i = 0; i < b->n; i++) {
@@ -676,10 +455,10 @@ static int vllm_read_send(const json_t *j, const vllm_lists *L, vllm_send *s, co
 
 /* Request i of the lists into a new record of b, sent at t (NaN: placed
  * later). Returns 0 or a negative errno with a message. */
-static int vllm_request(recs *b, const vllm_lists *L, size_t i, double t, const char *name,
+static int vllm_request(imp_recs *b, const vllm_lists *L, size_t i, double t, const char *name,
 			sb_error *e)
 {
-	sb_reqrec *q = recs_add(b);
+	sb_reqrec *q = imp_recs_add(b);
 	if (!q)
 		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
 	const json_t *ej = json_array_get(L->errs, i);
@@ -702,13 +481,13 @@ static int vllm_request(recs *b, const vllm_lists *L, size_t i, double t, const 
 		char key[48];
 		snprintf(key, sizeof(key), "itls[%zu]", i);
 		if ((r = vllm_sec(gaps, key, k, 0, &g, name, e)) < 0 ||
-		    (!failed && (r = recs_add_itl(b, g * 1e3)) < 0))
+		    (!failed && (r = imp_add_itl(b, g * 1e3)) < 0))
 			return r;
 		sum += g;
 	}
 	q->t_sent_s = t;
 	if (failed) {
-		if ((r = recs_fail(b, "imported", em)) < 0)
+		if ((r = imp_fail(b, "imported", em)) < 0)
 			return r;
 		if (isfinite(l) && l > 0)
 			q->t_done_s = isnan(t) ? l : t + l; /* closed loop: a duration */
@@ -723,32 +502,32 @@ static int vllm_request(recs *b, const vllm_lists *L, size_t i, double t, const 
 }
 
 /* The notes on what the file lacked and how its send times were had. */
-static void vllm_notes(recs *b, const vllm_lists *L, const vllm_send *s)
+static void vllm_notes(imp_recs *b, const vllm_lists *L, const vllm_send *s)
 {
 	if (!L->errs)
-		note(b, "the file has no \"errors\": every request taken as successful");
+		imp_note(b, "the file has no \"errors\": every request taken as successful");
 	if (!L->lat)
-		note(b, "no \"latencies\" (an older vllm): each E2E is its TTFT plus its ITL gaps");
+		imp_note(b, "no \"latencies\" (an older vllm): each E2E is its TTFT plus its ITL gaps");
 	if (L->st)
-		note(b, "send times from \"start_times\" (the client's perf_counter when each "
+		imp_note(b, "send times from \"start_times\" (the client's perf_counter when each "
 			"request was sent, after max_concurrency let it go)");
 	else if (s->mode == SB_MODE_RATE)
-		note(b, "the file has no \"start_times\": send times DRAWN as %s arrivals at its "
+		imp_note(b, "the file has no \"start_times\": send times DRAWN as %s arrivals at its "
 			"request_rate %g req/s (burstiness %g), seed 0 — not the measured ones",
 		     s->burst == 1.0 ? "Poisson" : "gamma", s->rate, s->burst);
 	else if (s->conc > 0)
-		note(b, "the file has no \"start_times\": send times DERIVED for a closed loop "
+		imp_note(b, "the file has no \"start_times\": send times DERIVED for a closed loop "
 			"at max_concurrency %ld (vllm's semaphore lets requests go in the file's "
 			"order as earlier ones finish; each sent when the first of %ld clients is "
 			"free), not measured", s->conc, s->conc);
 	else
-		note(b, "the file has no \"start_times\": request_rate inf and no "
+		imp_note(b, "the file has no \"start_times\": request_rate inf and no "
 			"max_concurrency, so every request was sent at once (t_sent_s 0)");
 	if (s->mode == SB_MODE_RATE && s->conc > 0)
-		note(b, "max_concurrency %ld also capped requests in flight; the level is open "
+		imp_note(b, "max_concurrency %ld also capped requests in flight; the level is open "
 			"loop at the recorded send times, which include the cap's delays", s->conc);
 	if (L->itls)
-		note(b, "itl_ms are vllm's gaps between streamed chunks (a chunk may carry "
+		imp_note(b, "itl_ms are vllm's gaps between streamed chunks (a chunk may carry "
 			"several tokens)");
 }
 
@@ -787,7 +566,7 @@ static json_t *import_vllm(const json_t *j, const char *name, sb_error *e)
 			return NULL;
 		}
 	}
-	recs b = { 0 };
+	imp_recs b = { 0 };
 	int r = 0;
 	double t_next = 0;
 	for (size_t i = 0; i < L.n && r == 0; i++) {
@@ -803,7 +582,7 @@ static json_t *import_vllm(const json_t *j, const char *name, sb_error *e)
 	}
 	gsl_rng_free(rng);
 	if (r < 0) {
-		recs_free(&b);
+		imp_recs_free(&b);
 		return NULL;
 	}
 	if (!L.st && s.mode == SB_MODE_CONCURRENCY && s.conc > 0)
@@ -812,8 +591,8 @@ static json_t *import_vllm(const json_t *j, const char *name, sb_error *e)
 		for (size_t i = 0; i < b.n; i++)
 			b.r[i].t_sent_s = 0;
 	vllm_notes(&b, &L, &s);
-	json_t *doc = recs_document(&b, s.mode, s.level, vllm_target(j), SB_IMPORT_VLLM, name, e);
-	recs_free(&b);
+	json_t *doc = imp_document(&b, s.mode, s.level, vllm_target(j), SB_IMPORT_VLLM, name, e);
+	imp_recs_free(&b);
 	return doc;
 }
 
@@ -843,7 +622,7 @@ static int same_clock(double a, double b)
 	return isfinite(a) && isfinite(b) && fabs(a - b) < 100000;
 }
 
-static json_t *lss_target(const char *dir, recs *b)
+static json_t *lss_target(const char *dir, imp_recs *b)
 {
 	json_t *t = json_object();
 	json_object_set_new(t, "server", json_string("vllm"));
@@ -860,7 +639,7 @@ static json_t *lss_target(const char *dir, recs *b)
 	const char *model = json_string_value(json_object_get(m, "model"));
 	if (model) {
 		json_object_set_new(t, "model", json_string(model));
-		note(b, "target.model from meta.json beside the file");
+		imp_note(b, "target.model from meta.json beside the file");
 	}
 	const json_t *ek = json_object_get(m, "engine_kwargs");
 	const json_t *seqs = json_object_get(ek, "max_num_seqs");
@@ -873,56 +652,6 @@ static json_t *lss_target(const char *dir, recs *b)
 	return t;
 }
 
-/* The file's lines as JSON objects (blank lines skipped), each with its line
- * number in "_line", into *rows (*n). Returns 0 or a negative errno with a
- * message; *rows holds what was read either way (release with lss_free). */
-static int lss_rows(char *text, json_t ***rows, size_t *n, const char *name, sb_error *e)
-{
-	size_t ln = 0, cap = 0;
-	char *save = text;
-	for (char *line = text; line; line = save) {
-		char *nl = strchr(line, '\n');
-		save = nl ? nl + 1 : NULL;
-		if (nl)
-			*nl = 0;
-		ln++;
-		if (strspn(line, " \t\r") == strlen(line))
-			continue;
-		json_error_t je;
-		json_t *o = json_loads(line, 0, &je);
-		if (!json_is_object(o)) {
-			json_decref(o);
-			return sb_error_set(e, "%s:%zu: %s", name, ln,
-					    o ? "expected a JSON object (one request per line)"
-					      : je.text);
-		}
-		if (*n == cap) {
-			cap = cap ? 2 * cap : 64;
-			json_t **p = realloc(*rows, cap * sizeof(*p));
-			if (!p) {
-				json_decref(o);
-				return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
-			}
-			*rows = p;
-		}
-		json_object_set_new(o, "_line", json_integer((json_int_t)ln));
-		(*rows)[(*n)++] = o;
-	}
-	return 0;
-}
-
-static void lss_free(json_t **rows, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		json_decref(rows[i]);
-	free(rows);
-}
-
-static size_t lss_line(const json_t *o)
-{
-	return (size_t)json_integer_value(json_object_get(o, "_line"));
-}
-
 /* One clock for every send: arrival_time when it shares the engine's clock
  * (first/last_token_ts), else queued_ts (vllm's arrival_time is wall-clock
  * epoch, the others monotonic). *anchor: the key; *other_clock: arrival_time
@@ -933,8 +662,8 @@ static int lss_anchor(json_t **rows, size_t n, const char **anchor, int *other_c
 	int use_arrival = 1, any = 0, r;
 	for (size_t i = 0; i < n; i++) {
 		double arr, fst;
-		if ((r = lss_num(rows[i], "arrival_time", &arr, name, lss_line(rows[i]), e)) < 0 ||
-		    (r = lss_num(rows[i], "first_token_ts", &fst, name, lss_line(rows[i]), e)) < 0)
+		if ((r = lss_num(rows[i], "arrival_time", &arr, name, imp_row_line(rows[i]), e)) < 0 ||
+		    (r = lss_num(rows[i], "first_token_ts", &fst, name, imp_row_line(rows[i]), e)) < 0)
 			return r;
 		if (!isfinite(fst))
 			continue;
@@ -948,11 +677,11 @@ static int lss_anchor(json_t **rows, size_t n, const char **anchor, int *other_c
 }
 
 /* Row o into a new record of b, timed from its `anchor`. */
-static int lss_request(recs *b, const json_t *o, const char *anchor, const char *name,
+static int lss_request(imp_recs *b, const json_t *o, const char *anchor, const char *name,
 		       sb_error *e)
 {
-	size_t l = lss_line(o);
-	sb_reqrec *q = recs_add(b);
+	size_t l = imp_row_line(o);
+	sb_reqrec *q = imp_recs_add(b);
 	if (!q)
 		return sb_error_code(e, -ENOMEM, "%s: out of memory", name);
 	const char *keys[2] = { "input_toks", "output_toks" };
@@ -980,7 +709,7 @@ static int lss_request(recs *b, const json_t *o, const char *anchor, const char 
 		return sb_error_set(e, "%s:%zu: %s: missing or null", name, l, anchor);
 	q->t_sent_s = t;
 	if (!isfinite(fst) || !isfinite(lst))
-		return recs_fail(b, "imported", "no first_token_ts/last_token_ts");
+		return imp_fail(b, "imported", "no first_token_ts/last_token_ts");
 	if (fst < t || lst < fst)
 		return sb_error_set(e, "%s:%zu: times out of order (%s %.6f, first_token_ts %.6f, "
 				       "last_token_ts %.6f): a negative TTFT or TPOT", name, l,
@@ -993,41 +722,130 @@ static int lss_request(recs *b, const json_t *o, const char *anchor, const char 
 
 static json_t *import_lss(char *text, const char *name, const char *dir, sb_error *e)
 {
-	recs b = { 0 };
+	imp_recs b = { 0 };
 	json_t **rows = NULL;
 	size_t n_rows = 0;
-	const char *anchor = NULL;
-	int other_clock = 0, r = lss_rows(text, &rows, &n_rows, name, e);
+	const char *anchor = "queued_ts"; /* set by lss_anchor */
+	int other_clock = 0, r = imp_jsonl_rows(text, &rows, &n_rows, name, e);
 	if (r == 0)
 		r = lss_anchor(rows, n_rows, &anchor, &other_clock, name, e);
 	for (size_t i = 0; r == 0 && i < n_rows; i++)
 		r = lss_request(&b, rows[i], anchor, name, e);
 	if (r == 0 && n_rows == 0)
 		r = sb_error_set(e, "%s: no requests in the file", name);
-	lss_free(rows, n_rows);
+	imp_rows_free(rows, n_rows);
 	if (r < 0) {
-		recs_free(&b);
+		imp_recs_free(&b);
 		return NULL;
 	}
-	double rate = mean_rate(&b);
-	note(&b, "open loop at the send times the file gives (%s); the level (%.4g req/s) is "
+	double rate = imp_mean_rate(&b);
+	imp_note(&b, "open loop at the send times the file gives (%s); the level (%.4g req/s) is "
 		 "their mean rate", anchor, rate);
 	if (other_clock)
-		note(&b, "arrival_time is on another clock than first/last_token_ts (epoch vs "
+		imp_note(&b, "arrival_time is on another clock than first/last_token_ts (epoch vs "
 			 "monotonic), so requests are timed from queued_ts, as LLMServingSim's "
 			 "validate.py does: TTFT and E2E leave out the time before vllm queued "
 			 "the request");
-	note(&b, "no inter-token gaps in the file (itl_ms empty); TPOT is (E2E - TTFT) / "
+	imp_note(&b, "no inter-token gaps in the file (itl_ms empty); TPOT is (E2E - TTFT) / "
 		 "(output - 1) as LLMServingSim defines it");
-	note(&b, "output_tokens are the requested output_toks (the bench runs with "
+	imp_note(&b, "output_tokens are the requested output_toks (the bench runs with "
 		 "ignore_eos), not counted");
 	json_t *target = lss_target(dir, &b);
-	json_t *doc = recs_document(&b, SB_MODE_RATE, rate, target, SB_IMPORT_LLMSERVINGSIM, name, e);
-	recs_free(&b);
+	json_t *doc = imp_document(&b, SB_MODE_RATE, rate, target, SB_IMPORT_LLMSERVINGSIM, name, e);
+	imp_recs_free(&b);
 	return doc;
 }
 
 /* ---- detection --------------------------------------------------------- */
+
+/* An AIPerf record (MetricRecordInfo): "metadata" with "request_start_ns",
+ * and "metrics". */
+static int is_aiperf(const json_t *o)
+{
+	const json_t *md = json_object_get(o, "metadata");
+	return json_is_object(md) && json_object_get(md, "request_start_ns") &&
+	       json_object_get(o, "metrics");
+}
+
+/* Text that is not one JSON object: JSON lines, each format told by its
+ * first line. */
+static json_t *import_lines(char *buf, size_t s, size_t len, const char *name, const char *dir,
+			    sb_import_format *f, sb_error *e)
+{
+	json_error_t je;
+	json_t *doc = NULL;
+	const char *nl = memchr(buf + s, '\n', len - s);
+	json_t *first = json_loadb(buf + s, nl ? (size_t)(nl - (buf + s)) : len - s, 0, &je);
+	if (json_is_object(first) && json_object_get(first, "first_token_ts")) {
+		*f = SB_IMPORT_LLMSERVINGSIM;
+		doc = import_lss(buf, name, dir, e);
+	} else if (json_is_object(first) && is_aiperf(first)) {
+		*f = SB_IMPORT_AIPERF;
+		doc = sb_import_aiperf(buf, name, e);
+	} else if (json_is_object(first) && json_object_get(first, "ttfts")) {
+		*f = SB_IMPORT_VLLM;
+		sb_error_set(e, "%s: several vllm bench serve results in one file "
+			        "(--append-result): give each run as a file of its own", name);
+	} else {
+		doc = sb_json_load_string(buf, name, e);
+		json_decref(doc);
+		doc = NULL;
+	}
+	json_decref(first);
+	return doc;
+}
+
+/* Text that starts with '{': one JSON object, or JSON lines. */
+static json_t *import_object(char *buf, size_t s, size_t len, const char *name,
+			     const char *dir, sb_import_format *f, sb_error *e)
+{
+	json_error_t je;
+	json_t *j = json_loadb(buf + s, len - s, 0, &je), *doc = NULL;
+	if (!j)
+		return import_lines(buf, s, len, name, dir, f, e);
+	if (json_object_get(j, "schema")) {
+		doc = json_incref(j);
+	} else if (json_object_get(j, "ttfts") || json_object_get(j, "input_lens")) {
+		*f = SB_IMPORT_VLLM;
+		doc = import_vllm(j, name, e);
+	} else if (json_object_get(j, "first_token_ts")) {
+		*f = SB_IMPORT_LLMSERVINGSIM;
+		doc = import_lss(buf, name, dir, e);
+	} else if (is_aiperf(j)) {
+		*f = SB_IMPORT_AIPERF;
+		doc = sb_import_aiperf(buf, name, e);
+	} else {
+		sb_error_set(e, "%s: a JSON object of unknown shape: not a servebench results "
+			        "file (no \"schema\"), not a vllm bench serve result (no "
+			        "\"ttfts\"), not LLMServingSim requests (no \"first_token_ts\"), "
+			        "not an AIPerf record (no \"metadata\".\"request_start_ns\")", name);
+	}
+	json_decref(j);
+	return doc;
+}
+
+/* Text that starts with '[': inference-perf's list of requests. */
+static json_t *import_array(const char *text, size_t len, const char *name,
+			    sb_import_format *f, sb_error *e)
+{
+	json_error_t je;
+	json_t *j = json_loadb(text, len, 0, &je), *doc = NULL;
+	const json_t *first = json_array_get(j, 0);
+	if (!j) {
+		sb_error_set(e, "%s:%d: %s", name, je.line, je.text);
+	} else if (json_is_object(first) && json_object_get(first, "start_time") &&
+		   json_object_get(first, "info")) {
+		*f = SB_IMPORT_INFERENCEPERF;
+		doc = sb_import_inferenceperf(j, name, e);
+	} else {
+		sb_error_set(e, "%s: a JSON array%s: not a format servebench reads (results files "
+			        "are objects; inference-perf's per-request file is a list of objects "
+			        "with \"start_time\" and \"info\")", name,
+			     json_array_size(j) ? "" : " (empty)");
+	}
+	json_decref(j);
+	return doc;
+}
 
 json_t *sb_import_text(const char *text, size_t len, const char *name, const char *dir,
 		       sb_import_format *fmt, sb_error *e)
@@ -1056,53 +874,18 @@ json_t *sb_import_text(const char *text, size_t len, const char *name, const cha
 	memcpy(buf, text, len);
 	buf[len] = 0;
 	json_t *doc = NULL;
-	if (buf[s] == '{') {
-		json_error_t je;
-		json_t *j = json_loadb(buf + s, len - s, 0, &je);
-		if (!j) {
-			/* one object per line? */
-			const char *nl = memchr(buf + s, '\n', len - s);
-			json_t *first = json_loadb(buf + s, nl ? (size_t)(nl - (buf + s)) : len - s, 0,
-						   &je);
-			if (json_is_object(first) && json_object_get(first, "first_token_ts")) {
-				f = SB_IMPORT_LLMSERVINGSIM;
-				doc = import_lss(buf, name, dir, e);
-			} else if (json_is_object(first) && json_object_get(first, "ttfts")) {
-				f = SB_IMPORT_VLLM;
-				sb_error_set(e, "%s: several vllm bench serve results in one file "
-					        "(--append-result): give each run as a file of its "
-					        "own", name);
-			} else {
-				doc = sb_json_load_string(buf, name, e);
-				json_decref(doc);
-				doc = NULL;
-			}
-			json_decref(first);
-		} else if (json_object_get(j, "schema")) {
-			doc = json_incref(j);
-		} else if (json_object_get(j, "ttfts") || json_object_get(j, "input_lens")) {
-			f = SB_IMPORT_VLLM;
-			doc = import_vllm(j, name, e);
-		} else if (json_object_get(j, "first_token_ts")) {
-			f = SB_IMPORT_LLMSERVINGSIM;
-			doc = import_lss(buf, name, dir, e);
-		} else {
-			sb_error_set(e, "%s: a JSON object of unknown shape: not a servebench results "
-				        "file (no \"schema\"), not a vllm bench serve result (no "
-				        "\"ttfts\"), not LLMServingSim requests (no \"first_token_ts\")",
-				     name);
-		}
-		json_decref(j);
-	} else if (buf[s] == '[') {
-		sb_error_set(e, "%s: a JSON array: not a format servebench reads (results files are "
-			        "objects)", name);
-	} else if (!strncmp(buf + s, "t_sent_s,", 9)) {
+	if (buf[s] == '{')
+		doc = import_object(buf, s, len, name, dir, &f, e);
+	else if (buf[s] == '[')
+		doc = import_array(buf + s, len - s, name, &f, e);
+	else if (!strncmp(buf + s, "t_sent_s,", 9)) {
 		f = SB_IMPORT_CSV;
 		doc = import_csv(buf + s, name, e);
 	} else {
 		sb_error_set(e, "%s: unknown format: expected a servebench results JSON, a vllm bench "
-			        "serve JSON (--save-detailed), LLMServingSim requests.jsonl, or a CSV "
-			        "with the header \"" CSV_HEADER "\"", name);
+			        "serve JSON (--save-detailed), LLMServingSim requests.jsonl, AIPerf "
+			        "profile_export.jsonl, inference-perf per_request_lifecycle_metrics.json, "
+			        "or a CSV with the header \"" CSV_HEADER "\"", name);
 	}
 	free(buf);
 	if (fmt)

@@ -13,6 +13,10 @@
  *      JSON lines with "first_token_ts"      LLMServingSim's bench
  *                                            requests.jsonl (meta.json beside
  *                                            it read for the model, if there)
+ *      JSON lines with "metadata" holding    AIPerf's profile_export.jsonl
+ *      "request_start_ns", and "metrics"     (one MetricRecordInfo a line)
+ *      a JSON list of objects with           inference-perf's
+ *      "start_time" and "info"               per_request_lifecycle_metrics.json
  *      a first line "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error"
  *      then any of itl_ms, level, mode, id,  servebench's per-request CSV
  *      t_scheduled_s, wait_ms, warmup        (`servebench export` writes
@@ -25,6 +29,12 @@
  *    requests were sent at times the file does not give is refused unless
  *    the file states how they were sent (closed loop at a concurrency, all at
  *    once, or a Poisson/gamma rate, whose draws are then seeded and noted).
+ *    A file whose records carry their absolute send times (LLMServingSim,
+ *    AIPerf's request_start_ns, inference-perf's start_time, a CSV without
+ *    level/mode) is one level: an open-loop replay of those times, its level
+ *    their mean rate (noted: the file does not say it was run that way).
+ *  - A successful request needs its TTFT: a file from a run without
+ *    streaming (no time_to_first_token, no output_token_times) is refused.
  *  - Bad input (an empty file, a missing column or key, a non-numeric or
  *    negative time, lists of unequal length, a JSON of unknown shape) fails
  *    with -EINVAL and a message naming the file, the line or field, and what
@@ -43,10 +53,13 @@ typedef enum sb_import_format {
 	SB_IMPORT_CSV,           /* servebench's per-request CSV */
 	SB_IMPORT_VLLM,          /* vllm bench serve --save-result --save-detailed */
 	SB_IMPORT_LLMSERVINGSIM, /* LLMServingSim bench requests.jsonl */
+	SB_IMPORT_AIPERF,        /* AIPerf profile_export.jsonl */
+	SB_IMPORT_INFERENCEPERF, /* inference-perf per_request_lifecycle_metrics.json */
 } sb_import_format;
 
 /* "servebench-results", "servebench-csv", "vllm-bench-serve",
- * "llmservingsim-requests". */
+ * "llmservingsim-requests", "aiperf-profile-export",
+ * "inference-perf-per-request". */
 const char *sb_import_format_name(sb_import_format f);
 
 /* Reads path ("-": stdin) in whichever format it is and returns a results

@@ -1,5 +1,6 @@
 /* fuzz_import.c — other tools' per-request files: bytes -> sb_import_text
- * (format detection, the CSV, vllm bench serve and LLMServingSim readers)
+ * (format detection, the CSV, vllm bench serve, LLMServingSim, AIPerf and
+ * inference-perf readers)
  * -> sb_results_from_json. An imported document is always one the results
  * reader takes; a refused file comes with a message. */
 #include "core/import.h"

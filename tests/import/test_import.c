@@ -245,6 +245,138 @@ static void test_llmservingsim(const char *dir)
 	}
 }
 
+/* AIPerf's profile_export.jsonl: a synthetic file in the shape of
+ * MetricRecordInfo (ai-dynamo/aiperf db4f6397d11ee2d4cfbb41f70b2327315163dcf0,
+ * aiperf/common/models/record_models.py; tests/import/data/aiperf/README.md). */
+static void test_aiperf(const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/aiperf/profile_export.jsonl", dir);
+	sb_results r;
+	sb_error e = { "" };
+	int rc = sb_results_load(path, &r, &e);
+	CHECK(rc == 0);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r.root, "import"), "format")),
+		  "aiperf-profile-export");
+	CHECK(r.n_levels == 1);
+	const sb_rlevel *l = &r.levels[0];
+	CHECK(l->sum.mode == SB_MODE_RATE);
+	CHECK_NEAR(l->sum.level, 4 / 2.0, 1e-12); /* 5 sends over 2 s */
+	CHECK(l->n_reqs == 5);
+	CHECK(l->reqs[0].warmup && !l->reqs[1].warmup);
+	/* the summary counts the warm-up, as for a CSV with a warmup column; the
+	 * commands that replay skip it (record "warmup": true) */
+	CHECK(l->sum.requests_ok == 3 && l->sum.requests_failed == 2);
+	/* sends: request_start_ns less the first, exact in ns */
+	for (int i = 0; i < 5; i++)
+		CHECK_NEAR(l->reqs[i].t_sent_s, 0.5 * i, 1e-12);
+	/* the warm-up: ms as given */
+	CHECK_NEAR(l->reqs[0].ttft_ms, 40, 1e-12);
+	CHECK_NEAR(l->reqs[0].e2e_ms, 150, 1e-12);
+	CHECK(l->reqs[0].n_itl == 4);
+	/* TTFT 52000000 ns; output_sequence_length 8 (not output_token_count 7) */
+	CHECK_NEAR(l->reqs[1].ttft_ms, 52, 1e-9);
+	CHECK_NEAR(l->reqs[1].e2e_ms, 300, 1e-12);
+	CHECK(l->reqs[1].prompt_tokens == 512 && l->reqs[1].output_tokens == 8);
+	CHECK(l->reqs[1].n_itl == 7);
+	CHECK_NEAR(l->reqs[1].itl_ms[0], 35.5, 1e-12);
+	CHECK_NEAR(l->reqs[1].itl_ms[6], 37, 1e-12);
+	CHECK_NEAR(l->reqs[1].t_done_s, 0.5 + 0.3, 1e-12);
+	CHECK(!l->reqs[1].err_class);
+	/* a server error: its type, code and message; prompt from error_isl */
+	CHECK_STR(l->reqs[2].err_class, "imported");
+	CHECK_STR(l->reqs[2].err_msg, "500 ServerError: Internal Server Error");
+	CHECK(l->reqs[2].prompt_tokens == 256);
+	CHECK(isnan(l->reqs[2].ttft_ms));
+	CHECK_NEAR(l->reqs[2].t_done_s, 1.02, 1e-12);
+	/* cancelled */
+	CHECK(l->reqs[3].err_msg && strstr(l->reqs[3].err_msg, "499 RequestCancellationError"));
+	CHECK(l->reqs[3].prompt_tokens == 128);
+	/* TTFT 0.045 sec, latency 200000 us, one response: no gaps */
+	CHECK_NEAR(l->reqs[4].ttft_ms, 45, 1e-9);
+	CHECK_NEAR(l->reqs[4].e2e_ms, 200, 1e-9);
+	CHECK(l->reqs[4].n_itl == 0 && l->reqs[4].output_tokens == 1);
+	CHECK(noted(&r, "open loop at the recorded metadata.request_start_ns"));
+	CHECK(noted(&r, "inter_chunk_latency"));
+	CHECK(noted(&r, "1 request of benchmark_phase \"warmup\""));
+	CHECK(noted(&r, "1 request cancelled"));
+	CHECK(noted(&r, "1 successful request without inter_chunk_latency"));
+	CHECK(noted(&r, "2 failed requests"));
+	sb_results_fini(&r);
+
+	/* one record on one line: a single JSON object, still AIPerf's */
+	const char *one = "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9},"
+			  " \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"},"
+			  " \"request_latency\": {\"value\": 3, \"unit\": \"ms\"},"
+			  " \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"},"
+			  " \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}},"
+			  " \"error\": null}";
+	sb_import_format f;
+	rc = load(one, "one.jsonl", &f, &r, &e);
+	CHECK(rc == 0 && f == SB_IMPORT_AIPERF);
+	if (rc == 0) {
+		CHECK_NEAR(r.levels[0].reqs[0].e2e_ms, 3, 0);
+		sb_results_fini(&r);
+	}
+}
+
+/* inference-perf's per_request_lifecycle_metrics.json: a synthetic file in
+ * the shape generate_reports writes (kubernetes-sigs/inference-perf
+ * 7de5ef2ed6f7934e0ecbc8297e593f79e68430c0, inference_perf/reportgen/base.py,
+ * inference_perf/apis/base.py; tests/import/data/inference-perf/README.md). */
+static void test_inferenceperf(const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/inference-perf/per_request_lifecycle_metrics.json", dir);
+	sb_results r;
+	sb_error e = { "" };
+	int rc = sb_results_load(path, &r, &e);
+	CHECK(rc == 0);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r.root, "import"), "format")),
+		  "inference-perf-per-request");
+	const sb_rlevel *l = &r.levels[0];
+	CHECK(l->sum.mode == SB_MODE_RATE);
+	CHECK_NEAR(l->sum.level, 3 / 0.75, 1e-9);
+	CHECK(l->n_reqs == 4 && l->sum.requests_ok == 3 && l->sum.requests_failed == 1);
+	CHECK_NEAR(l->reqs[1].t_sent_s, 0.25, 1e-9);
+	CHECK_NEAR(l->reqs[3].t_sent_s, 0.75, 1e-9);
+	/* TTFT: output_token_times[0] - start_time; E2E: end_time - start_time */
+	CHECK_NEAR(l->reqs[0].ttft_ms, 100, 1e-6);
+	CHECK_NEAR(l->reqs[0].e2e_ms, 500, 1e-6);
+	CHECK(l->reqs[0].prompt_tokens == 100 && l->reqs[0].output_tokens == 4);
+	CHECK(l->reqs[0].n_itl == 3);
+	CHECK_NEAR(l->reqs[0].itl_ms[2], 100, 1e-6);
+	/* re-tokenized: two tokens of one chunk share its time (a gap of 0) */
+	CHECK_NEAR(l->reqs[1].ttft_ms, 50, 1e-6);
+	CHECK_NEAR(l->reqs[1].e2e_ms, 400, 1e-6);
+	CHECK(l->reqs[1].n_itl == 3);
+	CHECK_NEAR(l->reqs[1].itl_ms[0], 0, 1e-9);
+	CHECK_NEAR(l->reqs[1].itl_ms[1], 150, 1e-6);
+	CHECK_NEAR(l->reqs[1].t_done_s, 0.65, 1e-9);
+	/* the failure */
+	CHECK_STR(l->reqs[2].err_msg, "ClientResponseError: 503, message='Service Unavailable'");
+	CHECK(l->reqs[2].prompt_tokens == 300);
+	CHECK(isnan(l->reqs[2].ttft_ms));
+	CHECK_NEAR(l->reqs[2].t_done_s, 0.52, 1e-9);
+	/* the older info shape */
+	CHECK(l->reqs[3].prompt_tokens == 50 && l->reqs[3].output_tokens == 2);
+	CHECK_NEAR(l->reqs[3].ttft_ms, 50, 1e-6);
+	CHECK_NEAR(l->reqs[3].itl_ms[0], 100, 1e-6);
+	CHECK(noted(&r, "open loop at the recorded start_time"));
+	CHECK(noted(&r, "output_token_times[0] - start_time"));
+	CHECK(noted(&r, "1 request without info.request_metrics.text"));
+	CHECK(noted(&r, "1 failed request"));
+	sb_results_fini(&r);
+}
+
 /* A servebench results document passes through untouched. */
 static void test_passthrough(void)
 {
@@ -327,6 +459,56 @@ static void test_bad(void)
 		{ "{\"request_id\": \"a\", \"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": null,"
 		  " \"queued_ts\": null, \"first_token_ts\": null, \"last_token_ts\": null}\n",
 		  "bad.x:1: no timestamps" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n" "not json\n",
+		  "bad.x:2:" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n" "{\"metrics\": {}}\n",
+		  "bad.x:2: metadata: missing or not an object" },
+		{ "{\"metadata\": {\"request_start_ns\": \"5\"}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metadata.request_start_ns: expected a time in ns" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 4}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metadata.request_end_ns is before request_start_ns" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"furlongs\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metrics.time_to_first_token: expected {\"value\"" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": -1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metrics.time_to_first_token: -1 is negative" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metrics.time_to_first_token (a run without --streaming? servebench needs each TTFT): missing" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metrics.request_latency: missing" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 5, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metrics.request_latency 3 ms is less than its time_to_first_token 5 ms" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 1.5, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metrics.output_sequence_length: expected a token count" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"inter_chunk_latency\": {\"value\": [1, -1], \"unit\": \"ms\"}}, \"error\": null}\n",
+		  "bad.x:1: metrics.inter_chunk_latency[1]: expected a gap >= 0" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {}, \"error\": {\"code\": 500}}\n",
+		  "bad.x:1: error: expected an object with a \"message\"" },
+		{ "{\"metadata\": {\"request_start_ns\": 5, \"benchmark_phase\": 3}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
+		  "bad.x:1: metadata.benchmark_phase: expected a string" },
+		{ "[{\"start_time\": 1.0, \"info\": {}}]",
+		  "bad.x: [0].end_time: missing" },
+		{ "[{\"start_time\": -1.0, \"end_time\": 2.0, \"info\": {}}]",
+		  "bad.x: [0].start_time: -1 is negative" },
+		{ "[{\"start_time\": 3.0, \"end_time\": 2.0, \"info\": {}}]",
+		  "bad.x: [0]: end_time 2.000000 is before start_time 3.000000" },
+		{ "[{\"start_time\": 1.0, \"end_time\": 2.0, \"info\": {\"request_metrics\": {\"text\": {\"input_tokens\": 3}}, \"response_metrics\": {\"output_tokens\": 2, \"output_token_times\": [1.5, 1.7]}}, \"error\": null}, 7]",
+		  "bad.x: [1]: expected an object" },
+		{ "[{\"start_time\": 1.0, \"end_time\": 2.0, \"info\": {\"request_metrics\": {\"text\": {\"input_tokens\": -3}}, \"response_metrics\": {\"output_tokens\": 2, \"output_token_times\": [1.5, 1.7]}}, \"error\": null}]",
+		  "bad.x: [0].info.request_metrics.text.input_tokens: expected a token count" },
+		{ "[{\"start_time\": 1.0, \"end_time\": 2.0, \"info\": {\"response_metrics\": {\"output_tokens\": 2, \"output_token_times\": [1.5, 1.7]}}, \"error\": null}]",
+		  "bad.x: [0].info: no request_metrics.text.input_tokens" },
+		{ "[{\"start_time\": 1.0, \"end_time\": 2.0, \"info\": {\"request_metrics\": {\"text\": {\"input_tokens\": 3}}, \"response_metrics\": {\"output_tokens\": 2}}, \"error\": null}]",
+		  "bad.x: [0].info.response_metrics: no output_token_times (a run without streaming?" },
+		{ "[{\"start_time\": 1.0, \"end_time\": 2.0, \"info\": {\"request_metrics\": {\"text\": {\"input_tokens\": 3}}, \"response_metrics\": {\"output_tokens\": 2, \"output_token_times\": [1.5, 1.4]}}, \"error\": null}]",
+		  "bad.x: [0].info.response_metrics.output_token_times[1]: expected a time" },
+		{ "[{\"start_time\": 1.0, \"end_time\": 2.0, \"info\": {\"request_metrics\": {\"text\": {\"input_tokens\": 3}}, \"response_metrics\": {\"output_tokens\": 2, \"output_token_times\": [0.5, 1.7]}}, \"error\": null}]",
+		  "bad.x: [0]: token times 0.500000..1.700000 outside start_time" },
+		{ "[{\"start_time\": 1.0, \"end_time\": 2.0, \"info\": {\"request_metrics\": {\"text\": {\"input_tokens\": 3}}, \"response_metrics\": {\"output_tokens\": 2, \"output_token_times\": [1.5, 1.7]}}, \"error\": {\"error_type\": \"X\"}}]",
+		  "bad.x: [0].error: expected an object with \"error_msg\"" },
+		{ "[]",
+		  "bad.x: a JSON array (empty): not a format" },
+		{ "[{\"start_time\": 1, \"info\": {}}",
+		  "bad.x:1:" },
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		sb_error e = { "" };
@@ -354,6 +536,8 @@ int main(int argc, char **argv)
 	test_csv();
 	test_vllm();
 	test_llmservingsim(argv[1]);
+	test_aiperf(argv[1]);
+	test_inferenceperf(argv[1]);
 	test_passthrough();
 	test_bad();
 	return check_report("test_import");

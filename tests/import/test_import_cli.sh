@@ -1,7 +1,8 @@
 #!/bin/sh
 # test_import_cli.sh SERVEBENCH SBSIM DATA_DIR — other tools' files through the
 # commands that read results files: `sbsim --compare` prints its table for a
-# CSV, a vllm bench serve JSON and LLMServingSim requests.jsonl; `servebench
+# CSV, a vllm bench serve JSON, LLMServingSim requests.jsonl, AIPerf
+# profile_export.jsonl and inference-perf per_request_lifecycle_metrics.json; `servebench
 # calibrate` from vllm files written from simulated runs gives the same
 # coefficients as from the runs themselves (admit_delay_ms aside: vllm saves
 # no queue waits); `validate --measured` reads them; bad files exit 2 naming
@@ -30,7 +31,8 @@ for s in s1 s2 s3 r1; do
 done
 
 # sbsim --compare on each format prints the replay table
-for f in "$T/r1-L0.csv" "$T/r1-L0.json" "$T/s3-L1.json" "$DATA/llmservingsim/requests.jsonl"; do
+for f in "$T/r1-L0.csv" "$T/r1-L0.json" "$T/s3-L1.json" "$DATA/llmservingsim/requests.jsonl" \
+	"$DATA/aiperf/profile_export.jsonl" "$DATA/inference-perf/per_request_lifecycle_metrics.json"; do
 	out=$("$SBSIM" --compare "$f" 2>&1)
 	rc=$?
 	[ $rc -le 1 ] || fail "sbsim --compare $f: exit $rc: $out"
@@ -55,7 +57,8 @@ coef "$T/c1.txt" >"$T/k1.txt"
 [ -s "$T/k1.txt" ] && cmp -s "$T/k0.txt" "$T/k1.txt" || fail "calibrate: coefficients differ: $(diff "$T/k0.txt" "$T/k1.txt")"
 
 # validate --measured reads each format (0 goals met, 1 missed; never 2)
-for f in "$T/r1-L0.csv" "$T/s3-L1.json" "$DATA/llmservingsim/requests.jsonl"; do
+for f in "$T/r1-L0.csv" "$T/s3-L1.json" "$DATA/llmservingsim/requests.jsonl" \
+	"$DATA/aiperf/profile_export.jsonl" "$DATA/inference-perf/per_request_lifecycle_metrics.json"; do
 	"$SB" validate --measured "$f" --model-file "$T/m0.json" >"$T/v.txt" 2>&1
 	rc=$?
 	[ $rc -le 1 ] || fail "validate --measured $f: exit $rc: $(tail -3 "$T/v.txt")"
@@ -66,6 +69,8 @@ printf 't_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error\n0,1,1,x,2,\n'
 printf '{"ttfts": [0.1], "input_lens": [1, 2], "output_lens": [1], "latencies": [1]}' >"$T/bad.json"
 printf '{"hello": 1}' >"$T/shape.json"
 : >"$T/empty.csv"
+printf '{"metadata": {"request_start_ns": 5}, "metrics": {}, "error": null}\n' >"$T/bad-aiperf.jsonl"
+printf '[{"start_time": 2, "end_time": 1, "info": {}}]' >"$T/bad-ip.json"
 check_bad() { # WANT FILE CMD...
 	want=$1
 	shift
@@ -78,6 +83,9 @@ check_bad "bad.csv:2: ttft_ms: \"x\" is not a number" "$SBSIM" --compare "$T/bad
 check_bad "bad.json: \"input_lens\" has 2 entries" "$SBSIM" --compare "$T/bad.json"
 check_bad "shape.json: a JSON object of unknown shape" "$SBSIM" --compare "$T/shape.json"
 check_bad "empty.csv: empty file" "$SBSIM" --compare "$T/empty.csv"
+check_bad "bad-aiperf.jsonl:1: metrics.time_to_first_token" "$SBSIM" --compare "$T/bad-aiperf.jsonl"
+check_bad "bad-ip.json: [0]: end_time 1.000000 is before start_time" "$SB" calibrate "$T/bad-ip.json" \
+	-o "$T/x.json"
 check_bad "bad.csv:2: ttft_ms" "$SB" calibrate "$T/bad.csv" -o "$T/x.json"
 check_bad "empty.csv: empty file" "$SB" calibrate "$T/empty.csv" -o "$T/x.json"
 check_bad "bad.json: \"input_lens\" has 2 entries" "$SB" validate --measured "$T/bad.json" \
