@@ -391,11 +391,31 @@ static void test_passthrough(void)
 	free(s);
 }
 
-static void test_bad(void)
+/* A bad input and the text its message must hold. */
+typedef struct bad_case {
+	const char *text, *want;
+} bad_case;
+
+/* Every case must fail with a message holding its text (file "bad.x"). */
+static void check_bad(const char *what, const bad_case *bad, size_t n)
 {
-	static const struct {
-		const char *text, *want;
-	} bad[] = {
+	for (size_t i = 0; i < n; i++) {
+		sb_error e = { "" };
+		json_t *j = sb_import_text(bad[i].text, strlen(bad[i].text), "bad.x", NULL, NULL, &e);
+		if (j || !strstr(e.msg, bad[i].want)) {
+			fprintf(stderr, "bad %s[%zu]: got %s \"%s\", want \"%s\"\n", what, i,
+				j ? "a document and" : "", e.msg, bad[i].want);
+			check_failures++;
+		}
+		json_decref(j);
+	}
+}
+#define CHECK_BAD(what, cases) check_bad(what, cases, sizeof(cases) / sizeof(cases[0]))
+
+/* servebench's per-request CSV (and files of no format) */
+static void test_bad_csv(void)
+{
+	static const bad_case bad[] = {
 		{ "", "bad.x: empty file" },
 		{ "  \n\n", "bad.x: empty file" },
 		{ "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms\n0,1,1,1,1\n",
@@ -426,6 +446,14 @@ static void test_bad(void)
 		{ "[1, 2]", "bad.x: a JSON array" },
 		{ "{\"foo\": ", "bad.x:1:" },
 		{ "hello\n", "bad.x: unknown format" },
+	};
+	CHECK_BAD("csv", bad);
+}
+
+/* vllm bench serve JSON */
+static void test_bad_vllm(void)
+{
+	static const bad_case bad[] = {
 		{ "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1]}\n"
 		  "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1]}\n",
 		  "bad.x: several vllm bench serve results in one file" },
@@ -447,6 +475,14 @@ static void test_bad(void)
 		  "when the requests were sent cannot be known" },
 		{ "{\"ttfts\": [0.1], \"input_lens\": [1], \"output_lens\": [1], \"latencies\": [1],"
 		  " \"request_rate\": -3}", "request_rate: -3 is not positive" },
+	};
+	CHECK_BAD("vllm", bad);
+}
+
+/* LLMServingSim requests.jsonl */
+static void test_bad_llmservingsim(void)
+{
+	static const bad_case bad[] = {
 		{ "{\"request_id\": \"a\", \"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": 1,"
 		  " \"first_token_ts\": 2, \"last_token_ts\": 3}\nnot json\n",
 		  "bad.x:2:" },
@@ -459,6 +495,14 @@ static void test_bad(void)
 		{ "{\"request_id\": \"a\", \"input_toks\": 1, \"output_toks\": 1, \"arrival_time\": null,"
 		  " \"queued_ts\": null, \"first_token_ts\": null, \"last_token_ts\": null}\n",
 		  "bad.x:1: no timestamps" },
+	};
+	CHECK_BAD("llmservingsim", bad);
+}
+
+/* AIPerf profile_export.jsonl */
+static void test_bad_aiperf(void)
+{
+	static const bad_case bad[] = {
 		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n" "not json\n",
 		  "bad.x:2:" },
 		{ "{\"metadata\": {\"request_start_ns\": 5, \"request_end_ns\": 9}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n" "{\"metrics\": {}}\n",
@@ -485,6 +529,14 @@ static void test_bad(void)
 		  "bad.x:1: error: expected an object with a \"message\"" },
 		{ "{\"metadata\": {\"request_start_ns\": 5, \"benchmark_phase\": 3}, \"metrics\": {\"time_to_first_token\": {\"value\": 1, \"unit\": \"ms\"}, \"request_latency\": {\"value\": 3, \"unit\": \"ms\"}, \"input_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}, \"output_sequence_length\": {\"value\": 2, \"unit\": \"tokens\"}}, \"error\": null}\n",
 		  "bad.x:1: metadata.benchmark_phase: expected a string" },
+	};
+	CHECK_BAD("aiperf", bad);
+}
+
+/* inference-perf per_request_lifecycle_metrics.json */
+static void test_bad_inferenceperf(void)
+{
+	static const bad_case bad[] = {
 		{ "[{\"start_time\": 1.0, \"info\": {}}]",
 		  "bad.x: [0].end_time: missing" },
 		{ "[{\"start_time\": -1.0, \"end_time\": 2.0, \"info\": {}}]",
@@ -510,16 +562,16 @@ static void test_bad(void)
 		{ "[{\"start_time\": 1, \"info\": {}}",
 		  "bad.x:1:" },
 	};
-	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-		sb_error e = { "" };
-		json_t *j = sb_import_text(bad[i].text, strlen(bad[i].text), "bad.x", NULL, NULL, &e);
-		if (j || !strstr(e.msg, bad[i].want)) {
-			fprintf(stderr, "bad[%zu]: got %s \"%s\", want \"%s\"\n", i,
-				j ? "a document and" : "", e.msg, bad[i].want);
-			check_failures++;
-		}
-		json_decref(j);
-	}
+	CHECK_BAD("inferenceperf", bad);
+}
+
+static void test_bad(void)
+{
+	test_bad_csv();
+	test_bad_vllm();
+	test_bad_llmservingsim();
+	test_bad_aiperf();
+	test_bad_inferenceperf();
 	/* a missing file: -ENOENT, named */
 	sb_error e = { "" };
 	int err = 0;
