@@ -2,7 +2,7 @@
 # Start and stop a real llama.cpp llama-server with a random-weight model.
 #
 #   llama.sh start [--np N] [--ctx C] [--port P] [--threads T] [--cpus LIST]
-#                  [--model GGUF] [--extra ARG...]
+#                  [--load-mode M] [--model GGUF] [--extra ARG...]
 #       Builds llama-server and writes the model if needed (both cached), starts
 #       the server on 127.0.0.1, waits until GET /health is OK and prints
 #       shell-evaluable lines: URL=... PID=... PIDFILE=... LOG=... MODEL=...
@@ -13,6 +13,12 @@
 #       0.39-0.45 with one, in calibrations on the same machine and day);
 #       one thread is slower but steadier, and steadiness is what the live
 #       tests and the guide's comparisons need.
+#       --load-mode defaults to none (the weights read into the server's own
+#       memory, not mapped from the file): on the development machine a
+#       memory-mapped model stalled every ~0.5 s, 30-150 ms at a time (6-35%
+#       of one client's decode time, changing over the day), and a server
+#       reading the same file into memory never did, side by side
+#       (experiments/speed_noise.sh, docs/model-notes.md "Stalls").
 #       --cpus LIST runs the server on those CPUs only (taskset -c LIST), so a
 #       client pinned to the others does not take its core.
 #       --ctx is the total context (split over the N slots), a multiple of
@@ -28,7 +34,7 @@ HEALTH_TIMEOUT="${SERVEBENCH_HEALTH_TIMEOUT:-60}"
 
 log() { printf 'llama.sh: %s\n' "$*" >&2; }
 die() { printf 'llama.sh: error: %s\n' "$*" >&2; exit 1; }
-usage() { sed -n '2,18s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
+usage() { sed -n '2,28s/^# \{0,1\}//p' "${BASH_SOURCE[0]}" >&2; exit 2; }
 
 is_uint() { [[ "$1" =~ ^[0-9]+$ ]]; }
 
@@ -74,7 +80,7 @@ s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.clos
 }
 
 cmd_start() {
-    local np=4 ctx="" port="" threads=1 model=""
+    local np=4 ctx="" port="" threads=1 model="" load_mode=none
     local -a extra=() pin=()
     while (($#)); do
         case "$1" in
@@ -83,6 +89,7 @@ cmd_start() {
             --port) port="${2:?--port needs a value}"; shift 2 ;;
             --threads) threads="${2:?--threads needs a value}"; shift 2 ;;
             --model) model="${2:?--model needs a value}"; shift 2 ;;
+            --load-mode) load_mode="${2:?--load-mode needs a value}"; shift 2 ;;
             --cpus) pin=(taskset -c "${2:?--cpus needs a value}"); shift 2 ;;
             --extra) shift; extra=("$@"); break ;;
             -h|--help) usage ;;
@@ -124,7 +131,7 @@ cmd_start() {
         pidfile="$run_dir/llama-server-$port.pid"
         logfile="$run_dir/llama-server-$port.log"
         ${pin[@]+"${pin[@]}"} "$bin" -m "$model" --host 127.0.0.1 --port "$port" -np "$np" -c "$ctx" -t "$threads" \
-            --metrics --slots --no-webui ${extra[@]+"${extra[@]}"} \
+            --load-mode "$load_mode" --metrics --slots --no-webui ${extra[@]+"${extra[@]}"} \
             </dev/null >"$logfile" 2>&1 &
         pid=$!
         STARTING_PID="$pid"

@@ -24,7 +24,8 @@
 # mid-run): the one-client probes must read the model's speed (TPOT within
 # 5%, TTFT within 10%) up to the change and +30% (20-40%) after it, the
 # speed-adjusted prediction must scale the levels after the change by about
-# 1.3 and meet the goals, and the plain prediction must miss them (validate exits 1).
+# 1.3 (within 0.05 plus what the stub's own measured lateness adds) and meet
+# the goals, and the plain prediction must miss them (validate exits 1).
 # The probes are saved with the measured results: validate --measured on
 # that file must give the same speed figures offline.
 # And a stub that dies after 30 requests: validate must say so, exit 3 (the
@@ -46,7 +47,8 @@ start_stub() {
 	name=$1
 	shift
 	"$stub" --slots 4 --ttft-ms 20 --itl-ms 5 "$@" >"$dir/$name.port" 2>"$dir/$name.log" &
-	spids="$spids $!"
+	spid=$!
+	spids="$spids $spid"
 	i=0
 	while ! grep -q '^PORT=' "$dir/$name.port" 2>/dev/null; do
 		i=$((i + 1))
@@ -116,9 +118,15 @@ rc=0
 	--out-measured "$dir/m2.json" >"$dir/v2.txt" || rc=$?
 sed -n '/^server speed/,$p' "$dir/v2.txt"
 [ "$rc" -eq 1 ] || { echo "FAIL: validate against a server that slowed by 30% exited $rc, want 1" >&2; exit 1; }
-python3 - "$dir/v2.json" <<'PY'
+# the stub's own lateness (its summary on TERM): how late its token writes were
+kill "$spid"
+wait "$spid" || true
+late=$(sed -n 's/.*late_ms_p99=\([0-9.]*\).*/\1/p' "$dir/slowing.log")
+[ -n "$late" ] || { echo "FAIL: no lateness in the stub's summary" >&2; cat "$dir/slowing.log" >&2; exit 1; }
+python3 - "$dir/v2.json" "$late" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
+late = float(sys.argv[2])
 sp = v["server_speed"]
 probes, adj = sp["probes"], sp["adjusted"]
 fails = []
@@ -136,11 +144,18 @@ else:
                 fails.append("probe %d %s %+.1f%% before the change" % (i, q, p[q]))
             if i >= k and not 20 <= p[q] <= 40:
                 fails.append("probe %d %s %+.1f%% after the change, want about +30%%" % (i, q, p[q]))
+    # a level's factors are the mean of the probes' ratios beside it: 0.05,
+    # plus what the stub's measured lateness (p99 of its token writes) can
+    # add to a probe's TTFT against the model's 20 ms (a CI run under ASan
+    # read 1.356 and 1.368 for 1.3); a TPOT averages 31 gaps, where one
+    # late write weighs 1/31 of that
+    tol = {"prefill_factor": 0.05 + late / 20.0, "decode_factor": 0.05 + late / (31 * 5.0)}
     for l in adj["levels"]:
         want = 1.0 if l["index"] < k - 1 else 1.3 if l["index"] >= k else None
         for f in ("prefill_factor", "decode_factor"):
-            if want is not None and abs(l[f] - want) > 0.05:
-                fails.append("level %d %s %.3f, want %.1f" % (l["index"], f, l[f], want))
+            if want is not None and abs(l[f] - want) > tol[f]:
+                fails.append("level %d %s %.3f, want %.1f +- %.3f (stub late p99 %.2f ms)"
+                             % (l["index"], f, l[f], want, tol[f], late))
 # one step change among steady probes: the typical probe-to-probe change
 # stays small (the stub's own timing noise)
 for q in ("ttft", "tpot"):
