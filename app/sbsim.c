@@ -6,6 +6,8 @@
  * sim/sweep_json.h, --compare validate/compare.h (--second-model
  * validate/repeat.h).
  *
+ * `sbsim serve` is app/cmd_serve.c.
+ *
  * Exit status: 0 done; 1 --check found an expectation not met, or a write
  * or the simulation failed; 2 bad usage or input.
  */
@@ -19,7 +21,9 @@
 #include "core/model_scale.h"
 #include "core/parse.h"
 #include "core/results.h"
+#include "cmd_serve.h"
 #include "exit_status.h"
+#include "server_flags.h"
 #include "sim/capacity.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
@@ -35,17 +39,6 @@ static struct {
 	const char *json, *compare, *second_model;
 	int version;
 } cmd;
-
-/* --max-queue: -1 means unbounded, which the message says. */
-static int parse_max_queue(const char *s, void *dest, const char *flag, sb_error *e)
-{
-	int r = sb_parse_long(s, -1, 100000000, dest, flag, e);
-	if (r < 0 && e) {
-		size_t n = strlen(e->msg);
-		snprintf(e->msg + n, sizeof(e->msg) - n, " (-1 means unbounded)");
-	}
-	return r;
-}
 
 #define F (&cmd.f)
 static const sb_cli_opt opts[] = {
@@ -88,39 +81,11 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("no-uncertainty", SB_CLI_FLAG, &F->no_uncertainty, 0, 0, NULL,
 		   "the point prediction: the model's coefficients as they are"),
 	SB_CLI_HEAD("server:"),
-	SB_CLI_OPT("model-file", SB_CLI_STRINGS, &F->model_files, 0, 0, "FILE",
-		   "engine model (default: the embedded model); given more\n"
-		   "than once, a fleet: one group of --replicas per file"),
-	SB_CLI_OPT("slots", SB_CLI_LONG, &F->slots, 1, 4096, "S", "slots (overrides the model's)"),
-	{ "max-queue", 0, SB_CLI_FUNC, &F->max_queue, 0, 0, "N",
-	  "queue bound, -1 unbounded (overrides the model's)", NULL, parse_max_queue },
-	SB_CLI_OPT("batch-tokens", SB_CLI_LONG, &F->batch_tokens, -1, 1e8, "N",
-		   "tokens per step (overrides the model's)"),
-	SB_CLI_OPT("ctx-per-slot", SB_CLI_LONG, &F->ctx_per_slot, 1, 1L << 40, "T",
-		   "tokens of context per slot (overrides the model's): longer\n"
-		   "prompts are rejected or truncated (--context-overflow)"),
-	SB_CLI_OPT("context-overflow", SB_CLI_STRING, &F->context_overflow, 0, 0,
-		   "reject|truncate", "a prompt past the context: refused as llama.cpp\n"
-		   "does, or cut to about half of it as Ollama does"),
-	SB_CLI_OPT("kv-bytes-per-token", SB_CLI_DOUBLE, &F->kv_bytes_per_token, 1, 1e12, "B",
-		   "KV cache bytes per token (overrides the model's)"),
-	SB_CLI_OPT("kv-memory-gb", SB_CLI_DOUBLE, &F->kv_memory_gb, 1e-9, 1e9, "G",
-		   "slots = what fits in G GiB of KV cache at the context per\n"
-		   "slot: floor(G*2^30 / (bytes per token * T))"),
+	SB_SERVER_FLAG_ROWS(F)
 	SB_CLI_OPT("service", SB_CLI_STRING, &F->service, 0, 0,
 		   "exp:MEAN_S|det:S|lognormal:MU,SIGMA|gamma:K,THETA",
 		   "independent-service mode (M/G/c, no batching)"),
-	{ "scale", 0, SB_CLI_FUNC, &F->what_if.scale, 0, 0, "KEY=F[,...]",
-	  "what-if: the model's times x F > 0 per KEY: all (prompt\n"
-	  "and decode), prompt (overheads, prefill coefficients),\n"
-	  "prefill_token (per-token prefill only), decode (decode\n"
-	  "passes, decode_kv, per_kv_token), decode_batched (passes\n"
-	  "of batch >= 2; a table of batch 1 alone is unchanged);\n"
-	  "overlapping keys multiply. Every model, --compare too", NULL,
-	  sb_model_scale_cli },
-	{ "kv-cache", 0, SB_CLI_CHOICE, &F->what_if.kv_cache, 0, 0, SB_WHATIF_KV_CHOICES,
-	  "what-if: this KV-cache layout instead of the model's\n"
-	  "(server.kv_cache); --compare too", SB_WHATIF_KV_CHOICES, NULL },
+	SB_WHATIF_FLAG_ROWS(F)
 	SB_CLI_OPT("pin-slots", SB_CLI_LONG, &F->pin_slots, 1, 4096, "K",
 		   "a request takes the lowest free slot of 0, K, 2K... (as\n"
 		   "servebench run --pin-slots K on llama.cpp)"),
@@ -176,6 +141,8 @@ static const sb_cli_opt opts[] = {
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: sbsim [OPTIONS]\n"
+		   "       sbsim serve [OPTIONS]   (a live server that behaves like the model;\n"
+		   "                               sbsim serve --help)\n"
 		   "Simulates an LLM server (slots, FIFO queue, continuous batching) under load.\n"
 		   "\n");
 	sb_cli_usage(f, opts, N_OPTS, 27);
@@ -402,6 +369,8 @@ out:
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "serve"))
+		return sb_cmd_serve(argc - 1, argv + 1);
 	sb_setup_flags_init(&cmd.f);
 	sb_cli_args args;
 	sb_error err = { "" };

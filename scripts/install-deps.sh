@@ -5,7 +5,7 @@
 set -euo pipefail
 
 pkgs=(meson ninja-build pkg-config gcc libc6-dev libgsl-dev libjansson-dev
-      libcurl4-openssl-dev gnuplot-nox)
+      libcurl4-openssl-dev libevent-dev gnuplot-nox)
 if [[ "${1:-}" == "--tests" ]]; then
   # valgrind and sanitizer runtimes for the test setups; python3 (stdlib) for
   # result checks; the real llama.cpp target needs cmake, g++, git, npm, numpy.

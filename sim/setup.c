@@ -358,6 +358,27 @@ fail_scenario:
 	return r;
 }
 
+int sb_setup_server_model(const sb_setup_flags *f, sb_model *m, sb_error *e)
+{
+	sb_setup s;
+	memset(&s, 0, sizeof s);
+	sb_sim_opts_init(&s.opts);
+	if (f->service)
+		return sb_error_set(e, "--service (independent service) has no engine to serve");
+	int r = sb_setup_load_model(f, NULL, &s.model, e);
+	if (r < 0)
+		return r;
+	r = apply_server(f, &s, e);
+	if (r == 0)
+		r = apply_context(f, &s, e);
+	if (r < 0) {
+		sb_model_fini(&s.model);
+		return r;
+	}
+	*m = s.model;
+	return 0;
+}
+
 void sb_setup_fini(sb_setup *s)
 {
 	sb_uncert_fini(&s->uncert);

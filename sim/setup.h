@@ -100,6 +100,12 @@ int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model
 int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e);
 void sb_setup_fini(sb_setup *s);
 
+/* The server of the flags alone (no load): the model as sb_setup_load_model
+ * loads it, with --max-queue, --batch-tokens and the context flags
+ * (--kv-memory-gb: the slots) applied; m must not be initialised. Returns 0
+ * or a negative errno with a message (-EINVAL bad input). */
+int sb_setup_server_model(const sb_setup_flags *f, sb_model *m, sb_error *e);
+
 /* The fleet of s from the flags (setup_fleet.c): one group per --model-file
  * beyond the first (the first is s->model) or per scenario "fleet" entry,
  * --replicas replicas per group (or copies of s->model), --route, --jobs

@@ -136,9 +136,32 @@ static long q_pop(server *v)
 
 static void start_run(sim *s, server *v, double T);
 
-/* Cuts the current decode run at the first step boundary at or after
- * `ready` (so a request ready then joins at that boundary). */
-static void run_cut(sim *s, server *v, double ready)
+double sim_run_boundary(const server *v, long j)
+{
+	return v->run_t0 + v->run_f * series(v->run_a, v->run_b, j) / 1000.0;
+}
+
+long sim_run_first_boundary(const server *v, double t)
+{
+	double a = v->run_a, b = v->run_b;
+	double x = (t - v->run_t0) * 1000.0 / v->run_f;
+	double jd;
+	if (b > 0) {
+		double p = a - b / 2;
+		jd = (-p + sqrt(p * p + 2 * b * x)) / b;
+	} else {
+		jd = x / a;
+	}
+	long j = !(jd < (double)v->run_k) ? v->run_k : jd < 1 ? 1 : (long)ceil(jd);
+	/* fix rounding so that j is the first boundary >= t */
+	while (j > 1 && sim_run_boundary(v, j - 1) >= t)
+		j--;
+	while (j < v->run_k && sim_run_boundary(v, j) < t)
+		j++;
+	return j;
+}
+
+void sim_run_cut(sim *s, server *v, double ready)
 {
 	if (!v->running || !(ready < v->run_end))
 		return;
@@ -151,29 +174,11 @@ static void run_cut(sim *s, server *v, double ready)
 	}
 	if (v->run_prefill || v->run_k <= 1)
 		return;
-	double a = v->run_a, b = v->run_b, f = v->run_f;
-	double x = (ready - v->run_t0) * 1000.0 / f;
-	double jd;
-	if (b > 0) {
-		double p = a - b / 2;
-		jd = (-p + sqrt(p * p + 2 * b * x)) / b;
-	} else {
-		jd = x / a;
-	}
-	long j = (long)ceil(jd);
-	if (j < 1)
-		j = 1;
-	if (j > v->run_k)
-		j = v->run_k;
-	/* fix rounding so that j is the first boundary >= ready */
-	while (j > 1 && v->run_t0 + f * series(a, b, j - 1) / 1000.0 >= ready)
-		j--;
-	while (j < v->run_k && v->run_t0 + f * series(a, b, j) / 1000.0 < ready)
-		j++;
+	long j = sim_run_first_boundary(v, ready);
 	if (j >= v->run_k)
 		return;
 	v->run_k = j;
-	v->run_end = v->run_t0 + f * series(a, b, j) / 1000.0;
+	v->run_end = sim_run_boundary(v, j);
 	sb_timers_set(s->timers, (int)(v - s->srv), v->run_end, sb_heap_take_seq(s->heap));
 }
 
@@ -317,7 +322,7 @@ static void start_run(sim *s, server *v, double T)
 	v->run_end = T + f * series(a, b, k) / 1000.0;
 	sb_timers_set(s->timers, (int)(v - s->srv), v->run_end, sb_heap_take_seq(s->heap));
 	if (next_ready < v->run_end)
-		run_cut(s, v, next_ready);
+		sim_run_cut(s, v, next_ready);
 }
 
 /* ---- request lifecycle ---------------------------------------------- */
@@ -349,7 +354,7 @@ static void fleet_done(server *v, double t_sched, double t)
 	v->infl--;
 }
 
-static void finish_req(sim *s, long ri, double t, int rejected)
+void sim_finish_req(sim *s, long ri, double t, int rejected)
 {
 	req *r = &s->reqs[ri];
 	server *v = &s->srv[r->srv];
@@ -425,6 +430,8 @@ static void finish_req(sim *s, long ri, double t, int rejected)
 		p->rejected = rejected;
 		p->replica = r->srv;
 	}
+	if (s->on_done)
+		s->on_done(s, ri, t, rejected);
 	if (r->client >= 0 && !s->stop) {
 		double think = 0;
 		if (s->src == SRC_CLOSED)
@@ -500,7 +507,7 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 		if (from_net && v->run_prefill && v->run_t0 == v->idle_t0 &&
 		    ready - v->run_t0 <= SB_MODEL_JOIN_WINDOW_S && !misses_first_step(s, v))
 			sl->ready = ready = v->run_t0;
-		run_cut(s, v, ready);
+		sim_run_cut(s, v, ready);
 	} else {
 		/* an idle engine starts after every event of this instant, so
 		 * requests that arrive together are prefilled together (as
@@ -588,11 +595,15 @@ static void arrive(sim *s, long ri, double t)
 	req *r = &s->reqs[ri];
 	server *v = &s->srv[r->srv];
 	r->t_arr = t;
+	if (r->cancelled) {
+		sim_finish_req(s, ri, t, SIM_CANCELLED);
+		return;
+	}
 	if (context_refuses(s, v, r)) {
 		/* llama.cpp answers when a slot would start it; taken here
 		 * as on arrival (docs/context.md) */
 		s->rejected += r->counted;
-		finish_req(s, ri, t, SB_SIM_REJECT_TOO_LONG);
+		sim_finish_req(s, ri, t, SB_SIM_REJECT_TOO_LONG);
 		return;
 	}
 	if (v->nfreeslot > 0) {
@@ -601,7 +612,7 @@ static void arrive(sim *s, long ri, double t)
 	}
 	if (v->max_queue >= 0 && (long)v->qlen >= v->max_queue) {
 		s->rejected += r->counted;
-		finish_req(s, ri, t, SB_SIM_REJECT_QUEUE);
+		sim_finish_req(s, ri, t, SB_SIM_REJECT_QUEUE);
 		return;
 	}
 	if (q_push(v, ri) < 0) {
@@ -615,7 +626,7 @@ static void arrive(sim *s, long ri, double t)
 static void complete(sim *s, server *v, int si, double t)
 {
 	long ri = v->slots[si].r;
-	finish_req(s, ri, t, 0);
+	sim_finish_req(s, ri, t, 0);
 	if (v->release_s > 0 && (v->qlen == 0 || v->m->release_holds_queue)) {
 		/* the end-of-request cost: the slot stays held (state only);
 		 * a request already queued takes it at once unless the model
@@ -793,6 +804,8 @@ static void on_gen(sim *s, double t, long arg)
 	r->jit = 0;
 	r->slot = -1;
 	r->srv = 0;
+	r->cancelled = 0;
+	r->cookie = NULL;
 	if (s->router) {
 		r->srv = sb_router_pick(s->router, s->rr);
 		if (sb_router_note(s->router, r->srv, +1, +1) < 0)
@@ -860,7 +873,7 @@ static server *timer_first(const sim *s, const sb_event *top, double *t)
 	return &s->srv[id];
 }
 
-int sim_loop(sim *s, sb_error *e)
+int sim_loop_until(sim *s, double until, sb_error *e)
 {
 	sb_event ev;
 	for (;;) {
@@ -872,9 +885,13 @@ int sim_loop(sim *s, sb_error *e)
 		double first = tv ? tt : top ? top->t : INFINITY;
 		if (s->next_gen_t < INFINITY && s->next_gen_t <= first) {
 			double t = s->next_gen_t;
+			if (t > until)
+				break;
 			s->next_gen_t = INFINITY;
 			s->now = t;
 			on_gen(s, t, s->next_gen_arg);
+		} else if (first > until) {
+			break;
 		} else if (tv) {
 			/* its timer stays armed: on_run_end ends in start_run,
 			 * which moves it to the next run's end or disarms it */
@@ -892,3 +909,35 @@ int sim_loop(sim *s, sb_error *e)
 	return 0;
 }
 
+int sim_loop(sim *s, sb_error *e)
+{
+	return sim_loop_until(s, INFINITY, e);
+}
+
+double sim_next_event(const sim *s)
+{
+	const sb_event *top = sb_heap_peek(s->heap);
+	double tt, t = top ? top->t : INFINITY;
+	if (timer_first(s, top, &tt))
+		t = tt;
+	return s->next_gen_t < t ? s->next_gen_t : t;
+}
+
+long sim_submit(sim *s, double t, long in_len, long out_len)
+{
+	long ri = req_alloc(s);
+	if (ri < 0)
+		return -1;
+	req *r = &s->reqs[ri];
+	memset(r, 0, sizeof *r);
+	r->id = s->generated++;
+	r->idx = -1;
+	r->client = -1;
+	r->in_len = in_len;
+	r->out_len = out_len;
+	r->t_sched = r->t_arr = r->t_join = t;
+	r->t_first = NAN;
+	r->slot = r->want_slot = -1;
+	gen_send(s, ri, t);
+	return s->oom ? -1 : ri;
+}

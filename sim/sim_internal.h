@@ -1,6 +1,7 @@
 /* sim_internal.h — the simulator's state, shared by sim.c (the events:
- * engine runs and the request lifecycle) and sim_run.c (setting up a run,
- * its summary, the replay) and by nothing else. */
+ * engine runs and the request lifecycle), sim_run.c (setting up a run,
+ * its summary, the replay) and live.c (the engine on a caller's clock),
+ * and by nothing else. */
 #ifndef SB_SIM_INTERNAL_H
 #define SB_SIM_INTERNAL_H
 
@@ -17,7 +18,10 @@
 
 enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART, EV_RELEASE };
 enum { SL_FREE = 0, SL_JOIN, SL_PREFILL, SL_DECODE, SL_SERVE, SL_RELEASE };
-enum { SRC_OPEN = 0, SRC_CLOSED, SRC_REPLAY_OPEN, SRC_REPLAY_CLOSED };
+enum { SRC_OPEN = 0, SRC_CLOSED, SRC_REPLAY_OPEN, SRC_REPLAY_CLOSED, SRC_LIVE };
+/* A live request the client gave up before it reached a slot (finish_req's
+ * `rejected`, live.h's SB_LIVE_CANCELLED). */
+#define SIM_CANCELLED 3
 
 /* A request in flight (in transit, queued or in a slot). */
 typedef struct req {
@@ -31,6 +35,8 @@ typedef struct req {
 	int slot;       /* its slot (-1: none yet) */
 	int want_slot;  /* replay: the slot it had on the server (-1: unknown) */
 	int srv;        /* the server it was routed to */
+	int cancelled;  /* live: the client went away before it arrived */
+	void *cookie;   /* live: the caller's */
 } req;
 
 /* Invariant: state == SL_FREE <=> r == -1. JOIN slots wait until `ready`
@@ -152,6 +158,10 @@ typedef struct sim {
 	size_t nrecs, caprecs;
 	int keep_records;
 	int oom;
+	/* live (SRC_LIVE): called for each request that ends, before its
+	 * entry is reused; rejected as finish_req's */
+	void (*on_done)(struct sim *s, long ri, double t, int rejected);
+	void *done_ctx;
 } sim;
 
 /* Puts an event on s's heap; out of memory marks s->oom. */
@@ -161,8 +171,31 @@ static inline void push(sim *s, double t, int type, uint32_t gen, long arg)
 		s->oom = 1;
 }
 
-/* sim.c: runs s's events until none is left. Returns 0 or -ENOMEM with a
- * message. */
+/* sim.c: runs s's events until none is left, or (sim_loop_until) until the
+ * next one comes after `until`. Returns 0 or -ENOMEM with a message. */
 int sim_loop(sim *s, sb_error *e);
+int sim_loop_until(sim *s, double until, sb_error *e);
+/* When s's next event or run end comes (INFINITY: none). */
+double sim_next_event(const sim *s);
+/* Issues a request of in_len/out_len tokens at t from outside (SRC_LIVE,
+ * not counted): it reaches the server after the overhead. Returns its
+ * index, or -1 out of memory. */
+long sim_submit(sim *s, double t, long in_len, long out_len);
+/* Ends request ri at t (a SB_SIM_REJECT_* or SIM_CANCELLED, or 0). */
+void sim_finish_req(sim *s, long ri, double t, int rejected);
+
+/* The current run of v: the end of its step j (1..run_k); the first step
+ * j whose end is at or after t; the run cut at the first step end at or
+ * after `ready` (so a request ready then joins there). */
+double sim_run_boundary(const server *v, long j);
+long sim_run_first_boundary(const server *v, double t);
+void sim_run_cut(sim *s, server *v, double ready);
+
+/* sim_run.c: sets s up (servers of m or fleet f, streams from seed) and
+ * frees it. */
+int sim_init(sim *s, const sb_model *m, const sb_fleet *f, int service_mode,
+	     const sb_dist *service, int no_noise, unsigned long seed,
+	     const sb_slo *slo, sb_error *e);
+void sim_free(sim *s);
 
 #endif

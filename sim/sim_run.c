@@ -23,7 +23,7 @@
 
 /* ---- driver ------------------------------------------------------------ */
 
-static void sim_free(sim *s)
+void sim_free(sim *s)
 {
 	sb_heap_free(s->heap);
 	free(s->reqs);
@@ -92,9 +92,9 @@ static int server_init(sim *s, server *v, const sb_model *m, int group)
 /* Sets up everything common; the caller fills the source fields. The
  * servers: fleet f's replicas (m for groups without a model), or m alone
  * when f is NULL or of one replica. */
-static int sim_init(sim *s, const sb_model *m, const sb_fleet *f, int service_mode,
-		    const sb_dist *service, int no_noise, unsigned long seed,
-		    const sb_slo *slo, sb_error *e)
+int sim_init(sim *s, const sb_model *m, const sb_fleet *f, int service_mode,
+	     const sb_dist *service, int no_noise, unsigned long seed,
+	     const sb_slo *slo, sb_error *e)
 {
 	memset(s, 0, sizeof *s);
 	s->service_mode = service_mode;
