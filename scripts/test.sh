@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — installs what the tests need, builds, and runs every test:
-#   1. the normal build: all suites (unit, analytic, stub, fault, live)
+#   1. the normal build: all suites (unit, analytic, stub, fault, memcheck;
+#      then emulator and live, one test at a time)
 #   2. an ASan+UBSan build: the unit, analytic, stub and fault suites
 #   3. valgrind over the unit suite of the normal build
 # Ends with one line "tests: N passed, N failed" counting all three.
@@ -36,6 +37,9 @@ rm -f build/meson-logs/*.json build-asan/meson-logs/*.json
 rc=0
 echo "== normal build: ${suites[*]}"
 meson test -C build --print-errorlogs --num-processes 2 "${suites[@]}" || rc=1
+# Alone: the emulator's timing against the simulator's (tests/serve/emulator.sh).
+echo "== normal build: emulator suite (sbsim serve against sbsim)"
+meson test -C build --print-errorlogs --num-processes 1 --suite emulator --logbase emulator || rc=1
 if [[ "$live" == 1 ]]; then
   # One at a time: live tests time a real server on this machine's 2 cores.
   echo "== normal build: live suite (real llama-server)"
@@ -57,7 +61,8 @@ fi
 python3 - "$root" "$rc" <<'PY'
 import json, sys, os
 root, rc = sys.argv[1], int(sys.argv[2])
-logs = ["build/meson-logs/testlog.json", "build/meson-logs/live.json",
+logs = ["build/meson-logs/testlog.json", "build/meson-logs/emulator.json",
+        "build/meson-logs/live.json",
         "build-asan/meson-logs/testlog.json", "build/meson-logs/valgrind-valgrind.json"]
 
 def results(log):

@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <sys/socket.h>
 #include <time.h>
 
@@ -329,6 +331,17 @@ static int parse_request(replica *rp, struct evhttp_request *req, sb_proto_api a
 	return rc;
 }
 
+/* Small writes leave at once: without TCP_NODELAY a token written while
+ * the previous one is unacknowledged waits for the client's delayed ACK
+ * (40 ms on Linux). */
+static void no_delay(struct evhttp_connection *conn)
+{
+	struct bufferevent *bev = conn ? evhttp_connection_get_bufferevent(conn) : NULL;
+	int one = 1;
+	if (bev)
+		setsockopt(bufferevent_getfd(bev), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+}
+
 /* A new stream for a parsed request; NULL out of memory. */
 static stream *stream_new(replica *rp, struct evhttp_request *req, sb_proto_req *pr)
 {
@@ -338,6 +351,7 @@ static stream *stream_new(replica *rp, struct evhttp_request *req, sb_proto_req 
 	st->rp = rp;
 	st->req = req;
 	st->conn = evhttp_request_get_connection(req);
+	no_delay(st->conn);
 	st->pr = *pr;
 	st->handle = -1;
 	const emulator *em = rp->em;
