@@ -29,13 +29,52 @@ static double request_tpot(const sb_reqrec *q, const sb_server_timing *t)
 	return NAN;
 }
 
-/* Level li of pinned input f into *L; its TPOTs appended to y (room for
- * the level's requests). Returns the number appended. */
+/* Sorting requests by send time: their indices, by t_sent of the base. */
+static _Thread_local const sb_reqrec *sort_reqs;
+
+static int cmp_sent(const void *a, const void *b)
+{
+	double x = sort_reqs[*(const size_t *)a].t_sent_s, y = sort_reqs[*(const size_t *)b].t_sent_s;
+	return (x > y) - (x < y);
+}
+
+/* The means of the TPOTs t[0..n) (request indices idx, sorted by send
+ * time) per wave: requests sent within half a request's E2E of the wave's
+ * first are one wave. A wave's requests decode in the same steps, so they
+ * share every step's noise: the wave, not the request, is one independent
+ * measurement. Writes the means over t; returns their number. */
+static long wave_means(const sb_reqrec *q, const size_t *idx, double *t, long n)
+{
+	long w = 0;
+	for (long i = 0; i < n;) {
+		const sb_reqrec *first = &q[idx[i]];
+		double gap = isfinite(first->e2e_ms) ? first->e2e_ms / 2000.0 : 0;
+		double s = 0;
+		long k = 0;
+		while (i + k < n && q[idx[i + k]].t_sent_s - first->t_sent_s <= gap) {
+			s += t[i + k];
+			k++;
+		}
+		if (k == 0) /* a NaN send time: a wave of its own */
+			s = t[i], k = 1;
+		t[w++] = s / (double)k;
+		i += k;
+	}
+	return w;
+}
+
+/* Level li of pinned input f into *L; the means of its waves' TPOTs
+ * appended to y (room for the level's requests). Returns the number
+ * appended (L->n: the requests behind them). */
 static long read_level(const sb_results *res, size_t f, size_t li, cal_pin_level *L, double *y)
 {
 	const sb_rlevel *rl = &res->levels[li];
 	double ctx = 0;
 	long n = 0;
+	size_t *idx = malloc((rl->n_reqs ? rl->n_reqs : 1) * sizeof *idx);
+	memset(L, 0, sizeof(*L));
+	if (!idx)
+		return 0;
 	for (size_t i = 0; i < rl->n_reqs; i++) {
 		const sb_reqrec *q = &rl->reqs[i];
 		double t = q->err_class ? NAN : request_tpot(q, &rl->timing[i]);
@@ -47,19 +86,21 @@ static long read_level(const sb_results *res, size_t f, size_t li, cal_pin_level
 								       : 0)
 				   : (double)q->prompt_tokens;
 		ctx += P + (double)q->output_tokens / 2.0;
-		y[n++] = t;
+		idx[n++] = i;
 	}
-	memset(L, 0, sizeof(*L));
 	L->file = f;
 	L->stride = (int)res->target.pin_stride;
 	L->batch = (int)rl->sum.level;
-	L->n = n;
 	L->ctx = n ? ctx / (double)n * L->batch : NAN;
-	if (n == 0)
+	sort_reqs = rl->reqs;
+	qsort(idx, (size_t)n, sizeof *idx, cmp_sent);
+	for (long i = 0; i < n; i++)
+		y[i] = request_tpot(&rl->reqs[idx[i]], &rl->timing[idx[i]]);
+	double *c = n ? sb_sorted_copy(y, (size_t)n) : NULL;
+	if (!c) {
+		free(idx);
 		return 0;
-	double *c = sb_sorted_copy(y, (size_t)n);
-	if (!c)
-		return n;
+	}
 	L->tpot_ms = sb_median_sort(c, (size_t)n);
 	free(c);
 	/* a request whose decode took another's prefill step (one of the wave
@@ -67,25 +108,32 @@ static long read_level(const sb_results *res, size_t f, size_t li, cal_pin_level
 	 * cut short), was not a pass of B: left out */
 	long kept = 0;
 	for (long i = 0; i < n; i++)
-		if (y[i] <= 1.5 * L->tpot_ms && y[i] >= L->tpot_ms / 1.5)
+		if (y[i] <= 1.5 * L->tpot_ms && y[i] >= L->tpot_ms / 1.5) {
+			idx[kept] = idx[i];
 			y[kept++] = y[i];
+		}
 	L->n = kept;
-	return kept;
+	L->waves = wave_means(rl->reqs, idx, y, kept);
+	free(idx);
+	return L->waves;
 }
 
-/* The points of batch B (stride 1) into x/y; returns their number and sets
- * *times to how many levels (measurements) hold them. */
+/* The points (waves) of batch B (stride 1) into x/y; returns their number
+ * and sets *times to how many levels (measurements) hold them, *reqs to
+ * their requests. */
 static size_t batch_points(const cal_pinned *p, const double *ys, const long *y0, int B,
-			   double *x, double *y, int *times)
+			   double *x, double *y, int *times, long *reqs)
 {
 	size_t n = 0;
 	*times = 0;
+	*reqs = 0;
 	for (size_t l = 0; l < p->n_lv; l++) {
 		const cal_pin_level *L = &p->lv[l];
 		if (L->stride != 1 || L->batch != B || L->n == 0)
 			continue;
 		(*times)++;
-		for (long i = 0; i < L->n; i++) {
+		*reqs += L->n;
+		for (long i = 0; i < L->waves; i++) {
 			x[n] = L->ctx;
 			y[n++] = ys[y0[l] + i];
 		}
@@ -93,8 +141,9 @@ static size_t batch_points(const cal_pinned *p, const double *ys, const long *y0
 	return n;
 }
 
-/* decode_ms(B) and decode_kv(B) from n points: a line when the contexts are
- * a factor 1.5 apart and its slope is not negative, else the mean at kv. */
+/* decode_ms(B) and decode_kv(B) from n points (waves): a line when the
+ * contexts are a factor 1.5 apart and its slope is not negative, else the
+ * mean at kv; t->dof: the degrees of freedom of its standard errors. */
 static int fit_entry(const double *x, const double *y, size_t n, double kv, cal_pin_entry *t,
 		     sb_error *e)
 {
@@ -103,7 +152,6 @@ static int fit_entry(const double *x, const double *y, size_t n, double kv, cal_
 		lo = fmin(lo, x[i]);
 		hi = fmax(hi, x[i]);
 	}
-	t->n = (long)n;
 	if (n >= 3 && hi >= 1.5 * lo) {
 		sb_linfit f;
 		int r = sb_linfit_line(x, y, NULL, n, &f, e);
@@ -117,6 +165,7 @@ static int fit_entry(const double *x, const double *y, size_t n, double kv, cal_
 			t->kv_se = f.se[1];
 			t->ms_kv_cov = f.has_ci ? f.cov[0][1] : NAN;
 			t->kv_fitted = 1;
+			t->dof = (long)n - 2;
 		}
 		sb_linfit_fini(&f);
 		if (ok)
@@ -134,6 +183,7 @@ static int fit_entry(const double *x, const double *y, size_t n, double kv, cal_
 	t->kv = kv;
 	t->kv_se = NAN;
 	t->ms_kv_cov = NAN;
+	t->dof = (long)n - 1;
 	return 0;
 }
 
@@ -215,7 +265,8 @@ int cal_pinned_fit(const cal_data *d, const cal_engine *g, cal_pinned *out, sb_e
 	}
 	for (int B = 2; B < SB_MODEL_MAX_DECODE && out->n_tab < SB_MODEL_MAX_DECODE; B++) {
 		int times;
-		size_t n = batch_points(out, ys, y0, B, x, y, &times);
+		long reqs;
+		size_t n = batch_points(out, ys, y0, B, x, y, &times, &reqs);
 		if (n == 0)
 			continue;
 		cal_pin_entry *t = &out->tab[out->n_tab];
@@ -223,6 +274,7 @@ int cal_pinned_fit(const cal_data *d, const cal_engine *g, cal_pinned *out, sb_e
 		t->remeasured = times > 2; /* two contexts make two levels */
 		if ((r = fit_entry(x, y, n, g->kv_ms_per_token, t, e)) < 0)
 			goto out;
+		t->n = reqs;
 		double prev = out->n_tab ? out->tab[out->n_tab - 1].ms : g->decode_1_ms;
 		double prev_se = out->n_tab ? out->tab[out->n_tab - 1].ms_se : g->decode_1_se;
 		double se = hypot(isfinite(t->ms_se) ? t->ms_se : 0, isfinite(prev_se) ? prev_se : 0);

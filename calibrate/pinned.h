@@ -28,6 +28,7 @@ typedef struct cal_pin_level {
 			       prompt + output/2, times batch) */
 	double tpot_ms;     /* median over its requests */
 	long n;             /* requests */
+	long waves;         /* waves of them sent together (independent points) */
 } cal_pin_level;
 
 /* A decode batch size's fit. */
@@ -39,6 +40,8 @@ typedef struct cal_pin_entry {
 			       kv was not fitted */
 	int kv_fitted;      /* contexts far enough apart to fit kv */
 	long n;             /* requests behind it */
+	long dof;           /* degrees of freedom of ms_se (waves less the
+			       terms fitted) */
 	int below;          /* ms is below the previous entry by more than 2 se */
 	int remeasured;     /* measured at more than one time (the plan's recheck) */
 } cal_pin_entry;

@@ -8,6 +8,8 @@
 #include <stdarg.h>
 #include <stdio.h>
 
+#include <gsl/gsl_cdf.h>
+
 #include "core/jsonfile.h"
 /* The object under construction: fit and its three lists (owned until
  * cal_provenance_render attaches them). */
@@ -428,10 +430,11 @@ static void render_pinned(pv *p)
 				       (json_int_t)t->n, "below_previous", t->below, "remeasured",
 				       t->remeasured));
 		char key[32];
-		double h = 1.96 * t->ms_se;
+		double h = (t->dof > 0 ? gsl_cdf_tdist_Pinv(0.975, (double)t->dof) : NAN) * t->ms_se;
 		snprintf(key, sizeof(key), "decode_ms[%d]", t->batch);
 		coef(p, key, t->ms, t->ms - h, t->ms + h, "ms",
-		     "TPOT of requests pinned to slots 0..B-1 (one pass of B), at two contexts");
+		     "TPOT of requests pinned to slots 0..B-1 (one pass of B), at two contexts; "
+		     "a wave of B sent together is one point (Student t)");
 		if (t->below)
 			say(p->notes, "decode_ms(%d) = %.3g ms is below the entry before it by more than "
 				      "twice its standard error%s",

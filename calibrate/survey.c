@@ -279,13 +279,16 @@ static int measure_pinned(const sb_survey_opts *o, sb_bench *b, sb_survey *p, sb
 	long shortP = o->max_prompt < 32 ? o->max_prompt : 32;
 	long longP = o->max_prompt < 384 ? o->max_prompt : 384;
 	size_t first = p->n;
-	int r = pinned_parts(o, b, p, "short", shortP, 32, 2, NULL, e);
+	/* 4 + 2 waves: a wave is one point (its requests share every step),
+	 * and a line through the two contexts needs a few to hold its own
+	 * error (Student t with 4 degrees of freedom) */
+	int r = pinned_parts(o, b, p, "short", shortP, 32, 4, NULL, e);
 	if (r == -ENOTSUP) {
 		p->pinned = -1;
 		return 0;
 	}
 	if (r == 0)
-		r = pinned_parts(o, b, p, "long", longP, 48, 1, NULL, e);
+		r = pinned_parts(o, b, p, "long", longP, 48, 2, NULL, e);
 	if (r == 0 && p->slots >= 3) {
 		/* one request on slot 0, then pairs on slots 0 and 2, back to
 		 * back: the single pass they are compared with is measured at

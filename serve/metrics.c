@@ -6,18 +6,30 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The bucket bounds in seconds: from 1 ms to 60 s. */
-static const double bounds[SB_METRICS_BUCKETS] = {
+/* The latencies' bucket bounds in seconds: from 1 ms to 60 s. */
+static const double latency_bounds[SB_METRICS_BUCKETS] = {
 	0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08,
 	0.1,   0.25,   0.5,   1.0,  2.5,  5.0,  10.0, 60.0,
 };
+/* The emulator's own lateness: from 20 us to 1 s. */
+static const double lateness_bounds[SB_METRICS_BUCKETS] = {
+	0.00002, 0.00005, 0.0001, 0.0002, 0.0003, 0.0005, 0.00075, 0.001,
+	0.0015,  0.002,   0.003,  0.005,  0.01,   0.03,   0.1,     1.0,
+};
+
+void sb_metrics_init(sb_metrics *m)
+{
+	memset(m, 0, sizeof *m);
+	m->ttft.bounds = m->itl.bounds = m->e2e.bounds = latency_bounds;
+	m->lateness.bounds = lateness_bounds;
+}
 
 void sb_metrics_observe(sb_metrics_hist *h, double seconds, uint64_t n)
 {
 	if (!(seconds >= 0))
 		return;
 	int i = 0;
-	while (i < SB_METRICS_BUCKETS && seconds > bounds[i])
+	while (i < SB_METRICS_BUCKETS && seconds > h->bounds[i])
 		i++;
 	h->count[i] += n;
 	h->n += n;
@@ -74,7 +86,7 @@ static void histogram(buf *b, const char *name, const char *help, const char *mo
 	uint64_t cum = 0;
 	for (int i = 0; i < SB_METRICS_BUCKETS; i++) {
 		cum += h->count[i];
-		put(b, "%s_bucket{le=\"%g\",model_name=\"%s\"} %llu\n", name, bounds[i], model,
+		put(b, "%s_bucket{le=\"%g\",model_name=\"%s\"} %llu\n", name, h->bounds[i], model,
 		    (unsigned long long)cum);
 	}
 	put(b, "%s_bucket{le=\"+Inf\",model_name=\"%s\"} %llu\n", name, model,
@@ -137,6 +149,9 @@ char *sb_metrics_text(const sb_metrics *m, const sb_metrics_now *now)
 	buf b = { 0 };
 	llama_names(&b, m, now);
 	vllm_names(&b, m, now);
+	histogram(&b, "sbsim_token_lateness_seconds",
+		  "How long after its step's end (the engine's schedule) each token was written.",
+		  now->model, &m->lateness);
 	put(&b, "# HELP sbsim_requests_rejected_total Requests turned away (queue full, context).\n"
 		"# TYPE sbsim_requests_rejected_total counter\n"
 		"sbsim_requests_rejected_total{model_name=\"%s\"} %llu\n",

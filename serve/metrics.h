@@ -9,6 +9,7 @@
 /* A histogram over fixed bucket bounds (seconds), as Prometheus wants. */
 #define SB_METRICS_BUCKETS 16
 typedef struct sb_metrics_hist {
+	const double *bounds;  /* SB_METRICS_BUCKETS increasing upper bounds */
 	uint64_t count[SB_METRICS_BUCKETS + 1]; /* the last: above every bound */
 	uint64_t n;
 	double sum;
@@ -19,7 +20,11 @@ typedef struct sb_metrics {
 	uint64_t prompt_tokens, generation_tokens;
 	double prompt_seconds, decode_seconds; /* server time in prefill, decode */
 	sb_metrics_hist ttft, itl, e2e;
+	sb_metrics_hist lateness; /* each token's write after its step's end */
 } sb_metrics;
+
+/* Empty counters, the histograms' bounds set. */
+void sb_metrics_init(sb_metrics *m);
 
 /* The gauges of the moment. */
 typedef struct sb_metrics_now {

@@ -60,6 +60,7 @@ struct stream {
 	sb_live_done d;        /* the engine's account, once done */
 	sb_serve_fault fault;  /* injected into this stream */
 	double stall_until;    /* SB_FAULT_STALL: no bytes before this (s) */
+	double next_peek;      /* when to look for an early close again (s) */
 	double end_at;         /* the reply ends then: the last token plus the
 				  model's release time, as the server's own
 				  end-of-request work holds the answer open */

@@ -230,6 +230,7 @@ static int replica_init(emulator *em, int i, sb_error *e)
 	rp->em = em;
 	rp->index = i;
 	rp->release_s = sb_model_release_ms(em->m, em->m->slots) / 1000.0;
+	sb_metrics_init(&rp->metrics);
 	rp->live = sb_live_new(em->m, o->seed + (unsigned long)i * 7919UL, o->no_noise,
 			       stream_engine_done, rp, e);
 	if (!rp->live)
@@ -245,23 +246,58 @@ static int replica_init(emulator *em, int i, sb_error *e)
 						     EVHTTP_REQ_PUT | EVHTTP_REQ_DELETE |
 						     EVHTTP_REQ_OPTIONS | EVHTTP_REQ_PATCH);
 	evhttp_set_gencb(rp->http, dispatch, rp);
-	int port = o->port > 0 ? o->port + i : 0;
-	struct evhttp_bound_socket *s = evhttp_bind_socket_with_handle(rp->http, o->host,
-								       (ev_uint16_t)port);
-	if (!s)
-		return sb_error_code(e, -EADDRINUSE, "cannot listen on %s:%d (in use, or not an "
-				     "address of this machine)", o->host, port);
-	rp->port = bound_port(s);
 	return 0;
+}
+
+/* Every replica's server on consecutive ports from --port; with --port 0
+ * from the free port the first one gets, tried again from another such
+ * port while a port after it is taken. */
+static int bind_all(emulator *em, sb_error *e)
+{
+	const sb_serve_opts *o = em->o;
+	struct evhttp_bound_socket **s = calloc((size_t)em->n_rep, sizeof *s);
+	if (!s)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	int port = o->port;
+	for (int attempt = 0; attempt < 100; attempt++) {
+		int i;
+		for (i = 0; i < em->n_rep; i++) {
+			port = i == 0 ? o->port : em->rep[0].port + i;
+			if (port > 65535)
+				break;
+			s[i] = evhttp_bind_socket_with_handle(em->rep[i].http, o->host,
+							      (ev_uint16_t)port);
+			if (!s[i])
+				break;
+			em->rep[i].port = bound_port(s[i]);
+		}
+		if (i == em->n_rep) {
+			free(s);
+			return 0;
+		}
+		for (int k = 0; k < i; k++)
+			evhttp_del_accept_socket(em->rep[k].http, s[k]);
+		if (o->port > 0 || i == 0)
+			break;
+	}
+	free(s);
+	if (port > 65535)
+		return sb_error_code(e, -EADDRINUSE, "cannot listen on %d consecutive ports of %s",
+				     em->n_rep, o->host);
+	return sb_error_code(e, -EADDRINUSE, "cannot listen on %s:%d (in use, or not an "
+			     "address of this machine)", o->host, port);
 }
 
 static void emulator_free(emulator *em)
 {
 	for (int i = 0; em->rep && i < em->n_rep; i++) {
 		replica *rp = &em->rep[i];
-		if (rp->http)
-			evhttp_free(rp->http); /* closes connections: their close callbacks */
+		/* the streams first: evhttp_free frees the requests still on their
+		 * connections (after the close callbacks, which must not mark them
+		 * gone: a gone stream's request is ended, and so freed, here) */
 		stream_drop_all(rp);
+		if (rp->http)
+			evhttp_free(rp->http);
 		if (rp->tick)
 			event_free(rp->tick);
 		sb_live_free(rp->live);
@@ -330,6 +366,8 @@ int sb_serve_run(const sb_model *m, const sb_serve_opts *o, sb_error *e)
 	int rc = (!em.base || !em.rep) ? sb_error_code(e, -ENOMEM, "out of memory") : 0;
 	for (int i = 0; rc == 0 && i < em.n_rep; i++)
 		rc = replica_init(&em, i, e);
+	if (rc == 0)
+		rc = bind_all(&em, e);
 	struct event *sig[2] = { NULL, NULL };
 	if (rc == 0) {
 		sig[0] = evsignal_new(em.base, SIGINT, on_signal, em.base);

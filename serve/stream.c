@@ -78,26 +78,36 @@ static void on_close(struct evhttp_connection *conn, void *arg)
 	event_active(st->rp->tick, EV_TIMEOUT, 0);
 }
 
-/* SB_FAULT_DISCONNECT: the server drops the connection. */
+/* SB_FAULT_DISCONNECT: the server drops the connection, after what was
+ * written so far (a streamed reply's head and first token: evhttp holds
+ * them in the bufferevent's output until the socket is writable, and a
+ * shutdown before that would drop them too). */
 static void drop_connection(stream *st)
 {
 	if (st->gone || !st->conn)
 		return;
 	struct bufferevent *bev = evhttp_connection_get_bufferevent(st->conn);
-	if (bev)
-		shutdown(bufferevent_getfd(bev), SHUT_RDWR);
+	if (!bev)
+		return;
+	evutil_socket_t fd = bufferevent_getfd(bev);
+	struct evbuffer *out = bufferevent_get_output(bev);
+	while (evbuffer_get_length(out) > 0 && evbuffer_write(out, fd) > 0)
+		;
+	shutdown(fd, SHUT_RDWR);
 }
 
-/* Writes the tokens the engine has produced by t (streamed replies). */
+/* Writes the tokens the engine has produced by t (streamed replies); a
+ * fault of a reply that is not streamed starts at its first token too. */
 static void flush_tokens(stream *st, double t)
 {
-	if (st->gone || !st->pr.stream || t < st->stall_until)
+	if (st->gone || t < st->stall_until || (!st->pr.stream && st->fault == SB_FAULT_NONE))
 		return;
 	double t_first;
 	long n = sb_live_tokens(st->rp->live, st->handle, t, &t_first);
 	if (n <= st->sent)
 		return;
-	write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent, n));
+	if (st->pr.stream)
+		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent, n));
 	st->sent = n;
 	if (st->fault == SB_FAULT_STALL && st->stall_until == 0)
 		st->stall_until = t + st->rp->em->o->stall_ms / 1000.0;
@@ -156,6 +166,9 @@ static void reply_rejected(stream *st)
 static void last_tokens(stream *st)
 {
 	if (st->pr.stream && st->d.output_tokens > st->sent) {
+		if (st->stall_until == 0)
+			sb_metrics_observe(&st->rp->metrics.lateness,
+					   em_now(st->rp->em) - st->d.t_done, 1);
 		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent,
 						       st->d.output_tokens));
 		st->sent = st->d.output_tokens;
@@ -168,7 +181,8 @@ static void finish(stream *st)
 {
 	replica *rp = st->rp;
 	if (st->gone || st->d.why == SB_LIVE_CANCELLED) {
-		evhttp_send_reply_end(st->req); /* frees a detached request */
+		if (st->req)
+			evhttp_send_reply_end(st->req); /* frees a detached request */
 	} else if (st->d.why != SB_LIVE_DONE) {
 		reply_rejected(st);
 	} else {
@@ -241,13 +255,36 @@ static void arm(replica *rp, double now)
 	evtimer_add(rp->tick, &tv);
 }
 
+/* Whether st's client closed before its reply started: libevent reads
+ * nothing while a request is handled, so it would notice only at the first
+ * write; a peek at the socket (at most every 20 ms a stream) tells at once. */
+static int closed_early(stream *st, double now)
+{
+	if (st->started || st->gone || !st->conn || now < st->next_peek)
+		return 0;
+	st->next_peek = now + 0.02;
+	struct bufferevent *bev = evhttp_connection_get_bufferevent(st->conn);
+	char c;
+	return bev && recv(bufferevent_getfd(bev), &c, 1, MSG_PEEK | MSG_DONTWAIT) == 0;
+}
+
 void stream_pump(replica *rp)
 {
 	double now = em_now(rp->em);
 	if (sb_live_advance(rp->live, now) < 0)
 		fprintf(stderr, "sbsim serve: out of memory in the engine\n");
-	for (stream *st = rp->active; st; st = st->next)
+	for (stream *st = rp->active, *nx; st; st = nx) {
+		nx = st->next;
+		if (closed_early(st, now)) {
+			/* libevent frees the request with its connection; the
+			 * close callback drops it from the engine */
+			struct evhttp_connection *c = st->conn;
+			st->req = NULL;
+			evhttp_connection_free(c);
+			continue;
+		}
 		flush_tokens(st, now);
+	}
 	for (stream *st = rp->finished, *nx; st; st = nx) {
 		nx = st->next;
 		if (!st->gone && st->stall_until > now)
@@ -381,7 +418,8 @@ void stream_handle(replica *rp, struct evhttp_request *req, sb_proto_api api)
 	stream *st = stream_new(rp, req, &pr);
 	if (st) {
 		st->fault = f;
-		st->handle = sb_live_submit(rp->live, em_now(rp->em), pr.prompt_tokens, st->out_len, st);
+		st->handle = sb_live_submit(rp->live, em_now(rp->em), pr.prompt_tokens, st->out_len,
+					    pr.id_slot >= 0 && pr.id_slot < 4096 ? (int)pr.id_slot : -1, st);
 	}
 	if (!st || st->handle < 0) {
 		sb_proto_reply r = { 0 };
@@ -406,7 +444,7 @@ void stream_drop_all(replica *rp)
 			stream *st = *lists[i];
 			if (st->conn)
 				evhttp_connection_set_closecb(st->conn, NULL, NULL);
-			if (st->gone)
+			if (st->gone && st->req)
 				evhttp_send_reply_end(st->req); /* detached: frees it */
 			list_del(lists[i], st);
 			sb_proto_req_fini(&st->pr);

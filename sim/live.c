@@ -69,7 +69,8 @@ void sb_live_free(sb_live *l)
 	free(l);
 }
 
-long sb_live_submit(sb_live *l, double t, long prompt, long output, void *cookie)
+long sb_live_submit(sb_live *l, double t, long prompt, long output, int want_slot,
+		    void *cookie)
 {
 	if (t > l->now)
 		l->now = t;
@@ -77,6 +78,7 @@ long sb_live_submit(sb_live *l, double t, long prompt, long output, void *cookie
 	if (ri < 0)
 		return -ENOMEM;
 	l->s.reqs[ri].cookie = cookie;
+	l->s.reqs[ri].want_slot = want_slot < l->s.srv[0].S ? want_slot : -1;
 	return ri;
 }
 
@@ -121,14 +123,19 @@ static const slot *slot_of(const sb_live *l, long h)
 	return &v->slots[r->slot];
 }
 
-long sb_live_tokens(const sb_live *l, long h, double t, double *t_first)
+long sb_live_tokens(const sb_live *l, long h, double t, double *t_last)
 {
 	const slot *sl = slot_of(l, h);
-	if (t_first)
-		*t_first = l->s.reqs[h].t_first;
+	const server *v = &l->s.srv[0];
+	if (t_last)
+		*t_last = NAN;
 	if (!sl || sl->state != SL_DECODE)
 		return 0;
-	return sl->gen + steps_done(&l->s.srv[0], t);
+	long j = steps_done(v, t);
+	/* a run starts where the step that made the last token ended */
+	if (t_last)
+		*t_last = j > 0 ? sim_run_boundary(v, j) : v->run_t0;
+	return sl->gen + j;
 }
 
 /* Removes ri from v's queue; returns 1 when it was there. */
@@ -162,12 +169,19 @@ void sb_live_cancel(sb_live *l, long h, double t)
 	}
 	if (sl->state == SL_RELEASE)
 		return;
+	if (sl->state != SL_DECODE) {
+		/* its prompt ends with the step in progress (or, not yet in
+		 * one, with a token), which makes its one token */
+		long upto = sl->state == SL_PREFILL ? sl->pos + sl->chunk : 1;
+		sl->in_len = r->in_len = upto > 0 ? upto : 1;
+		sl->out_len = r->out_len = 1;
+		return;
+	}
 	/* it stops after the step in progress: one token more than it has */
-	long now_gen = sl->state == SL_DECODE ? sl->gen + steps_done(v, l->now) : 0;
+	long now_gen = sl->gen + steps_done(v, l->now);
 	if (now_gen + 1 < sl->out_len) {
 		sl->out_len = r->out_len = now_gen + 1;
-		if (sl->state == SL_DECODE)
-			sim_run_cut(s, v, l->now);
+		sim_run_cut(s, v, l->now);
 	}
 }
 

@@ -52,8 +52,11 @@ sb_live *sb_live_new(const sb_model *m, unsigned long seed, int no_noise,
 void sb_live_free(sb_live *l);
 
 /* Submits a request at time t (>= the last time given) of prompt and
- * output tokens (>= 1 each). Returns its handle (>= 0) or -ENOMEM. */
-long sb_live_submit(sb_live *l, double t, long prompt, long output, void *cookie);
+ * output tokens (>= 1 each); want_slot >= 0: it takes that slot when the
+ * slot is free as it arrives (llama.cpp's id_slot; another free one
+ * otherwise). Returns its handle (>= 0) or -ENOMEM. */
+long sb_live_submit(sb_live *l, double t, long prompt, long output, int want_slot,
+		    void *cookie);
 
 /* Runs the engine up to time t (>= the last time given): every step that
  * ends by t, every request that arrives, joins or finishes by t (on_done).
@@ -66,9 +69,9 @@ int sb_live_advance(sb_live *l, double t);
 double sb_live_next(const sb_live *l);
 
 /* Output tokens request h has produced by time t (after sb_live_advance(t)):
- * 0 until its prompt is done. *t_first (may be NULL): when its first token
- * came (NaN before). */
-long sb_live_tokens(const sb_live *l, long h, double t, double *t_first);
+ * 0 until its prompt is done. *t_last (may be NULL): when the last of them
+ * came (the end of the step that made it). */
+long sb_live_tokens(const sb_live *l, long h, double t, double *t_last);
 
 /* The client went away at time t (after sb_live_advance(t)): a queued or
  * not yet arrived request leaves the queue (on_done with
