@@ -125,6 +125,6 @@ json_t *proto_ollama_tags(const sb_proto_info *info, int ps);
 json_t *proto_llama_props(const sb_proto_info *info);
 
 /* The context reported when info has none. */
-#define PROTO_DEFAULT_CTX 4096L
+#define PROTO_DEFAULT_CTX SB_PROTO_DEFAULT_CTX
 
 #endif

@@ -65,7 +65,7 @@ static json_t *final(const sb_proto_req *r, const sb_proto_resp *p, const char *
 			    json_pack("{s:I,s:b}", "n_predict", (json_int_t)r->max_tokens,
 				      "ignore_eos", r->ignore_eos));
 	json_object_set_new(j, "has_new_line", json_false());
-	json_object_set_new(j, "truncated", json_false());
+	json_object_set_new(j, "truncated", json_boolean(p->truncated));
 	json_object_set_new(j, "stop_type", json_string(p->stopped ? "eos" : "limit"));
 	json_object_set_new(j, "stopping_word", json_string(""));
 	json_object_set_new(j, "tokens_cached",

@@ -140,6 +140,7 @@ typedef struct sb_proto_resp {
 	int slot;
 	int stopped;             /* 1: ended by "EOS" (no max given), 0: by the limit */
 	int echo;                /* the output repeats the prompt's words */
+	int truncated;           /* the prompt was cut to fit the context */
 } sb_proto_resp;
 
 /* The text of output token i (0-based): a word of a fixed filler, or
@@ -163,6 +164,9 @@ char *sb_proto_stream_end(const sb_proto_req *r, const sb_proto_resp *p);
 char *sb_proto_full(const sb_proto_req *r, const sb_proto_resp *p);
 
 /* ---- informational GETs ------------------------------------------------ */
+
+/* The context a slot reports when the model sets none (unlimited). */
+#define SB_PROTO_DEFAULT_CTX 4096L
 
 /* The served model and server, for the GET bodies. */
 typedef struct sb_proto_info {

@@ -119,8 +119,10 @@ static void reply_slots(replica *rp, struct evhttp_request *req)
 	for (int i = 0; a && i < st.slots; i++) {
 		long prompt, gen;
 		long h = sb_live_slot(rp->live, i, now, &prompt, &gen);
+		long ctx = rp->em->m->ctx_per_slot;
 		json_array_append_new(a, json_pack("{s:i,s:I,s:b,s:{s:I,s:I}}", "id", i, "n_ctx",
-						   (json_int_t)rp->em->m->ctx_per_slot, "is_processing",
+						   (json_int_t)(ctx > 0 ? ctx : SB_PROTO_DEFAULT_CTX),
+						   "is_processing",
 						   h >= 0, "next_token", "n_prompt", (json_int_t)prompt,
 						   "n_decoded", (json_int_t)gen));
 	}

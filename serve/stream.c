@@ -121,6 +121,7 @@ static void flush_tokens(stream *st, double t)
 static void fill_resp(stream *st)
 {
 	const sb_live_done *d = &st->d;
+	st->resp.truncated = d->prompt_tokens < st->pr.prompt_tokens;
 	st->resp.prompt_tokens = d->prompt_tokens;
 	st->resp.output_tokens = d->output_tokens;
 	st->resp.ttft_ms = (d->t_first - d->t_submit) * 1000.0;
@@ -400,6 +401,7 @@ static stream *stream_new(replica *rp, struct evhttp_request *req, sb_proto_req 
 	st->resp.model = st->pr.model[0] ? st->pr.model : em->model_name;
 	st->resp.echo = em->o->echo;
 	st->resp.slot = -1;
+	st->resp.prompt_tokens = pr->prompt_tokens; /* the chunks' tokens_evaluated */
 	st->out_len = pr->max_tokens > 0 ? pr->max_tokens : em->o->default_output;
 	return st;
 }
