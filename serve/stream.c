@@ -102,12 +102,15 @@ static void flush_tokens(stream *st, double t)
 {
 	if (st->gone || t < st->stall_until || (!st->pr.stream && st->fault == SB_FAULT_NONE))
 		return;
-	double t_first;
-	long n = sb_live_tokens(st->rp->live, st->handle, t, &t_first);
+	double t_made;
+	long n = sb_live_tokens(st->rp->live, st->handle, t, &t_made);
 	if (n <= st->sent)
 		return;
-	if (st->pr.stream)
+	if (st->pr.stream) {
+		if (st->stall_until == 0)
+			sb_metrics_observe(&st->rp->metrics.lateness, t - t_made, 1);
 		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent, n));
+	}
 	st->sent = n;
 	if (st->fault == SB_FAULT_STALL && st->stall_until == 0)
 		st->stall_until = t + st->rp->em->o->stall_ms / 1000.0;
