@@ -46,7 +46,7 @@ static struct {
 	int mode; /* -1 not given, else an index of "rate|concurrency" */
 	long seed;
 	const char *out, *key_env, *key_file;
-	int no_cache_prompt, quiet, verbose;
+	int no_cache_prompt, no_server_view, quiet, verbose;
 } cmd;
 
 /* A token count: a fixed whole number or a distribution, mean >= 1. */
@@ -114,6 +114,9 @@ static const sb_cli_opt opts[] = {
 	SB_FLAG_NO_CACHE_PROMPT(&cmd.no_cache_prompt),
 	SB_CLI_OPT("pin-slots", SB_CLI_LONG, &C->pin_stride, 1, 1000000, "K",
 		   "pin requests to slots 0, K, 2K… (llama.cpp only)"),
+	SB_CLI_OPT("no-server-view", SB_CLI_FLAG, &cmd.no_server_view, 0, 0, NULL,
+		   "do not sample the server's /metrics during a level (its\n"
+		   "own count of requests running and waiting, every 0.25 s)"),
 	SB_CLI_OPT("ipv4", SB_CLI_FLAG, &C->ipv4, 0, 0, NULL, "resolve names to IPv4 only"),
 	SB_CLI_OPT("timeout", SB_CLI_DOUBLE, &C->timeout_s, 1e-3, 1e6, "S",
 		   "a stream silent for S seconds fails (default 300)"),
@@ -232,6 +235,8 @@ static int configure(const sb_cli_args *a, char **key, char **partial, sb_error 
 	c->workload.seed = sb_cli_given(opts, N_OPTS, a, "seed") ? (unsigned long)cmd.seed
 								  : sb_seed_from_clock();
 	c->cache_prompt = !cmd.no_cache_prompt;
+	if (cmd.no_server_view)
+		c->server_view_s = 0;
 	if (sb_workload_validate(&c->workload, e) < 0)
 		return -EINVAL;
 	if ((r = sb_credentials_resolve(cmd.key_env, cmd.key_file, &c->api_key, key, e)) < 0)

@@ -2,6 +2,7 @@
 #include "results.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,24 @@ static int check_replicas(const sb_results *out, const char *where, sb_error *e)
 	return 0;
 }
 
+/* A level's "server_view" (optional) into *v. */
+static int load_view(const json_t *l, sb_server_view *v, const char *where, sb_error *e)
+{
+	const json_t *j = json_object_get(l, "server_view");
+	memset(v, 0, sizeof *v);
+	if (!j || json_is_null(j))
+		return 0;
+	char w[220];
+	snprintf(w, sizeof(w), "%s.server_view", where);
+	if (!json_is_object(j))
+		return sb_error_set(e, "%s: expected an object", w);
+	if (sb_json_get_long(j, "samples", 0, LONG_MAX, &v->samples, w, e) < 0 ||
+	    sb_json_get_double(j, "running_mean", 0, 1e9, &v->running, w, e) < 0 ||
+	    sb_json_get_double(j, "waiting_mean", 0, 1e9, &v->waiting, w, e) < 0)
+		return -EINVAL;
+	return 0;
+}
+
 int sb_results_from_json(json_t *root, sb_results *out, const char *where, sb_error *e)
 {
 	memset(out, 0, sizeof(*out));
@@ -255,6 +274,8 @@ int sb_results_from_json(json_t *root, sb_results *out, const char *where, sb_er
 			sb_error_prefix(e, "%s", w);
 			goto fail;
 		}
+		if ((r = load_view(l, &out->levels[i].view, w, e)) < 0)
+			goto fail;
 		const json_t *reqs = json_object_get(l, "requests");
 		if (reqs && !json_is_null(reqs)) {
 			if (!json_is_array(reqs)) {

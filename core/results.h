@@ -27,8 +27,16 @@ typedef struct sb_server_timing {
 
 /* A level read back from a file: its summary and its request records. The
  * records' strings and itl arrays point into storage owned by sb_results. */
+/* The server's own count of its requests over a level (a measured level's
+ * "server_view", measure/serverview.h); samples 0 when absent. */
+typedef struct sb_server_view {
+	long samples;
+	double running, waiting;   /* means */
+} sb_server_view;
+
 typedef struct sb_rlevel {
 	sb_level sum;
+	sb_server_view view;
 	sb_reqrec *reqs;
 	sb_server_timing *timing;  /* per request: its numbers (all NaN: none) */
 	size_t n_reqs;

@@ -14,6 +14,7 @@
 #include "core/results.h"
 #include "driver.h"
 #include "servers.h"
+#include "serverview.h"
 #include "probe.h"
 #include "slotprobe.h"
 #include "prompt.h"
@@ -112,6 +113,7 @@ void sb_bench_opts_from_run(sb_bench_opts *o, const sb_run_config *c)
 	o->cache_prompt = c->cache_prompt;
 	o->partial_path = c->partial_path;
 	o->pin_stride = c->pin_stride;
+	o->server_view_s = c->server_view_s;
 	o->progress = c->progress;
 	o->progress_ud = c->progress_ud;
 }
@@ -432,6 +434,17 @@ static int run_phase(run *r, const sb_phase *ph, int first, sb_error *e)
 	return rc;
 }
 
+/* The server's own view of the level (bench.h server_view_s), or NULL. */
+static sb_serverview *start_view(const run *r)
+{
+	const sb_bench *b = r->b;
+	if (!(r->o.server_view_s > 0) || b->fleet.n > 1)
+		return NULL;
+	sb_probe_opts po = { .headers = b->hdr, .ipv4 = b->c.ipv4, .ca_file = b->c.ca_file,
+			     .insecure = b->c.insecure };
+	return sb_serverview_start(&po, b->root, r->o.server_view_s);
+}
+
 /* The measured phase of level r->li: closed loop, or open loop with its
  * arrivals drawn into *arr (new malloc'd; the caller frees it). */
 static int level_phase(run *r, double level, sb_phase *ph, double **arr, sb_error *e)
@@ -494,21 +507,25 @@ static int run_level(run *r, json_t *results, sb_error *e)
 	size_t nf = r->b->fleet.n;
 	memset(r->rep_req, 0, nf * sizeof(long));
 	memset(r->rep_fail, 0, nf * sizeof(long));
+	sb_serverview *sv = start_view(r);
 	rc = run_phase(r, &ph, first, e);
+	json_t *view = sb_serverview_stop(sv);
 	free(arr);
 	sb_level lv;
 	sb_levelacc_finish(&r->acc, level, w->mode, 0, &lv);
 	sb_levelacc_fini(&r->acc);
 	if (rc != -ECONNREFUSED && (rc == 0 || lv.requests_ok + lv.requests_failed > 0)) {
 		sb_results_add_level(results, &lv, r->requests);
-		if (nf > 1) /* the level just added: its share per replica */
-			json_object_set_new(json_array_get(json_object_get(results, "levels"),
-							   json_array_size(json_object_get(
-								   results, "levels")) - 1),
-					    "replicas",
+		json_t *levels = json_object_get(results, "levels");
+		json_t *added = json_array_get(levels, json_array_size(levels) - 1);
+		if (nf > 1) /* its share per replica */
+			json_object_set_new(added, "replicas",
 					    sb_servers_shares_json(r->rep_req, r->rep_fail, nf));
+		if (view)
+			json_object_set_new(added, "server_view", json_incref(view));
 	} else
 		json_decref(r->requests);
+	json_decref(view);
 	r->requests = NULL;
 	return rc;
 }

@@ -73,6 +73,10 @@ typedef struct sb_bench_opts {
 	 * 0: no pinning. Unpinned, records get "slot" when the server
 	 * reports it (llama-completion). A fleet refuses pinning (-EINVAL). */
 	long pin_stride;
+	/* > 0: while each level is measured, sample the server's own count of
+	 * the requests it holds this often (serverview.h; one server, not a
+	 * fleet); the level gets "server_view". 0: not (the default) */
+	double server_view_s;
 	sb_run_progress_fn progress;
 	void *progress_ud;
 } sb_bench_opts;

@@ -16,6 +16,7 @@ void sb_run_config_init(sb_run_config *c)
 	c->ignore_eos = 1;
 	c->timeout_s = 300;
 	c->max_line = SB_RUN_MAX_LINE;
+	c->server_view_s = 0.25;
 }
 
 long sb_run_failed_count(const json_t *results)

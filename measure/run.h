@@ -81,13 +81,16 @@ typedef struct sb_run_config {
 	long pin_stride;          /* k >= 1: pin requests to llama.cpp slots 0, k, 2k...
 				   * (bench.h sb_bench_opts); 0 none */
 	size_t max_line;          /* default SB_RUN_MAX_LINE */
+	double server_view_s;     /* > 0: sample the server's own count of its
+				   * requests this often (serverview.h); 0: not */
 	sb_run_progress_fn progress;
 	void *progress_ud;
 	const volatile sig_atomic_t *stop; /* nonzero: stop sending, return */
 } sb_run_config;
 
 /* Defaults: workload per sb_workload_init, api auto, cache_prompt 1,
- * ignore_eos 1, timeout 300 s, max_line SB_RUN_MAX_LINE. */
+ * ignore_eos 1, timeout 300 s, max_line SB_RUN_MAX_LINE, server_view_s
+ * 0.25. */
 void sb_run_config_init(sb_run_config *c);
 
 /* Runs the measurement. On 0 or -EINTR *results_out is a new results

@@ -69,7 +69,23 @@ static void print_row(FILE *out, const sb_level *lv)
 		c[4], c[5], c[6], c[7], lv->output_tok_s, lv->req_s, lv->l_law, lv->l_observed);
 }
 
-/* Goodput, schedule lag and error classes under the table, per level. */
+/* "c=8: the server's own count ...": its L beside the client's. */
+static void print_view(FILE *out, const sb_rlevel *rl, const char *name)
+{
+	const sb_server_view *v = &rl->view;
+	double l = v->running + v->waiting, lo = rl->sum.l_observed;
+	if (v->samples < 1)
+		return;
+	fprintf(out, "%s: the server's own count (/metrics, %ld samples): L %.2f = %.2f running + "
+		     "%.2f waiting, beside L obs %.2f",
+		name, v->samples, l, v->running, v->waiting, lo);
+	if (isfinite(lo) && lo > 0)
+		fprintf(out, ": %.0f%% of the time in flight outside the server", 100 * (1 - l / lo));
+	fprintf(out, "\n");
+}
+
+/* Goodput, schedule lag, the server's own count and error classes under the
+ * table, per level. */
 static void print_level_notes(FILE *out, const sb_results *res)
 {
 	const sb_slo *slo = &res->workload.slo;
@@ -84,6 +100,7 @@ static void print_level_notes(FILE *out, const sb_results *res)
 			fprintf(out, "%s: schedule lag p99 %.2f ms (client send delay)\n", name, lag);
 		if (res->target.n_replicas > 1)
 			print_shares(out, &res->levels[i], res->target.n_replicas, name);
+		print_view(out, &res->levels[i], name);
 		if (lv->n_errors) {
 			fprintf(out, "%s: %.0f failed:", name, (double)lv->requests_failed);
 			for (int k = 0; k < lv->n_errors; k++)

@@ -80,8 +80,9 @@ sb_proto_api em_default_api(const emulator *em)
 
 /* ---- the endpoints that read the state ------------------------------------ */
 
-static void get_info(const replica *rp, sb_proto_info *info)
+static void get_info(replica *rp, sb_proto_info *info)
 {
+	stream_pump(rp); /* the engine's state now, not at its last step */
 	sb_live_state st;
 	sb_live_get_state(rp->live, &st);
 	info->kind = rp->em->o->kind;
@@ -94,6 +95,7 @@ static void get_info(const replica *rp, sb_proto_info *info)
 
 static void reply_metrics(replica *rp, struct evhttp_request *req)
 {
+	stream_pump(rp);
 	sb_live_state st;
 	sb_live_get_state(rp->live, &st);
 	long ctx = rp->em->m->ctx_per_slot;
@@ -112,6 +114,7 @@ static void reply_metrics(replica *rp, struct evhttp_request *req)
 /* GET /slots: llama-server's list of slots and what each is doing. */
 static void reply_slots(replica *rp, struct evhttp_request *req)
 {
+	stream_pump(rp);
 	json_t *a = json_array();
 	double now = em_now(rp->em);
 	sb_live_state st;

@@ -8,10 +8,15 @@
 # each level's mean TTFT, TPOT, E2E and request rate may miss the
 # prediction by 4 x the run-to-run standard deviation (pooled over the
 # levels, from the three runs) plus time the model does not know of: the
-# emulator's own HTTP path (the median round trip of GET /health) and how
-# late the client sent each level's requests (its records). A model
+# emulator's own HTTP path (the median round trip of GET /health), how
+# late the client sent each level's requests and, for the request rate, how
+# long it took to send the next one after a completion (its records; sbsim's
+# clients send at once). A model
 # 10% slower (--scale all=1.1) must fail that bound in the same run for
 # every figure, or the run is too noisy to decide (exit 77, inconclusive).
+# servebench run's sample of the server's own count (/metrics) must match
+# the client's L obs in closed loop within 4 standard errors of its samples
+# plus the HTTP path's share.
 # The model is the embedded default with its release time set to 0: sbsim
 # ends TPOT and E2E at the last token, the emulator's reply at the last token
 # plus the release time (serve/serve.h), which servebench run counts.

@@ -44,16 +44,57 @@ def send_lateness_ms(meas):
     return 1000 * statistics.mean(lates) if lates else 0.0
 
 
+def turnaround_ms(meas):
+    """Closed loop: how long the client took from a completion to the send
+    it triggered (the k-th send after the first c follows the k-th
+    completion), mean, ms; sbsim's clients send at once. 0 open loop."""
+    recs = meas.get("requests") or []
+    if meas.get("mode") != "concurrency" or len(recs) <= meas["level"]:
+        return 0.0
+    c = int(meas["level"])
+    sends = sorted(r["t_sent_s"] for r in recs)
+    done = sorted(r["t_done_s"] for r in recs)
+    return 1000 * statistics.mean(sends[c + i] - done[i] for i in range(len(sends) - c))
+
+
 def floor_rel(name, meas, pred, rtt_ms):
     """Time the model does not know of, relative to the figure: the
-    emulator's HTTP path and the client's lateness in sending (0 for TPOT:
-    a gap between two tokens crosses neither)."""
+    emulator's HTTP path and the client's lateness in sending, and for the
+    request rate the client's turnaround (0 for TPOT: a gap between two
+    tokens crosses none of them)."""
     if name == "TPOT":
         return 0.0
     extra = rtt_ms + send_lateness_ms(meas)
     if name == "req/s":
-        return extra / pred["e2e_ms"]["mean"]
+        return (extra + turnaround_ms(meas)) / pred["e2e_ms"]["mean"]
     return extra / (pred["ttft_ms"]["mean"] if name == "TTFT" else pred["e2e_ms"]["mean"])
+
+
+def server_view_fails(d, rtt_ms):
+    """The server's own count (servebench run's "server_view", sampled from
+    the emulator's /metrics) against the client's L obs, closed loop: they
+    differ by the time in flight outside the server (the HTTP path, a share
+    rtt/E2E of it) and the sampling error: 4 standard errors of the
+    samples' mean, but at least 3/n (n samples that all read the same count
+    miss a change lasting up to 3/n of the time with 95% confidence: the
+    rule of three)."""
+    fails = []
+    for lv in levels(os.path.join(d, "closed-a.json")):
+        v = lv.get("server_view")
+        if not v:
+            fails.append(f"c={lv['level']:g}: no server_view in servebench run's results")
+            continue
+        xs = [r + w for _, r, w in v["series"]]
+        se = statistics.stdev(xs) / math.sqrt(len(xs)) if len(xs) > 1 else float("inf")
+        lo = lv["littles_law"]["l_observed"]
+        bound = max(SIGMAS * se, 3 / len(xs)) + lo * rtt_ms / lv["e2e_ms"]["mean"]
+        ok = abs(v["l_server"] - lo) <= bound
+        print(f"server's own L at c={lv['level']:g}: {v['l_server']:.3f} ({v['samples']} samples) "
+              f"beside L obs {lo:.3f}: |diff| {abs(v['l_server'] - lo):.3f} "
+              f"{'<=' if ok else '>'} {bound:.3f}")
+        if not ok:
+            fails.append(f"server's own L at c={lv['level']:g}")
+    return fails
 
 
 def main(d):
@@ -79,6 +120,7 @@ def main(d):
                       f"{100 * bound:6.2f}% {100 * werr:7.2f}%")
                 if not err <= bound:
                     fails.append(f"{name} at {where}: {100 * err:.2f}% > {100 * bound:.2f}%")
+    fails += server_view_fails(d, rtt_ms)
     knee = open(os.path.join(d, "closed-compare.txt")).read()
     if "(match)" not in knee:
         fails.append("the knee of TTFT p99 is not at the predicted level")
