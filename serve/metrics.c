@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proto_internal.h"
+
 /* The latencies' bucket bounds in seconds: from 1 ms to 60 s. */
 static const double latency_bounds[SB_METRICS_BUCKETS] = {
 	0.001, 0.0025, 0.005, 0.01, 0.02, 0.04, 0.06, 0.08,
@@ -36,35 +38,18 @@ void sb_metrics_observe(sb_metrics_hist *h, double seconds, uint64_t n)
 	h->sum += seconds * (double)n;
 }
 
-/* A growing text buffer; a failed growth sets oom. */
-typedef struct buf {
-	char *p;
-	size_t n, cap;
-	int oom;
-} buf;
+typedef proto_buf buf;
 
+/* Appends one formatted line (the lines here are short). */
 __attribute__((format(printf, 2, 3))) static void put(buf *b, const char *fmt, ...)
 {
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int k = b->oom ? -1 : vsnprintf(b->p + b->n, b->cap - b->n, fmt, ap);
-		va_end(ap);
-		if (k < 0)
-			return;
-		if ((size_t)k < b->cap - b->n) {
-			b->n += (size_t)k;
-			return;
-		}
-		size_t cap = (b->cap + (size_t)k + 1) * 2;
-		char *np = realloc(b->p, cap);
-		if (!np) {
-			b->oom = 1;
-			return;
-		}
-		b->p = np;
-		b->cap = cap;
-	}
+	char line[1024];
+	va_list ap;
+	va_start(ap, fmt);
+	int k = vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	if (k > 0)
+		proto_buf_add(b, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
 }
 
 static void gauge(buf *b, const char *name, const char *help, const char *model, double v)
@@ -156,9 +141,5 @@ char *sb_metrics_text(const sb_metrics *m, const sb_metrics_now *now)
 		"# TYPE sbsim_requests_rejected_total counter\n"
 		"sbsim_requests_rejected_total{model_name=\"%s\"} %llu\n",
 	    now->model, (unsigned long long)m->requests_rejected);
-	if (b.oom || !b.p) {
-		free(b.p);
-		return NULL;
-	}
-	return b.p;
+	return proto_buf_take(&b);
 }

@@ -21,32 +21,10 @@ sbsim=$1
 sb=$2
 src=$3
 here=$(dirname "$0")
-dir=$(mktemp -d "${TMPDIR:-/tmp}/sb-loop.XXXXXX")
-pid=""
-cleanup() {
-	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	rm -rf "$dir"
-}
-trap cleanup EXIT
-
-python3 - "$src/data/default-model.json" "$dir/truth.json" <<'EOF'
-import json, sys
-m = json.load(open(sys.argv[1]))
-m["scheduler"]["release_ms"] = 0
-m["overhead_sd_ms"] = 0
-m.pop("fit", None)
-json.dump(m, open(sys.argv[2], "w"))
-EOF
-"$sbsim" serve --model-file "$dir/truth.json" --port 0 --ready-file "$dir/ready" --seed 7 \
-	> "$dir/serve.log" 2>&1 &
-pid=$!
-i=0
-while [ ! -s "$dir/ready" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
-[ -s "$dir/ready" ] || { echo "FAIL: sbsim serve did not start"; cat "$dir/serve.log"; exit 1; }
-url=$(head -1 "$dir/ready")
-for _ in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do
-	curl -s -o /dev/null -w '%{time_total}\n' "$url/health"
-done > "$dir/rtt.txt"
+. "$here/lib.sh"
+model_without "$src/data/default-model.json" "$dir/truth.json" scheduler.release_ms overhead_sd_ms
+start_emulator "$dir/truth.json" 7
+measure_rtt "$dir/rtt.txt"
 
 "$sb" calibrate --url "$url" -o "$dir/fitted.json" > "$dir/calibrate.txt" 2>&1 || {
 	echo "FAIL: calibrate --url exited $?"; tail -20 "$dir/calibrate.txt"; exit 1; }
