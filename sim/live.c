@@ -138,20 +138,6 @@ long sb_live_tokens(const sb_live *l, long h, double t, double *t_last)
 	return sl->gen + j;
 }
 
-/* Removes ri from v's queue; returns 1 when it was there. */
-static int queue_remove(server *v, long ri)
-{
-	for (size_t i = 0; i < v->qlen; i++) {
-		if (v->q[(v->qhead + i) % v->qcap] != ri)
-			continue;
-		for (size_t k = i; k + 1 < v->qlen; k++)
-			v->q[(v->qhead + k) % v->qcap] = v->q[(v->qhead + k + 1) % v->qcap];
-		v->qlen--;
-		return 1;
-	}
-	return 0;
-}
-
 void sb_live_cancel(sb_live *l, long h, double t)
 {
 	sim *s = &l->s;
@@ -161,7 +147,7 @@ void sb_live_cancel(sb_live *l, long h, double t)
 		l->now = t;
 	slot *sl = (slot *)slot_of(l, h);
 	if (!sl) {
-		if (queue_remove(v, h))
+		if (sim_queue_remove(v, h))
 			sim_finish_req(s, h, l->now, SIM_CANCELLED);
 		else
 			r->cancelled = 1; /* on its way: it ends when it arrives */

@@ -52,9 +52,9 @@ sb_live *sb_live_new(const sb_model *m, unsigned long seed, int no_noise,
 void sb_live_free(sb_live *l);
 
 /* Submits a request at time t (>= the last time given) of prompt and
- * output tokens (>= 1 each); want_slot >= 0: it takes that slot when the
- * slot is free as it arrives (llama.cpp's id_slot; another free one
- * otherwise). Returns its handle (>= 0) or -ENOMEM. */
+ * output tokens (>= 1 each); want_slot >= 0: it takes that slot, waiting in
+ * the queue while the slot is held (llama.cpp's id_slot: other requests go
+ * on past it). Returns its handle (>= 0) or -ENOMEM. */
 long sb_live_submit(sb_live *l, double t, long prompt, long output, int want_slot,
 		    void *cookie);
 

@@ -132,6 +132,49 @@ static long q_pop(server *v)
 	return r;
 }
 
+/* Removes the queue's i-th request (0: the head) and returns it. */
+static long q_remove_at(server *v, size_t i)
+{
+	long r = v->q[(v->qhead + i) % v->qcap];
+	for (size_t k = i; k + 1 < v->qlen; k++)
+		v->q[(v->qhead + k) % v->qcap] = v->q[(v->qhead + k + 1) % v->qcap];
+	v->qlen--;
+	return r;
+}
+
+int sim_queue_remove(server *v, long ri)
+{
+	for (size_t i = 0; i < v->qlen; i++) {
+		if (v->q[(v->qhead + i) % v->qcap] == ri) {
+			q_remove_at(v, i);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Live (llama.cpp's id_slot): a request that asked for a slot waits for
+ * that one while it is held. */
+static int waits_for_its_slot(const sim *s, const server *v, const req *r)
+{
+	return s->src == SRC_LIVE && r->want_slot >= 0 && v->slots[r->want_slot].state != SL_FREE;
+}
+
+/* The queued request that takes slot si as it frees: the head; live, the
+ * first that asked for si or for no slot (llama.cpp defers a task whose
+ * slot is busy and goes on with the others). -1: none. */
+static long q_take(const sim *s, server *v, int si)
+{
+	if (s->src != SRC_LIVE)
+		return v->qlen ? q_pop(v) : -1;
+	for (size_t i = 0; i < v->qlen; i++) {
+		int want = s->reqs[v->q[(v->qhead + i) % v->qcap]].want_slot;
+		if (want < 0 || want == si)
+			return q_remove_at(v, i);
+	}
+	return -1;
+}
+
 /* ---- engine runs ---------------------------------------------------- */
 
 static void start_run(sim *s, server *v, double T);
@@ -563,17 +606,15 @@ static void free_slot(sim *s, server *v, int si, double t)
 	sl->state = SL_FREE;
 	sl->released = t;
 	busy_change(s, v, t, -1);
-	if (v->qlen > 0 && !v->per_slot && !s->pin_stride) {
-		long ri = q_pop(v);
+	long ri = v->qlen > 0 ? q_take(s, v, si) : -1;
+	if (ri >= 0 && !v->per_slot && !s->pin_stride) {
 		assign(s, v, si, ri, t, t + v->admit_s, 0);
 		return;
 	}
 	v->freeslot[v->nfreeslot++] = si;
-	if (v->qlen > 0) {
-		long ri = q_pop(v);
+	if (ri >= 0)
 		assign(s, v, take_free_slot(v, s->reqs[ri].want_slot, s->pin_stride), ri, t,
 		       t + v->admit_s, 0);
-	}
 }
 
 /* The slot's context on v against request r (core/slotctx.h): its lengths
@@ -606,7 +647,7 @@ static void arrive(sim *s, long ri, double t)
 		sim_finish_req(s, ri, t, SB_SIM_REJECT_TOO_LONG);
 		return;
 	}
-	if (v->nfreeslot > 0) {
+	if (v->nfreeslot > 0 && !waits_for_its_slot(s, v, r)) {
 		assign(s, v, take_free_slot(v, r->want_slot, s->pin_stride), ri, t, t, 1);
 		return;
 	}

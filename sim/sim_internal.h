@@ -181,6 +181,8 @@ double sim_next_event(const sim *s);
  * not counted): it reaches the server after the overhead. Returns its
  * index, or -1 out of memory. */
 long sim_submit(sim *s, double t, long in_len, long out_len);
+/* Removes request ri from v's queue; 1 when it was there. */
+int sim_queue_remove(server *v, long ri);
 /* Ends request ri at t (a SB_SIM_REJECT_* or SIM_CANCELLED, or 0). */
 void sim_finish_req(sim *s, long ri, double t, int rejected);
 

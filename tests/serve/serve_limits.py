@@ -839,6 +839,38 @@ def test_replicas():
     em.stop(name)
 
 
+def test_id_slot():
+    """llama.cpp's id_slot: a request for a held slot waits for that slot
+    (llama.cpp defers its task), while one that names no slot takes the
+    other, free one at once."""
+    name = "id_slot"
+    em = Emu("--slots", 2, "--no-noise")
+    port = em.ports[0]
+    base = sorted(ttft(port)[0] for _ in range(3))[1]
+    long = Background(port, "POST", "/completion",
+                      {"prompt": "hold slot zero", "n_predict": 300, "id_slot": 0})
+    time.sleep(0.1)
+    t0 = time.monotonic()
+    pinned = Background(port, "POST", "/completion",
+                        {"prompt": "wants slot zero", "n_predict": 4, "id_slot": 0})
+    time.sleep(0.05)
+    t_any, r_any = ttft(port)
+    pinned.join(60)
+    long.join(60)
+    t_pinned = time.monotonic() - t0
+    held = (long.r.json() or {}) if long.r else {}
+    got = (pinned.r.json() or {}) if pinned.r else {}
+    check(f"{name}: a request naming no slot is not held up by one waiting for slot 0",
+          r_any.status == 200 and t_any <= max(3 * base, base + 0.1),
+          f"TTFT {t_any * 1e3:.1f} ms, unloaded {base * 1e3:.1f} ms")
+    check(f"{name}: the request for held slot 0 waits for it and is served there",
+          got.get("id_slot") == 0 and held.get("id_slot") == 0
+          and t_pinned >= held.get("timings", {}).get("predicted_ms", 0) / 1e3 * 0.5,
+          f"slot {got.get('id_slot')}, answered after {t_pinned * 1e3:.0f} ms; the holder "
+          f"decoded {held.get('timings', {}).get('predicted_ms', 0):.0f} ms")
+    em.stop(name)
+
+
 # ---- 7. accounting ---------------------------------------------------------------------------
 
 
@@ -1003,7 +1035,7 @@ def main():
     t0 = time.monotonic()
     tests = [test_cli, test_queue_full, test_context, test_disconnect,
              test_disconnect_prefill, test_shutdown, test_bad_requests,
-             test_faults, test_replicas, test_accounting]
+             test_faults, test_replicas, test_id_slot, test_accounting]
     only = os.environ.get("SERVE_LIMITS_ONLY")
     for t in tests:
         if only and t.__name__ not in only.split(","):
