@@ -9,9 +9,11 @@
 #    sbsim's replay of the same requests (median |error| per request, and
 #    the level's TTFT/TPOT/E2E), so lateness the client saw is counted too;
 #  - the load average before and after.
-# The server: the embedded model with STREAMS slots and its decode passes
+# The server: the embedded model with STREAMS slots, its decode passes
 # scaled by DECODE_SCALE (a pass of 1000 sequences from the default's line
-# would take 1.6 s), no noise.
+# would take 1.6 s) and its release time 0 (the emulator ends a reply
+# release_ms after the last token, which the client counts and sbsim does
+# not: 304 ms beyond 8 slots), no noise.
 # Knobs: STREAMS=1000 IDLE=1000 REQUESTS=2000 OUTPUT_LEN=64 INPUT_LEN=32
 #        DECODE_SCALE=0.01
 set -euo pipefail
@@ -32,8 +34,12 @@ ulimit -n "$(ulimit -Hn)" || true
 
 rss_kb() { awk '/^VmRSS/ {print $2}' "/proc/$pid/status"; }
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
-"$sbsim" serve --port 0 --ready-file "$dir/ready" --slots "$streams" --scale "decode=$scale" \
-	--no-noise > "$dir/serve.log" 2>&1 &
+here=$(cd "$(dirname "$0")" && pwd)
+python3 -c 'import json, sys
+m = json.load(open(sys.argv[1])); m["scheduler"]["release_ms"] = 0
+json.dump(m, open(sys.argv[2], "w"))' "$here/../data/default-model.json" "$dir/model.json"
+"$sbsim" serve --model-file "$dir/model.json" --port 0 --ready-file "$dir/ready" \
+	--slots "$streams" --scale "decode=$scale" --no-noise > "$dir/serve.log" 2>&1 &
 pid=$!
 for _ in $(seq 100); do [[ -s $dir/ready ]] && break; sleep 0.05; done
 url=$(head -1 "$dir/ready")
@@ -65,10 +71,11 @@ while kill -0 $runner 2>/dev/null; do
 done
 wait $runner || echo "servebench run exited $? (see the errors above)"
 curl -s "$url/metrics" > "$dir/metrics.txt"
-"$sbsim" --compare "$dir/run.json" --slots "$streams" --scale "decode=$scale" --no-noise \
+"$sbsim" --compare "$dir/run.json" --model-file "$dir/model.json" --slots "$streams" \
+	--scale "decode=$scale" --no-noise \
 	> "$dir/compare.txt"
 
-echo "sbsim serve: $streams slots, decode x$scale, no noise; $requests requests of $in_len/$out_len tokens at concurrency $streams"
+echo "sbsim serve: $streams slots, decode x$scale, release 0, no noise; $requests requests of $in_len/$out_len tokens at concurrency $streams"
 awk -v b="$base" -v i="$with_idle" -v p="$peak" -v n="$idle" -v s="$streams" 'BEGIN {
 	printf "memory: RSS idle %.1f MiB; with %d idle connections %.1f MiB (%.1f KiB each); peak with %d streams %.1f MiB (%.1f KiB per stream)\n",
 	       b / 1024, n, i / 1024, (i - b) / n, s, p / 1024, (p - b) / s }'

@@ -107,8 +107,11 @@ static void flush_tokens(stream *st, double t)
 	if (n <= st->sent)
 		return;
 	if (st->pr.stream) {
+		/* the first token of this write waited longest */
+		double made = sb_live_token_time(st->rp->live, st->handle, st->sent + 1);
 		if (st->stall_until == 0)
-			sb_metrics_observe(&st->rp->metrics.lateness, t - t_made, 1);
+			sb_metrics_observe(&st->rp->metrics.lateness,
+					   t - (isfinite(made) ? made : t_made), 1);
 		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent, n));
 	}
 	st->sent = n;

@@ -138,6 +138,17 @@ long sb_live_tokens(const sb_live *l, long h, double t, double *t_last)
 	return sl->gen + j;
 }
 
+double sb_live_token_time(const sb_live *l, long h, long i)
+{
+	const slot *sl = slot_of(l, h);
+	const server *v = &l->s.srv[0];
+	if (!sl || sl->state != SL_DECODE)
+		return NAN;
+	if (i > sl->gen && v->running && !v->run_prefill)
+		return sim_run_boundary(v, i - sl->gen);
+	return v->run_t0;
+}
+
 void sb_live_cancel(sb_live *l, long h, double t)
 {
 	sim *s = &l->s;

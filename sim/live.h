@@ -73,6 +73,11 @@ double sb_live_next(const sb_live *l);
  * came (the end of the step that made it). */
 long sb_live_tokens(const sb_live *l, long h, double t, double *t_last);
 
+/* When request h's output token i (1-based, i <= sb_live_tokens) was made:
+ * the end of its step (a token of an earlier run: that run's end, the
+ * current run's start, at the latest). NaN when h holds no slot. */
+double sb_live_token_time(const sb_live *l, long h, long i);
+
 /* The client went away at time t (after sb_live_advance(t)): a queued or
  * not yet arrived request leaves the queue (on_done with
  * SB_LIVE_CANCELLED); one in a slot stops after the step in progress
