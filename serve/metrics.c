@@ -52,16 +52,22 @@ __attribute__((format(printf, 2, 3))) static void put(buf *b, const char *fmt, .
 		proto_buf_add(b, line, (size_t)k < sizeof line ? (size_t)k : sizeof line - 1);
 }
 
+/* One sample of a gauge or counter (type), with its HELP and TYPE lines. */
+static void scalar(buf *b, const char *type, const char *name, const char *help,
+		   const char *model, double v)
+{
+	put(b, "# HELP %s %s\n# TYPE %s %s\n%s{model_name=\"%s\"} %.17g\n", name, help, name,
+	    type, name, model, v);
+}
+
 static void gauge(buf *b, const char *name, const char *help, const char *model, double v)
 {
-	put(b, "# HELP %s %s\n# TYPE %s gauge\n%s{model_name=\"%s\"} %.17g\n", name, help, name,
-	    name, model, v);
+	scalar(b, "gauge", name, help, model, v);
 }
 
 static void counter(buf *b, const char *name, const char *help, const char *model, double v)
 {
-	put(b, "# HELP %s %s\n# TYPE %s counter\n%s{model_name=\"%s\"} %.17g\n", name, help, name,
-	    name, model, v);
+	scalar(b, "counter", name, help, model, v);
 }
 
 static void histogram(buf *b, const char *name, const char *help, const char *model,
@@ -137,9 +143,7 @@ char *sb_metrics_text(const sb_metrics *m, const sb_metrics_now *now)
 	histogram(&b, "sbsim_token_lateness_seconds",
 		  "How long after its step's end (the engine's schedule) each token was written.",
 		  now->model, &m->lateness);
-	put(&b, "# HELP sbsim_requests_rejected_total Requests turned away (queue full, context).\n"
-		"# TYPE sbsim_requests_rejected_total counter\n"
-		"sbsim_requests_rejected_total{model_name=\"%s\"} %llu\n",
-	    now->model, (unsigned long long)m->requests_rejected);
+	counter(&b, "sbsim_requests_rejected_total", "Requests turned away (queue full, context).",
+		now->model, (double)m->requests_rejected);
 	return proto_buf_take(&b);
 }
