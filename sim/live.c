@@ -17,6 +17,11 @@ struct sb_live {
 	void *ctx;
 };
 
+/* sim's reasons pass through as live.h's */
+_Static_assert(SB_LIVE_QUEUE_FULL == SB_SIM_REJECT_QUEUE && SB_LIVE_TOO_LONG == SB_SIM_REJECT_TOO_LONG &&
+		       SB_LIVE_CANCELLED == SIM_CANCELLED,
+	       "live.h's reasons are sim's");
+
 /* sim's end-of-request hook: the request's story, to the caller. */
 static void live_done(sim *s, long ri, double t, int rejected)
 {
