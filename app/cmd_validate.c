@@ -29,6 +29,7 @@
 #include "validate/validate.h"
 
 #include "interrupt.h"
+#include "server_flags.h"
 #include "workload_flags.h"
 
 #define PROG "servebench validate"
@@ -192,6 +193,7 @@ static const sb_cli_opt opts[] = {
 		  "only), decode (decode passes, decode_kv, per_kv_token),\n"
 		  "decode_batched (decode passes of batch >= 2; a table of\n"
 		  "batch 1 alone is unchanged); keys that overlap multiply"),
+	SB_WHATIF_SET_ROW(C),
 	SB_CLI_OPT("sim-slots", SB_CLI_LONG, &C->what_if.sim_slots, 1, 4096, "N",
 		   "simulate N slots whatever the server or the measured\n"
 		   "file reports (the levels measured follow the server)"),
@@ -262,7 +264,7 @@ static void usage(FILE *f)
 		"where the model's mean meets the SLO. Each rate is also predicted at the\n"
 		"speed the server's steps ran in it, read from its tokens (JSON: \"plan_check\").\n"
 		"\n"
-		"What-ifs (--scale, --sim-slots, --kv-cache) replay the same requests through a\n"
+		"What-ifs (--scale, --set, --sim-slots, --kv-cache) replay the same requests through a\n"
 		"deliberately changed model: \"what if the server were 20%% slower\", or a check's\n"
 		"negative control (a slower decode at batch >= 2, a costlier prefill, a slot\n"
 		"fewer must miss where the calibrated model meets). They apply after\n"

@@ -160,7 +160,7 @@ static int fail(const sb_error *e, int err)
 static int check_compare_flags(const sb_cli_args *a, sb_error *e)
 {
 	static const char *ok[] = { "compare", "model-file", "slots", "seed", "replications",
-				    "no-noise", "json", "second-model", "scale", "kv-cache" };
+				    "no-noise", "json", "second-model", "scale", "set", "kv-cache" };
 	for (size_t k = 0; k < N_OPTS; k++) {
 		int allowed = 0;
 		for (size_t j = 0; j < sizeof(ok) / sizeof(ok[0]); j++)
@@ -168,7 +168,7 @@ static int check_compare_flags(const sb_cli_args *a, sb_error *e)
 		if (a->given[k] && !allowed)
 			return sb_error_set(e, "--compare replays the measured workload; it takes "
 					       "only --model-file, --slots, --seed, --replications, "
-					       "--no-noise, --json, --second-model, --scale and "
+					       "--no-noise, --json, --second-model, --scale, --set and "
 					       "--kv-cache (not --%s)",
 					    opts[k].name);
 	}
@@ -192,8 +192,9 @@ static int compare_second(const sb_comparison *c, const sb_results *meas,
 	}
 	if (cmd.f.slots != LONG_MIN)
 		m2.slots = (int)cmd.f.slots;
-	sb_whatif_apply(&cmd.f.what_if, &m2); /* the same what-if server */
-	r = sb_compare_run(&m2, meas, o, &c2, e);
+	r = sb_whatif_apply(&cmd.f.what_if, &m2, e); /* the same what-if server */
+	if (r == 0)
+		r = sb_compare_run(&m2, meas, o, &c2, e);
 	if (r == 0) {
 		r = sb_repeatability_compute(c, &c2, &rp, e);
 		sb_comparison_fini(&c2);

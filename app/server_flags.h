@@ -1,6 +1,7 @@
 /* server_flags.h — the flag rows that say which server is simulated (the
  * model file, slots, queue, batch, context; the what-ifs), shared by
- * `sbsim` and `sbsim serve` (core/cli.h tables; F: an sb_setup_flags *). */
+ * `sbsim` and `sbsim serve`, --set validate's too (core/cli.h tables; F: an
+ * sb_setup_flags *, or anything with a `what_if`). */
 #ifndef SB_APP_SERVER_FLAGS_H
 #define SB_APP_SERVER_FLAGS_H
 
@@ -34,7 +35,15 @@ int sb_parse_max_queue(const char *s, void *dest, const char *flag, sb_error *e)
 		   "slots = what fits in G GiB of KV cache at the context per\n" \
 		   "slot: floor(G*2^30 / (bytes per token * T))"),
 
-/* The what-if rows: --scale, --kv-cache. */
+/* --set NAME=V[,...], validate's and sbsim's. */
+#define SB_WHATIF_SET_ROW(F) \
+	{ "set", 0, SB_CLI_FUNC, &F->what_if, 0, 0, "NAME=V[,...]", \
+	  "what-if: set the model's coefficients by name (those of\n" \
+	  "fit.covariance: per_prefill_token, decode_ms[4], form_decode\n" \
+	  "(the decode rule's error per step beyond its table), ...),\n" \
+	  "after --scale; every model, --compare too", NULL, sb_whatif_set_cli }
+
+/* The what-if rows: --scale, --set, --kv-cache. */
 #define SB_WHATIF_FLAG_ROWS(F) \
 	{ "scale", 0, SB_CLI_FUNC, &F->what_if.scale, 0, 0, "KEY=F[,...]", \
 	  "what-if: the model's times x F > 0 per KEY: all (prompt\n" \
@@ -44,6 +53,7 @@ int sb_parse_max_queue(const char *s, void *dest, const char *flag, sb_error *e)
 	  "of batch >= 2; a table of batch 1 alone is unchanged);\n" \
 	  "overlapping keys multiply. Every model, --compare too", NULL, \
 	  sb_model_scale_cli }, \
+	SB_WHATIF_SET_ROW(F), \
 	{ "kv-cache", 0, SB_CLI_CHOICE, &F->what_if.kv_cache, 0, 0, SB_WHATIF_KV_CHOICES, \
 	  "what-if: this KV-cache layout instead of the model's\n" \
 	  "(server.kv_cache); --compare too", SB_WHATIF_KV_CHOICES, NULL },

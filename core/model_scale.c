@@ -47,8 +47,9 @@ static int key_index(const char *name)
 }
 
 /* One "KEY=F" item (NUL-terminated, in a scratch copy) into out. */
-static int parse_item(char *item, sb_model_scale *out, const char *what, sb_error *e)
+static int parse_item(char *item, void *ctx, const char *what, sb_error *e)
 {
+	sb_model_scale *out = ctx;
 	char *eq = strchr(item, '=');
 	if (!eq)
 		return sb_error_set(e, "%s: '%s' is not KEY=F (KEY: " KEY_LIST ")", what, item);
@@ -73,23 +74,8 @@ int sb_model_scale_parse(const char *text, sb_model_scale *s, const char *what, 
 {
 	if (!text || !*text)
 		return sb_error_set(e, "%s: empty value (expected KEY=F[,KEY=F...])", what);
-	char *copy = strdup(text);
-	if (!copy)
-		return sb_error_code(e, -ENOMEM, "out of memory");
 	sb_model_scale got = *s;
-	int r = 0;
-	/* walked by hand, not strtok: "all=2,,decode=1" must be refused */
-	for (char *cur = copy;;) {
-		char *comma = strchr(cur, ',');
-		if (comma)
-			*comma = '\0';
-		r = *cur ? parse_item(cur, &got, what, e)
-			 : sb_error_set(e, "%s: empty item in '%s'", what, text);
-		if (r < 0 || !comma)
-			break;
-		cur = comma + 1;
-	}
-	free(copy);
+	int r = sb_parse_items(text, parse_item, &got, what, e);
 	if (r == 0)
 		*s = got;
 	return r;

@@ -40,47 +40,56 @@ int sb_parse_long(const char *s, long lo, long hi, long *out,
 	return 0;
 }
 
-int sb_parse_double_list(const char *s, double lo, double hi, double **out,
-			 size_t *n, const char *what, sb_error *e)
+int sb_parse_items(const char *s, int (*item)(char *one, void *ctx, const char *what, sb_error *e),
+		   void *ctx, const char *what, sb_error *e)
 {
 	if (!s || !*s)
 		return sb_error_set(e, "%s: empty list", what);
-	size_t cap = 1;
-	for (const char *p = s; *p; p++)
-		cap += (*p == ',');
-	double *v = malloc(cap * sizeof(*v));
 	char *copy = strdup(s);
-	if (!v || !copy) {
-		free(v);
-		free(copy);
-		return -ENOMEM;
-	}
-	size_t k = 0;
+	if (!copy)
+		return sb_error_code(e, -ENOMEM, "out of memory");
 	int r = 0;
-	char *cur = copy;
 	/* strtok would merge empty fields; walk by hand so "1,,2" is refused. */
-	for (;;) {
+	for (char *cur = copy;;) {
 		char *comma = strchr(cur, ',');
 		if (comma)
 			*comma = '\0';
-		if (!*cur) {
-			r = sb_error_set(e, "%s: empty element in list '%s'", what, s);
-			break;
-		}
-		r = sb_parse_double(cur, lo, hi, &v[k], what, e);
-		if (r < 0)
-			break;
-		k++;
-		if (!comma)
+		r = *cur ? item(cur, ctx, what, e)
+			 : sb_error_set(e, "%s: empty element in list '%s'", what, s);
+		if (r < 0 || !comma)
 			break;
 		cur = comma + 1;
 	}
 	free(copy);
+	return r;
+}
+
+typedef struct double_list {
+	double lo, hi, *v;
+	size_t n;
+} double_list;
+
+static int double_item(char *one, void *ctx, const char *what, sb_error *e)
+{
+	double_list *l = ctx;
+	return sb_parse_double(one, l->lo, l->hi, &l->v[l->n++], what, e);
+}
+
+int sb_parse_double_list(const char *s, double lo, double hi, double **out,
+			 size_t *n, const char *what, sb_error *e)
+{
+	size_t cap = 1;
+	for (const char *p = s ? s : ""; *p; p++)
+		cap += (*p == ',');
+	double_list l = { lo, hi, malloc(cap * sizeof(double)), 0 };
+	if (!l.v)
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	int r = sb_parse_items(s, double_item, &l, what, e);
 	if (r < 0) {
-		free(v);
+		free(l.v);
 		return r;
 	}
-	*out = v;
-	*n = k;
+	*out = l.v;
+	*n = l.n;
 	return 0;
 }

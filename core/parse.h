@@ -21,4 +21,11 @@ int sb_parse_long(const char *s, long lo, long hi, long *out,
 int sb_parse_double_list(const char *s, double lo, double hi, double **out,
 			 size_t *n, const char *what, sb_error *e);
 
+/* Calls item(one, ctx, what, e) for each comma-separated item of s, in a
+ * scratch copy the callee may write into, with its NUL; an empty item
+ * ("a,,b", "", "a,") is refused. Stops at the first item that fails and
+ * returns its status; 0 when every item parsed. */
+int sb_parse_items(const char *s, int (*item)(char *one, void *ctx, const char *what, sb_error *e),
+		   void *ctx, const char *what, sb_error *e);
+
 #endif

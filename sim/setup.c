@@ -57,7 +57,10 @@ int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model
 	}
 	if (GIVEN_L(f->slots))
 		m->slots = (int)f->slots;
-	sb_whatif_apply(&f->what_if, m);
+	if (sb_whatif_apply(&f->what_if, m, e) < 0) {
+		sb_model_fini(m);
+		return -EINVAL;
+	}
 	return 0;
 }
 

@@ -25,9 +25,12 @@ static int load_group_model(const sb_setup_flags *f, sb_setup *s, const char *pa
 			sb_error_prefix(e, "%s", what);
 			return r;
 		}
-		sb_whatif_apply(&f->what_if, m);
 	}
-	s->n_fleet_models++;
+	s->n_fleet_models++; /* from here the caller frees m */
+	if (path && sb_whatif_apply(&f->what_if, m, e) < 0) {
+		sb_error_prefix(e, "%s %s", what, path);
+		return -EINVAL;
+	}
 	if (slots > 0)
 		m->slots = slots;
 	if (f->slots != LONG_MIN)

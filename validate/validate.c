@@ -314,9 +314,8 @@ static int change_model(const sb_validate_config *c, sb_model *m, const char *pa
 {
 	if (c->speed_factors[0] > 0)
 		sb_speed_scale_model(m, c->speed_factors[0], c->speed_factors[1]);
-	sb_whatif_apply(&c->what_if, m);
-	if (sb_model_validate(m, e) < 0) {
-		sb_error_prefix(e, "%s changed by --speed-factors/--scale", path);
+	if (sb_whatif_apply(&c->what_if, m, e) < 0 || sb_model_validate(m, e) < 0) {
+		sb_error_prefix(e, "%s changed by --speed-factors/--scale/--set", path);
 		return -EINVAL;
 	}
 	return 0;

@@ -199,8 +199,8 @@ static void test_parse(void)
 	bad("decode=nan", "--scale decode: 'nan' is out of range");
 	bad("all=1.2,all=1.3", "key 'all' given twice");
 	bad("prompt=2", "key 'prompt' given twice"); /* given before the call */
-	bad("all=1.2,", "empty item in 'all=1.2,'");
-	bad("all=1.2,,decode=2", "empty item");
+	bad("all=1.2,", "empty element in list 'all=1.2,'");
+	bad("all=1.2,,decode=2", "empty element");
 	bad("", "empty value");
 	bad(NULL, "empty value");
 	bad("=2", "unknown key ''");
@@ -233,7 +233,8 @@ static void test_whatif(void)
 	make_model(&m);
 	m.kv_cache = SB_KV_UNIFIED;
 	int slots = m.slots;
-	sb_whatif_apply(&w, &m);
+	sb_error e;
+	CHECK(sb_whatif_apply(&w, &m, &e) == 0);
 	CHECK(m.kv_cache == SB_KV_PER_SLOT && m.slots == slots);
 	CHECK_NEAR(m.decode[1].ms, 6 * 1.3, 1e-12);
 	CHECK_NEAR(m.decode[0].ms, 5, 0);
@@ -250,10 +251,71 @@ static void test_whatif(void)
 	CHECK_STR(buf, "KV cache unified");
 }
 
+/* --set: names and values parsed, applied after the scale, refused when
+ * the model has no such coefficient or the value is below its floor. */
+static void test_set(void)
+{
+	sb_whatif w;
+	sb_error e = { "" };
+	sb_whatif_init(&w);
+	CHECK(sb_whatif_set_cli("form_decode=-0.33,decode_ms[4]=12", &w, "--set", &e) == 0);
+	CHECK(w.n_set == 2 && sb_whatif_given(&w));
+	w.scale.f[SB_SCALE_DECODE] = 2;
+	char buf[256];
+	sb_whatif_describe(&w, buf, sizeof(buf));
+	CHECK_STR(buf, "times scaled decode=2; set form_decode=-0.33,decode_ms[4]=12");
+	json_t *j = sb_whatif_to_json(&w);
+	CHECK_NEAR(json_number_value(json_object_get(json_object_get(j, "set"), "form_decode")),
+		   -0.33, 0);
+	json_decref(j);
+	sb_model m;
+	make_model(&m);
+	CHECK(sb_whatif_apply(&w, &m, &e) == 0);
+	CHECK_NEAR(m.form_decode, -0.33, 0);
+	CHECK_NEAR(m.decode[2].ms, 12, 0); /* set after the scale: not 24 */
+	CHECK_NEAR(m.decode[1].ms, 12, 1e-12);
+	/* the extrapolation moved by form_decode: one step (2) beyond 4 */
+	sb_model plain;
+	make_model(&plain);
+	plain.decode[2].ms = 12;
+	plain.decode[1].ms = 12;
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), sb_model_decode_ms(&plain, 6) * (1 - 0.33), 1e-9);
+	sb_model_fini(&plain);
+	sb_model_fini(&m);
+	/* a name the model lacks, a value below its floor */
+	sb_whatif_init(&w);
+	CHECK(sb_whatif_set_cli("decode_ms[3]=1", &w, "--set", &e) == 0);
+	make_model(&m);
+	CHECK(sb_whatif_apply(&w, &m, &e) == -EINVAL);
+	CHECK(strstr(e.msg, "--set") && strstr(e.msg, "decode_ms[3]"));
+	sb_model_fini(&m);
+	sb_whatif_init(&w);
+	CHECK(sb_whatif_set_cli("per_prefill_token=-1", &w, "--set", &e) == 0);
+	make_model(&m);
+	CHECK(sb_whatif_apply(&w, &m, &e) == -EINVAL);
+	CHECK(strstr(e.msg, "below its least valid value"));
+	sb_model_fini(&m);
+	/* malformed items */
+	static const char *const badv[][2] = {
+		{ "form_decode", "is not NAME=V" }, { "=1", "is not NAME=V" },
+		{ "form_decode=x", "--set form_decode: 'x' is not a number" },
+		{ "a=1,a=2", "'a' given twice" }, { "a=1,,b=2", "empty element" },
+		{ "", "empty list" },
+	};
+	for (size_t i = 0; i < sizeof badv / sizeof badv[0]; i++) {
+		sb_whatif_init(&w);
+		e.msg[0] = '\0';
+		CHECK(sb_whatif_set_cli(badv[i][0], &w, "--set", &e) < 0);
+		CHECK(strstr(e.msg, badv[i][1]) != NULL);
+		CHECK(w.n_set == 0);
+	}
+}
+
 int main(void)
 {
 	test_parse();
 	test_apply();
 	test_whatif();
+	test_set();
 	CHECK_DONE();
 }

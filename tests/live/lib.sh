@@ -91,8 +91,14 @@ validate_twice() {
 # every time x1.2, decode passes of 2+ sequences x1.25 (beyond 1 slot),
 # prefill per token x1.25, one slot fewer (beyond 1 slot), and the other KV
 # layout (beyond 2 slots, where slot ids decide the passes).
+# When SLOTS exceed the model's decode table, its passes beyond the table are
+# the decode rule's extrapolation, whose error the model states as an
+# interval (fit.covariance's form_decode): both measurements are also
+# replayed with form_decode at either end of its 90% bound (validate --set),
+# and every error is taken outside that band (livecheck.py --band), the
+# controls' shifted alike. Inside the table the band is the model itself.
 replay_all() {
-  local p=$1 model=$2 S=$3 ref=$4 n=0 kv other f1 f2
+  local p=$1 model=$2 S=$3 ref=$4 n=0 kv other f1 f2 z top
   f1=$("$PY" "$LC" pooled-factors "$ref" "$p-m1.json")
   f2=$("$PY" "$LC" pooled-factors "$ref" "$p-m2.json")
   echo "the server's speed in each validation against the calibration's measurement of the same load (TTFT, ITL; drift runs pooled): x$f1 x$f2"
@@ -105,6 +111,14 @@ replay_all() {
   replay1 right
   JUDGE_ARGS=(--slots "$S" --pooled-drift "$ref" "$p-m1.json" "$p-m2.json"
               --right "$p-right-1.json" "$p-right-2.json")
+  z=$("$PY" "$LC" form-bound "$model")
+  top=$("$PY" -c "import json,sys; print(max([int(b) for b in json.load(open(sys.argv[1])).get('step_ms', {}).get('decode_ms') or {}] or [1 << 30]))" "$model")
+  if [[ $S -gt $top && $z != 0.0000 ]]; then
+    echo "passes beyond the model's decode table (to $top) at $S slots: judged outside the band form_decode = -$z .. +$z (90%)"
+    replay1 band-lo --set "form_decode=-$z"
+    replay1 band-hi --set "form_decode=$z"
+    JUDGE_ARGS+=(--band "$p-band-lo-1.json" "$p-band-lo-2.json" "$p-band-hi-1.json" "$p-band-hi-2.json")
+  fi
   # Known gaps, reported and recorded but not judged (docs/accuracy.md, "How
   # the live tests decide"): at batched levels the model put other
   # requests' prompts into a decoding stream's gaps more often than the

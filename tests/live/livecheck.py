@@ -221,6 +221,19 @@ def pooled_drift_term(ref, docs):
     return out
 
 
+def form_bound(model):
+    """Z: the 90% bound (1.645 sd) of the model's form_decode, the relative
+    error of its decode rule per step beyond its table, from the model
+    file's fit.covariance (calibrate: a leave-last-out miss, or a prior
+    for a table of 2 or 3 points); 0 when it has none."""
+    cov = (model.get("fit") or {}).get("covariance") or {}
+    names = cov.get("params") or []
+    if "form_decode" not in names:
+        return 0.0
+    i = names.index("form_decode")
+    return 1.645 * max(cov["matrix"][i][i], 0.0) ** 0.5
+
+
 def drift_runs(docs):
     """Every drift re-measurement (validate's reference_drift.runs) of the
     given validate JSON documents, as speed ratios {q: measured/reference}:
@@ -313,6 +326,37 @@ def level_errors(cmps, in_sample=()):
     return out
 
 
+def band_offsets(right, lo, hi, in_sample=()):
+    """{key: {(q, s): (dlo, dhi)}}: how far the model's replays with its
+    decode rule at either end of its 90% form interval (validate --set
+    form_decode=-Z and =+Z, livecheck.py form-bound) predict each level
+    and statistic from its own replays, in error points. Inside the decode
+    table both ends are the model itself: (0, 0)."""
+    e0, el, eh = (level_errors(c, in_sample) for c in (right, lo, hi))
+    out = {}
+    for k, (_, e) in e0.items():
+        out[k] = {qs: (el[k][1].get(qs, x) - x, eh[k][1].get(qs, x) - x)
+                  for qs, x in e.items() if k in el and k in eh}
+    return out
+
+
+def outside_band(errs, offsets):
+    """errs (level_errors) with each error replaced by how far the
+    measured figure lies outside the prediction's band: for error e and
+    offsets (dlo, dhi) the band of errors [e + dlo, e + dhi] (either
+    order); 0 when it holds 0 (the measured figure is inside), else its
+    nearer end, signed. A wrong model is shifted by the same offsets."""
+    out = {}
+    for k, (l, e) in errs.items():
+        o = offsets.get(k, {})
+        b = {}
+        for qs, x in e.items():
+            a, c = sorted((x + o.get(qs, (0, 0))[0], x + o.get(qs, (0, 0))[1]))
+            b[qs] = a if a > 0 else c if c < 0 else 0.0
+        out[k] = (l, b)
+    return out
+
+
 def cell_errors(errs, slots, gap=()):
     """{(regime, q, class): median |error| %} and {q: (worst |central
     error|, its level key)}, the worst over levels outside the known gaps."""
@@ -396,23 +440,32 @@ def misses(cells, worst, lim):
     return fails, unsure
 
 
-def judge(right, controls, rep, spread, slots, in_sample=(), known=()):
+def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None):
     """The verdict (PASS, FAIL or INCONCLUSIVE), its reasons, and the
     record's figures. right: the model's replays (validate JSON documents);
     controls: [(name, replays)]; known: fnmatch patterns of cells
     ("regime/q/class") whose error is a known gap of the model, reported
-    and recorded but not judged."""
+    and recorded but not judged; band: (lo replays, hi replays), the
+    model's decode rule at the ends of its form interval: errors are then
+    taken outside that band (outside_band), the model's and the
+    controls' alike."""
     import fnmatch
     allim = bounds(rep, spread)
     gap = {c for c in allim if any(fnmatch.fnmatch("%s/%s/%s" % c, k) for k in known)}
-    cells, worst = cell_errors(level_errors(right, in_sample), slots, gap)
+    offsets = band_offsets(right, band[0], band[1], in_sample) if band else None
+
+    def errors(cmps):
+        e = level_errors(cmps, in_sample)
+        return outside_band(e, offsets) if offsets else e
+    point, _ = cell_errors(level_errors(right, in_sample), slots, gap)
+    cells, worst = cell_errors(errors(right), slots, gap)
     allim = {c: v for c, v in allim.items() if present(c, cells)}
     gap &= set(allim)
     lim = {c: v for c, v in allim.items() if c not in gap}
     reasons, ctl = [], []
     bad, unsure = misses(cells, worst, lim)
     for name, cmps in controls:
-        cc, cw = cell_errors(level_errors(cmps, in_sample), slots, gap)
+        cc, cw = cell_errors(errors(cmps), slots, gap)
         m = sum(misses(cc, cw, lim), [])
         ctl.append({"name": name, "caught": bool(m), "misses": m,
                     "cells": {"%s/%s/%s" % c: v for c, v in cc.items() if c in allim}})
@@ -438,20 +491,27 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=()):
             reasons = ["too noisy to tell the model from %s (central noise up to %.1f%% > %.0f%%)"
                        % (", ".join(blind), max(n for c, (n, _, _) in lim.items()
                                                  if c[2] == "central"), QUIET)]
-    rec = {"cells": [{"cell": "%s/%s/%s" % c, "error": cells.get(c), "noise": n, "repeat": rep[c],
+    rec = {"cells": [{"cell": "%s/%s/%s" % c, "error": cells.get(c), "point_error": point.get(c),
+                      "noise": n, "repeat": rep[c],
                       "drift": spread.get(c[1]), "limit": l, "decided": d, "known_gap": c in gap,
                       "fail_above": cell_limit(n, l, d)}
                      for c, (n, l, d) in allim.items()],
            "worst": {q: {"error": e, "level": list(k) if k else None} for q, (e, k) in worst.items()},
-           "controls": ctl}
+           "controls": ctl, "band": bool(band)}
     return verdict, reasons, rec
 
 
 def print_table(rec, controls_names):
-    """The cells, one line each: error, repeat, drift, limit, each control's
-    error, and whether it is decided."""
-    print("%-22s %7s %7s %7s %7s  %s" % ("cell", "error", "repeat", "drift", "limit",
-                                         "  ".join("%9s" % n[:9] for n in controls_names)))
+    """The cells, one line each: error (with a band, outside it; then also
+    the point prediction's), repeat, drift, limit, each control's error,
+    and whether it is decided."""
+    band = rec.get("band")
+    if band:
+        print("errors outside the band of the decode rule's 90% form interval "
+              "(point: the model's own prediction)")
+    print("%-22s %7s%s %7s %7s %7s  %s" % ("cell", "error", " %7s" % "point" if band else "",
+                                           "repeat", "drift", "limit",
+                                           "  ".join("%9s" % n[:9] for n in controls_names)))
     ctl = {c["name"]: c["cells"] for c in rec["controls"]}
 
     def pct(x):
@@ -464,8 +524,9 @@ def print_table(rec, controls_names):
                  else "beyond the limit, undecided" if beyond
                  else "ok" if c["decided"] else "undecided")
         state += " (known gap: not judged)" if c.get("known_gap") else ""
-        print("%-22s %7s %7s %7s %7s  %s  %s" % (c["cell"], pct(c["error"]), pct(c["repeat"]),
-                                                 pct(c["drift"]), pct(c["limit"]), row, state))
+        print("%-22s %7s%s %7s %7s %7s  %s  %s" % (
+            c["cell"], pct(c["error"]), " %7s" % pct(c.get("point_error")) if band else "",
+            pct(c["repeat"]), pct(c["drift"]), pct(c["limit"]), row, state))
     for q, w in rec["worst"].items():
         print("worst level %-5s central %s at %s" % (q.upper(), pct(w["error"]), w["level"]))
     for c in rec["controls"]:
@@ -585,9 +646,10 @@ def main(argv):
     livecheck.py cal2cal --test NAME --first A --second B --cal DIR --cal2 DIR
     livecheck.py measure-drift REF.json RUN.json...   prints a drift document
     livecheck.py pooled-factors REF.json MEASURED.json   prints FP,FD (pooled_factors)
+    livecheck.py form-bound MODEL.json   prints Z (form_bound)
     livecheck.py judge --test NAME --slots S --right A B [--control NAME A B]...
         [--in-sample MODE:LEVEL]... [--known-gap PATTERN:REASON]... [--extra JSON]
-        [--drift DOC... | --pooled-drift REF M1 M2] [--block KEY]
+        [--drift DOC... | --pooled-drift REF M1 M2] [--block KEY] [--band LO1 LO2 HI1 HI2]
     A and B: the two replays' validate JSON documents (validate --measured)."""
     import argparse
     if argv[:1] == ["cal2cal"]:
@@ -602,6 +664,9 @@ def main(argv):
         return 0
     if argv[:1] == ["pooled-factors"]:
         print("%.4f,%.4f" % pooled_factors(load(argv[1]), load(argv[2])))
+        return 0
+    if argv[:1] == ["form-bound"]:
+        print("%.4f" % form_bound(load(argv[1])))
         return 0
     if argv[:1] == ["factors"]:
         fp, fd = speed_factors(drift_runs([load(p) for p in argv[1:]]))
@@ -624,6 +689,9 @@ def main(argv):
                          "--speed-factors): the drift term is pooled_drift_term")
     ap.add_argument("--block", default=None,
                     help="judge this member of each document (e.g. routed)")
+    ap.add_argument("--band", nargs=4, default=None, metavar=("LO1", "LO2", "HI1", "HI2"),
+                    help="the replays with form_decode at -Z and +Z (form-bound): "
+                         "errors are taken outside that band (outside_band)")
     a = ap.parse_args(argv)
     pick = (lambda d: d[a.block]) if a.block else (lambda d: d)
     right = [pick(load(p)) for p in a.right]
@@ -645,7 +713,9 @@ def main(argv):
     else:
         spread, factors = drift_spread(runs), [speed_factors(runs)]
     known = [k.split(":", 1)[0] for k in a.known_gap]
-    verdict, reasons, rec = judge(right, controls, rep, spread, a.slots, ins, known)
+    band = ([pick(load(p)) for p in a.band[:2]], [pick(load(p)) for p in a.band[2:]]) \
+        if a.band else None
+    verdict, reasons, rec = judge(right, controls, rep, spread, a.slots, ins, known, band)
     for k in a.known_gap:
         print("known gap, reported and not judged: %s" % k)
     print_table(rec, [n for n, _ in controls])

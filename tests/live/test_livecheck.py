@@ -151,6 +151,46 @@ v, _, rec = lc.judge(gapped, ctl_, rep_, sp_, SLOTS, known=["open/tpot/*"])
 check("quiet, open-loop TPOT x0.8 with open/tpot a known gap", v, lc.PASS)
 v, _, _ = lc.judge(gapped, ctl_, rep_, sp_, SLOTS)
 check("quiet, open-loop TPOT x0.8, no known gap", v, lc.FAIL)
+# A band: at batched levels (c >= SLOTS, the decode passes a model extrapolates
+# beyond its table) the model replayed with its decode rule at either end of
+# its form interval (x0.67, x1.33 there; inside the table the ends are the
+# model). A model 15% high there, as an extrapolation misses, passes within
+# the band and fails without it; one 2x high there fails with the band too;
+# the controls are shifted by the same band and still caught.
+def batched(m, l):
+    return m == "concurrency" and l >= SLOTS
+
+
+def banded(f, end):
+    return lambda m, l, q: f(m, l, q) * (end if batched(m, l) else 1.0)
+
+
+for name, f, want in (("15% high beyond the table", 1.15, lc.PASS),
+                      ("2x high beyond the table", 2.0, lc.FAIL)):
+    model = (lambda k: lambda m, l, q: k if batched(m, l) else 1.0)(f)
+    a_, b_ = measure(rng, 0.01), measure(rng, 0.01)
+    right = [replay(a_, model), replay(b_, model)]
+    band = tuple([replay(a_, banded(model, end)), replay(b_, banded(model, end))]
+                 for end in (0.67, 1.33))
+    rep_ = lc.repeat_diffs(right[0], right[1], SLOTS)
+    sp_ = lc.drift_spread(lc.drift_runs(right))
+    ctl_ = [(n, [replay(a_, g), replay(b_, g)]) for n, g in controls]
+    v, _, rec = lc.judge(right, ctl_, rep_, sp_, SLOTS, band=band)
+    check("quiet, a model %s, judged outside its band" % name, v, want)
+    if want == lc.PASS and not all(c["caught"] for c in rec["controls"]):
+        failures.append("a band let a control pass: %s" % rec["controls"])
+    v, _, _ = lc.judge(right, ctl_, rep_, sp_, SLOTS)
+    check("quiet, a model %s, judged on its point prediction" % name, v, lc.FAIL)
+# outside_band itself: inside 0, else the nearer end, signed
+_, b0 = lc.outside_band({"k": (None, {("ttft", "p50"): 10.0, ("tpot", "p50"): -30.0,
+                                       ("e2e", "p50"): 40.0})},
+                        {"k": {("ttft", "p50"): (-20.0, 15.0), ("tpot", "p50"): (-5.0, 20.0),
+                               ("e2e", "p50"): (-25.0, 30.0)}})["k"]
+assert b0 == {("ttft", "p50"): 0.0, ("tpot", "p50"): -10.0, ("e2e", "p50"): 15.0}, b0
+# form_bound: 1.645 sd of form_decode from fit.covariance; 0 without it
+cov = {"fit": {"covariance": {"params": ["decode_ms[1]", "form_decode"],
+                              "matrix": [[1.0, 0.0], [0.0, 0.04]]}}}
+assert abs(lc.form_bound(cov) - 0.329) < 1e-12 and lc.form_bound({"fit": {}}) == 0.0
 # The record is valid JSON without NaN.
 import json  # noqa: E402
 v, reasons, rec = run(rng, 0.01, exact, controls)
