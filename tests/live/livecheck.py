@@ -56,7 +56,12 @@ INCONCLUSIVE (exit 77, meson's skip) when a central cell is undecided or
 an undecided cell is beyond its limit; else, when a control model misses
 no cell, FAIL ("the bound cannot tell this model from a wrong one") if every
 central noise is at most QUIET (the bound could then tell a 15% error from
-none), INCONCLUSIVE if not; else PASS. Every run prints one line,
+none), INCONCLUSIVE if not; else PASS. A control counts only where the
+workload shows it: its predictions must lie at least GOAL from the
+model's (outside the model's band) in some judged cell (control_distance,
+no measurement involved); one that does not is reported "uninformative"
+(a KV layout where slots fill in order changes no pass), and when every
+control is, the verdict is as for a control not caught. Every run prints one line,
 "livecheck-record {json}", with every term, limit, error, control outcome
 and the verdict. cal2cal judges two calibrations of one server the same
 way (judge_calibrations).
@@ -357,6 +362,25 @@ def outside_band(errs, offsets):
     return out
 
 
+def control_distance(right, ctl, offsets=None):
+    """level_errors-shaped: how far a control's prediction lies from the
+    model's (outside the model's band, with offsets), in error points, per
+    level and statistic. No measurement enters: it says what any bound
+    could see of the control on this workload."""
+    out = {}
+    for k, (l, e) in right.items():
+        c = ctl.get(k, (None, {}))[1]
+        o = (offsets or {}).get(k, {})
+        d = {}
+        for qs, x in e.items():
+            if qs in c:
+                lo, hi = sorted(o.get(qs, (0.0, 0.0)))
+                y = c[qs] - x
+                d[qs] = y - hi if y > hi else y - lo if y < lo else 0.0
+        out[k] = (l, d)
+    return out
+
+
 def cell_errors(errs, slots, gap=()):
     """{(regime, q, class): median |error| %} and {q: (worst |central
     error|, its level key)}, the worst over levels outside the known gaps."""
@@ -454,20 +478,24 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None
     gap = {c for c in allim if any(fnmatch.fnmatch("%s/%s/%s" % c, k) for k in known)}
     offsets = band_offsets(right, band[0], band[1], in_sample) if band else None
 
-    def errors(cmps):
-        e = level_errors(cmps, in_sample)
+    def errors(e):
         return outside_band(e, offsets) if offsets else e
-    point, _ = cell_errors(level_errors(right, in_sample), slots, gap)
-    cells, worst = cell_errors(errors(right), slots, gap)
+    right_e = level_errors(right, in_sample)
+    point, _ = cell_errors(right_e, slots, gap)
+    cells, worst = cell_errors(errors(right_e), slots, gap)
     allim = {c: v for c, v in allim.items() if present(c, cells)}
     gap &= set(allim)
     lim = {c: v for c, v in allim.items() if c not in gap}
     reasons, ctl = [], []
     bad, unsure = misses(cells, worst, lim)
     for name, cmps in controls:
-        cc, cw = cell_errors(errors(cmps), slots, gap)
+        ce = level_errors(cmps, in_sample)
+        cc, cw = cell_errors(errors(ce), slots, gap)
         m = sum(misses(cc, cw, lim), [])
-        ctl.append({"name": name, "caught": bool(m), "misses": m,
+        dist, _ = cell_errors(control_distance(right_e, ce, offsets), slots, gap)
+        apart = max([x for c, x in dist.items() if c in lim and x == x] or [0.0])
+        ctl.append({"name": name, "caught": bool(m), "misses": m, "apart": apart,
+                    "informative": any(dist.get(c, 0) >= GOAL[c[2]] for c in lim),
                     "cells": {"%s/%s/%s" % c: v for c, v in cc.items() if c in allim}})
     undecided = [c for c, (_, _, d) in lim.items() if c[2] == "central" and not d]
     if bad:
@@ -482,8 +510,10 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None
         if unsure:
             reasons.append("beyond the limit but too noisy to call a miss: " + "; ".join(unsure))
     else:
-        blind = [c["name"] for c in ctl if not c["caught"]]
+        blind = [c["name"] for c in ctl if c["informative"] and not c["caught"]]
         quiet = all(n <= QUIET for c, (n, _, _) in lim.items() if c[2] == "central")
+        if ctl and not any(c["informative"] for c in ctl):
+            blind = ["every control predicts as the model does on this workload"]
         verdict = PASS if not blind else FAIL if quiet else INCONCLUSIVE
         if blind and quiet:
             reasons = ["the bound cannot tell this model from a wrong one: " + ", ".join(blind)]
@@ -531,7 +561,10 @@ def print_table(rec, controls_names):
         print("worst level %-5s central %s at %s" % (q.upper(), pct(w["error"]), w["level"]))
     for c in rec["controls"]:
         print("control %-28s %s" % (c["name"], "caught: " + c["misses"][0] if c["caught"]
-                                    else "NOT caught"))
+                                    else "NOT caught" if c["informative"]
+                                    else "uninformative: its predictions within %.1f%% of the "
+                                         "model's in every judged cell (< the goal), which no "
+                                         "bound could tell apart" % c["apart"]))
 
 
 def load(path):

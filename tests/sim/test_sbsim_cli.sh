@@ -135,6 +135,9 @@ bad "--scale all: 0 is not a positive factor" --rate 1 --scale all=0
 bad "'all' is not KEY=F" --rate 1 --scale all
 bad "key 'all' given twice" --rate 1 --scale all=1,all=2
 bad "--kv-cache: unknown value 'paged'" --rate 1 --kv-cache paged
+bad "--set: 'form_decode' is not NAME=V" --rate 1 --set form_decode
+bad '--set: parameter "decode_ms[3]" is not a coefficient' --rate 1 --set 'decode_ms[3]=2'
+bad "--set per_kv_token=-1: below its least valid value 0" --rate 1 --set per_kv_token=-1
 "$SBSIM" --compare "$T/r1.json" --replications 5 --scale all=1.3 --kv-cache per-slot \
 	--json "$T/wi.json" >"$T/out" 2>"$T/err" ||
 	{ echo "FAIL: --compare --scale"; cat "$T/err"; fails=$((fails+1)); }
@@ -143,7 +146,7 @@ grep -q "goals missed" "$T/out" || { echo "FAIL: a model x1.3 passed the goals";
 python3 - "$T/wi.json" <<'PY' || { echo "FAIL: --compare what_if JSON"; fails=$((fails+1)); }
 import json, sys
 w = json.load(open(sys.argv[1]))["what_if"]
-assert w == {"scale": {"all": 1.3}, "sim_slots": None, "kv_cache": "per-slot"}, w
+assert w == {"scale": {"all": 1.3}, "set": {}, "sim_slots": None, "kv_cache": "per-slot"}, w
 PY
 for sc in "" all=1.2 decode_batched=2; do
 	"$SBSIM" --concurrency 1 --requests 50 --no-noise --no-uncertainty --seed 3 \
@@ -161,6 +164,22 @@ for q in ("ttft_ms", "tpot_ms", "e2e_ms"):
     assert db["levels"][0][q]["p50"] == base["levels"][0][q]["p50"], q
 PY
 	{ echo "FAIL: --scale in plain runs"; fails=$((fails+1)); }
+
+# --set form_decode: passes beyond the table (the default's reaches 8, last
+# spacing 4: 12 is one step) x (1 + form_decode); inside it nothing moves
+for v in 0 0.5; do
+	"$SBSIM" --slots 12 --concurrency 4,12 --requests 60 --no-noise --no-uncertainty --seed 3 \
+		--set "form_decode=$v" --json "$T/f$v.json" >/dev/null 2>"$T/err" ||
+		{ echo "FAIL: --set form_decode=$v"; cat "$T/err"; fails=$((fails+1)); }
+done
+python3 - "$T/f0.json" "$T/f0.5.json" <<'PY' || { echo "FAIL: --set form_decode moved the wrong levels"; fails=$((fails+1)); }
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert b["what_if"]["set"] == {"form_decode": 0.5}, b["what_if"]
+assert a["levels"][0]["tpot_ms"]["p50"] == b["levels"][0]["tpot_ms"]["p50"]
+r = b["levels"][1]["tpot_ms"]["p50"] / a["levels"][1]["tpot_ms"]["p50"]
+assert 1.3 < r <= 1.5 + 1e-9, r   # the context cost per token is not the rule's
+PY
 
 # the extrapolation label: in the table and the JSON exactly when a level's
 # passes went beyond the model's decode table (the default's reaches 8)

@@ -330,7 +330,8 @@ static void test_what_if(const char *dir, const char *good_p, const char *meas_p
 	static const char *const bad[][2] = {
 		{ "--scale", "bogus=1.2" }, { "--scale", "all=0" }, { "--scale", "all" },
 		{ "--scale", "all=1,all=2" }, { "--scale", "decode=x" }, { "--sim-slots", "0" },
-		{ "--kv-cache", "paged" }, { "--drift-ref", "x.json" }, /* with --measured */
+		{ "--kv-cache", "paged" }, { "--set", "form_decode" }, { "--set", "bogus=1" },
+		{ "--set", "per_kv_token=-1" }, { "--drift-ref", "x.json" }, /* with --measured */
 		{ "--drift-requests", "4" },                              /* no --drift-ref */
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
