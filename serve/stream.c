@@ -44,6 +44,17 @@ static void list_del(stream **head, stream *st)
 
 /* ---- writing ------------------------------------------------------------ */
 
+/* The bytes evhttp queued for st's connection, written now rather than
+ * when the loop next dispatches: a token leaves as soon as it is rendered,
+ * not after every other stream's of the same step (what the socket does
+ * not take stays queued, and libevent writes it when it can). */
+static void write_now(stream *st)
+{
+	struct bufferevent *bev = st->conn ? evhttp_connection_get_bufferevent(st->conn) : NULL;
+	if (bev)
+		evbuffer_write(bufferevent_get_output(bev), bufferevent_getfd(bev));
+}
+
 /* Appends text (freed here) to the streamed reply, starting it first. */
 static void write_chunk(stream *st, char *text)
 {
@@ -63,6 +74,7 @@ static void write_chunk(stream *st, char *text)
 		evbuffer_add(b, text, strlen(text));
 		evhttp_send_reply_chunk(st->req, b);
 		evbuffer_free(b);
+		write_now(st);
 	}
 	free(text);
 }
@@ -107,12 +119,13 @@ static void flush_tokens(stream *st, double t)
 	if (n <= st->sent)
 		return;
 	if (st->pr.stream) {
-		/* the first token of this write waited longest */
+		/* the first token of this write waited longest; its lateness
+		 * is counted when the socket has taken it */
 		double made = sb_live_token_time(st->rp->live, st->handle, st->sent + 1);
+		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent, n));
 		if (st->stall_until == 0)
 			sb_metrics_observe(&st->rp->metrics.lateness,
-					   t - (isfinite(made) ? made : t_made), 1);
-		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent, n));
+					   em_now(st->rp->em) - (isfinite(made) ? made : t_made), 1);
 	}
 	st->sent = n;
 	if (st->fault == SB_FAULT_STALL && st->stall_until == 0)
@@ -173,11 +186,11 @@ static void reply_rejected(stream *st)
 static void last_tokens(stream *st)
 {
 	if (st->pr.stream && st->d.output_tokens > st->sent) {
+		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent,
+						       st->d.output_tokens));
 		if (st->stall_until == 0)
 			sb_metrics_observe(&st->rp->metrics.lateness,
 					   em_now(st->rp->em) - st->d.t_done, 1);
-		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent,
-						       st->d.output_tokens));
 		st->sent = st->d.output_tokens;
 	}
 }
