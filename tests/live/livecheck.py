@@ -345,6 +345,13 @@ def band_offsets(right, lo, hi, in_sample=()):
     return out
 
 
+def beyond(y, offs):
+    """How far y lies outside the interval offs (either order), signed;
+    0 inside."""
+    lo, hi = sorted(offs)
+    return y - hi if y > hi else y - lo if y < lo else 0.0
+
+
 def outside_band(errs, offsets):
     """errs (level_errors) with each error replaced by how far the
     measured figure lies outside the prediction's band: for error e and
@@ -354,11 +361,8 @@ def outside_band(errs, offsets):
     out = {}
     for k, (l, e) in errs.items():
         o = offsets.get(k, {})
-        b = {}
-        for qs, x in e.items():
-            a, c = sorted((x + o.get(qs, (0, 0))[0], x + o.get(qs, (0, 0))[1]))
-            b[qs] = a if a > 0 else c if c < 0 else 0.0
-        out[k] = (l, b)
+        out[k] = (l, {qs: beyond(x, [-d for d in o.get(qs, (0.0, 0.0))])
+                      for qs, x in e.items()})
     return out
 
 
@@ -371,13 +375,8 @@ def control_distance(right, ctl, offsets=None):
     for k, (l, e) in right.items():
         c = ctl.get(k, (None, {}))[1]
         o = (offsets or {}).get(k, {})
-        d = {}
-        for qs, x in e.items():
-            if qs in c:
-                lo, hi = sorted(o.get(qs, (0.0, 0.0)))
-                y = c[qs] - x
-                d[qs] = y - hi if y > hi else y - lo if y < lo else 0.0
-        out[k] = (l, d)
+        out[k] = (l, {qs: beyond(c[qs] - x, o.get(qs, (0.0, 0.0)))
+                      for qs, x in e.items() if qs in c})
     return out
 
 
