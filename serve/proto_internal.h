@@ -98,13 +98,19 @@ int proto_openai_parse(const json_t *o, sb_proto_req *r, char *why, size_t cap);
 int proto_ollama_parse(const json_t *o, sb_proto_req *r, char *why, size_t cap);
 int proto_llama_parse(const json_t *o, sb_proto_req *r, char *why, size_t cap);
 
-char *proto_openai_tokens(const sb_proto_req *r, const sb_proto_resp *p, long from, long to);
+/* Streamed: the event of output token i (text: its text) appended to b;
+ * i matters where the event changes with it (OpenAI chat's first delta
+ * names the role, llama.cpp counts tokens_predicted). */
+void proto_openai_token(proto_buf *b, const sb_proto_req *r, const sb_proto_resp *p, long i,
+			const char *text);
 char *proto_openai_end(const sb_proto_req *r, const sb_proto_resp *p);
 char *proto_openai_full(const sb_proto_req *r, const sb_proto_resp *p);
-char *proto_ollama_tokens(const sb_proto_req *r, const sb_proto_resp *p, long from, long to);
+void proto_ollama_token(proto_buf *b, const sb_proto_req *r, const sb_proto_resp *p, long i,
+			const char *text);
 char *proto_ollama_end(const sb_proto_req *r, const sb_proto_resp *p);
 char *proto_ollama_full(const sb_proto_req *r, const sb_proto_resp *p);
-char *proto_llama_tokens(const sb_proto_req *r, const sb_proto_resp *p, long from, long to);
+void proto_llama_token(proto_buf *b, const sb_proto_req *r, const sb_proto_resp *p, long i,
+		       const char *text);
 char *proto_llama_end(const sb_proto_req *r, const sb_proto_resp *p);
 char *proto_llama_full(const sb_proto_req *r, const sb_proto_resp *p);
 

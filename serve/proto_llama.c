@@ -46,14 +46,11 @@ static json_t *chunk(const sb_proto_resp *p, const char *content, int stop, long
 			 (json_int_t)predicted, "tokens_evaluated", (json_int_t)p->prompt_tokens);
 }
 
-char *proto_llama_tokens(const sb_proto_req *r, const sb_proto_resp *p, long from, long to)
+void proto_llama_token(proto_buf *b, const sb_proto_req *r, const sb_proto_resp *p, long i,
+		       const char *text)
 {
-	proto_buf b = { 0 };
-	proto_out o;
-	proto_out_start(&o, r, p, from);
-	for (long i = o.i; i < to; i++)
-		proto_buf_json(&b, "data: ", chunk(p, proto_out_next(&o), 0, i + 1), "\n\n");
-	return proto_buf_take(&b);
+	(void)r;
+	proto_buf_json(b, "data: ", chunk(p, text, 0, i + 1), "\n\n");
 }
 
 /* The final chunk (content: "" when streamed, the whole text when not). */

@@ -53,14 +53,11 @@ static json_t *line(const sb_proto_req *r, const sb_proto_resp *p, const char *t
 	return j;
 }
 
-char *proto_ollama_tokens(const sb_proto_req *r, const sb_proto_resp *p, long from, long to)
+void proto_ollama_token(proto_buf *b, const sb_proto_req *r, const sb_proto_resp *p, long i,
+			const char *text)
 {
-	proto_buf b = { 0 };
-	proto_out o;
-	proto_out_start(&o, r, p, from);
-	for (long i = o.i; i < to; i++)
-		proto_buf_json(&b, "", line(r, p, proto_out_next(&o), 0), "\n");
-	return proto_buf_take(&b);
+	(void)i;
+	proto_buf_json(b, "", line(r, p, text, 0), "\n");
 }
 
 /* ms as integer ns. */

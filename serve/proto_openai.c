@@ -78,14 +78,10 @@ static void add_chunk(proto_buf *b, const sb_proto_req *r, const sb_proto_resp *
 	proto_buf_json(b, "data: ", j, "\n\n");
 }
 
-char *proto_openai_tokens(const sb_proto_req *r, const sb_proto_resp *p, long from, long to)
+void proto_openai_token(proto_buf *b, const sb_proto_req *r, const sb_proto_resp *p, long i,
+			const char *text)
 {
-	proto_buf b = { 0 };
-	proto_out o;
-	proto_out_start(&o, r, p, from);
-	for (long i = o.i; i < to; i++)
-		add_chunk(&b, r, p, stream_choice(r, proto_out_next(&o), NULL, i == 0), 0);
-	return proto_buf_take(&b);
+	add_chunk(b, r, p, stream_choice(r, text, NULL, i == 0), 0);
 }
 
 char *proto_openai_end(const sb_proto_req *r, const sb_proto_resp *p)

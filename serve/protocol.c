@@ -508,20 +508,6 @@ const char *sb_proto_content_type(const sb_proto_req *r)
 	return "text/event-stream";
 }
 
-char *sb_proto_stream_tokens(const sb_proto_req *r, const sb_proto_resp *p, long from,
-			     long to)
-{
-	switch (r->api) {
-	case SB_PROTO_OLLAMA_GENERATE:
-	case SB_PROTO_OLLAMA_CHAT:
-		return proto_ollama_tokens(r, p, from, to);
-	case SB_PROTO_LLAMA_COMPLETION:
-		return proto_llama_tokens(r, p, from, to);
-	default:
-		return proto_openai_tokens(r, p, from, to);
-	}
-}
-
 char *sb_proto_stream_end(const sb_proto_req *r, const sb_proto_resp *p)
 {
 	switch (r->api) {

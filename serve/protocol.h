@@ -152,10 +152,26 @@ const char *sb_proto_token_text(const sb_proto_req *r, const sb_proto_resp *p, l
 /* The content type of the answer to r (SSE, NDJSON or JSON). */
 const char *sb_proto_content_type(const sb_proto_req *r);
 
+/* A stream's template of its token events (proto_template.c): zeroed
+ * before the first use, sb_proto_tmpl_fini after the last. */
+typedef struct sb_proto_tmpl {
+	char *s;                 /* one event with the marks; NULL: not built */
+	long text_at, count_at;  /* where the marks are; count_at -1: none */
+	int failed;              /* the marks were not there once: jansson's */
+	long prompt_tokens;      /* what it was built for */
+	int slot;
+	const char *id, *model;
+	long created;
+} sb_proto_tmpl;
+
+void sb_proto_tmpl_fini(sb_proto_tmpl *t);
+
 /* Streamed: the events for output tokens [from, to) (one event per token:
- * SSE "data: {...}\n\n" or an NDJSON line). */
-char *sb_proto_stream_tokens(const sb_proto_req *r, const sb_proto_resp *p, long from,
-			     long to);
+ * SSE "data: {...}\n\n" or an NDJSON line), from the template t (built
+ * or rebuilt here as p needs), or each rendered by jansson when t is
+ * NULL: the same bytes either way. NULL when out of memory. */
+char *sb_proto_stream_tokens(const sb_proto_req *r, const sb_proto_resp *p, sb_proto_tmpl *t,
+			     long from, long to);
 /* Streamed: what ends the stream: the finishing chunk (finish_reason,
  * done:true with Ollama's durations, llama.cpp's timings), the usage chunk
  * when asked for, and "data: [DONE]\n\n" on the OpenAI endpoints. */

@@ -51,6 +51,7 @@ struct stream {
 	struct evhttp_connection *conn; /* NULL once gone */
 	sb_proto_req pr;
 	sb_proto_resp resp;
+	sb_proto_tmpl tmpl;    /* its token events' template */
 	char id[48];
 	long handle;           /* in the engine; -1 once it is done */
 	long out_len;          /* output tokens asked of the engine */

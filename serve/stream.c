@@ -122,7 +122,7 @@ static void flush_tokens(stream *st, double t)
 		/* the first token of this write waited longest; its lateness
 		 * is counted when the socket has taken it */
 		double made = sb_live_token_time(st->rp->live, st->handle, st->sent + 1);
-		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent, n));
+		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, &st->tmpl, st->sent, n));
 		if (st->stall_until == 0)
 			sb_metrics_observe(&st->rp->metrics.lateness,
 					   em_now(st->rp->em) - (isfinite(made) ? made : t_made), 1);
@@ -135,6 +135,14 @@ static void flush_tokens(stream *st, double t)
 }
 
 /* ---- ending -------------------------------------------------------------- */
+
+/* st's memory, once it is off its list. */
+static void stream_free(stream *st)
+{
+	sb_proto_req_fini(&st->pr);
+	sb_proto_tmpl_fini(&st->tmpl);
+	free(st);
+}
 
 /* The engine's account of a finished request into the response fields. */
 static void fill_resp(stream *st)
@@ -186,8 +194,8 @@ static void reply_rejected(stream *st)
 static void last_tokens(stream *st)
 {
 	if (st->pr.stream && st->d.output_tokens > st->sent) {
-		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, st->sent,
-						       st->d.output_tokens));
+		write_chunk(st, sb_proto_stream_tokens(&st->pr, &st->resp, &st->tmpl,
+						       st->sent, st->d.output_tokens));
 		if (st->stall_until == 0)
 			sb_metrics_observe(&st->rp->metrics.lateness,
 					   em_now(st->rp->em) - st->d.t_done, 1);
@@ -225,8 +233,7 @@ static void finish(stream *st)
 	if (st->conn)
 		evhttp_connection_set_closecb(st->conn, NULL, NULL);
 	list_del(&rp->finished, st);
-	sb_proto_req_fini(&st->pr);
-	free(st);
+	stream_free(st);
 }
 
 void stream_engine_done(void *ctx, const sb_live_done *d)
@@ -468,8 +475,7 @@ void stream_drop_all(replica *rp)
 			if (st->gone && st->req)
 				evhttp_send_reply_end(st->req); /* detached: frees it */
 			list_del(lists[i], st);
-			sb_proto_req_fini(&st->pr);
-			free(st);
+			stream_free(st);
 		}
 	}
 }

@@ -543,14 +543,16 @@ static void check_api(sb_proto_kind k, sb_proto_api api, int usage, const sb_pro
 	int ollama = api == SB_PROTO_OLLAMA_GENERATE || api == SB_PROTO_OLLAMA_CHAT;
 	CHECK_STR(sb_proto_content_type(&r), ollama ? "application/x-ndjson" : "text/event-stream");
 	seen s = { .slot = -9 };
+	sb_proto_tmpl tmpl = { 0 };
 	long cuts[] = { 0, 1, 1, 3, p->output_tokens };
 	for (int i = 0; i + 1 < 5; i++) {
 		long to = cuts[i + 1] < p->output_tokens ? cuts[i + 1] : p->output_tokens;
-		char *t = sb_proto_stream_tokens(&r, p, cuts[i] < to ? cuts[i] : to, to);
+		char *t = sb_proto_stream_tokens(&r, p, &tmpl, cuts[i] < to ? cuts[i] : to, to);
 		CHECK(t != NULL);
 		see_stream(api, &s, t ? t : "");
 		free(t);
 	}
+	sb_proto_tmpl_fini(&tmpl);
 	char *end = sb_proto_stream_end(&r, p);
 	see_stream(api, &s, end ? end : "");
 	free(end);
@@ -594,12 +596,12 @@ static void test_responses(void)
 	/* The OpenAI chat's first chunk names the role; later ones do not. */
 	sb_proto_req r;
 	make(SB_PROTO_KIND_VLLM, SB_PROTO_OPENAI_CHAT, 1, 0, &r);
-	char *t = sb_proto_stream_tokens(&r, &p, 0, 2);
+	char *t = sb_proto_stream_tokens(&r, &p, NULL, 0, 2);
 	CHECK(t && strstr(t, "\"role\":\"assistant\"") && !strstr(strstr(t, "\n\n"), "role"));
 	CHECK(t && strstr(t, "\"object\":\"chat.completion.chunk\"") &&
 	      strstr(t, "\"id\":\"cmpl-17\""));
 	free(t);
-	t = sb_proto_stream_tokens(&r, &p, 3, 3);
+	t = sb_proto_stream_tokens(&r, &p, NULL, 3, 3);
 	CHECK_STR(t, "");
 	free(t);
 	sb_proto_req_fini(&r);
@@ -611,6 +613,51 @@ static void test_responses(void)
 	CHECK(t && strstr(t, "\"prompt_ms\":0") && !strstr(t, "null"));
 	free(t);
 	sb_proto_req_fini(&r);
+}
+
+/* The token events from a stream's template are jansson's, byte for byte:
+ * every kind and API, the prompt echoed with quotes, backslashes, control
+ * characters, non-ASCII and three DELs (the template's own mark) in its
+ * words, at any cut, and again after the response's counts changed. */
+static void test_stream_template(void)
+{
+	static const char body[] =
+		"{\"model\":\"m\",\"stream\":true,\"prompt\":\"a\\\"b c\\\\d e\\u0001f "
+		"g\\u001fh \\u00e9t\\u00e9 \\u20ac \\u007f\\u007f\\u007f /x\","
+		"\"messages\":[{\"role\":\"user\",\"content\":\"q\\\"r s\\\\t \\u007f\\u007f\\u007f\"}]}";
+	for (int k = 0; k < 3; k++) {
+		for (int api = 0; api < 5; api++) {
+			sb_proto_req r;
+			sb_proto_reply err;
+			if (parse((sb_proto_kind)k, (sb_proto_api)api, body, &r, &err) != 0) {
+				CHECK(0);
+				sb_proto_reply_fini(&err);
+				continue;
+			}
+			sb_proto_resp p = resp0;
+			p.echo = 1;
+			p.output_tokens = 14;
+			sb_proto_tmpl t = { 0 };
+			long cuts[] = { 0, 1, 2, 5, 9, 14 };
+			for (int i = 0; i + 1 < 6; i++) {
+				if (i == 3) { /* the end of a request: its counts change */
+					p.prompt_tokens = 7;
+					p.slot = 0;
+				}
+				char *a = sb_proto_stream_tokens(&r, &p, &t, cuts[i], cuts[i + 1]);
+				char *b = sb_proto_stream_tokens(&r, &p, NULL, cuts[i], cuts[i + 1]);
+				CHECK(a && b && !strcmp(a, b));
+				if (a && b && strcmp(a, b))
+					fprintf(stderr, "kind %d api %d tokens %ld-%ld:\n%s\nwant\n%s\n",
+						k, api, cuts[i], cuts[i + 1], a, b);
+				free(a);
+				free(b);
+			}
+			CHECK(t.s != NULL && !t.failed);
+			sb_proto_tmpl_fini(&t);
+			sb_proto_req_fini(&r);
+		}
+	}
 }
 
 /* Output token texts: the filler, or with echo the prompt's words in turn
@@ -629,7 +676,7 @@ static void test_token_text(void)
 	CHECK_STR(sb_proto_token_text(&r, &p, 1), " beta");
 	CHECK_STR(sb_proto_token_text(&r, &p, 4), " alpha");
 	CHECK_STR(sb_proto_token_text(&r, &p, 7), " beta");
-	char *s = sb_proto_stream_tokens(&r, &p, 1, 4);
+	char *s = sb_proto_stream_tokens(&r, &p, NULL, 1, 4);
 	CHECK(s && strstr(s, "\" beta\"") && strstr(s, "\" alpha\""));
 	free(s);
 	sb_proto_req_fini(&r);
@@ -876,6 +923,7 @@ int main(void)
 	test_parse_hostile();
 	test_responses();
 	test_token_text();
+	test_stream_template();
 	test_error_forms();
 	test_errors();
 	test_tokenize();
