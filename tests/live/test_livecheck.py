@@ -146,9 +146,10 @@ if v == lc.PASS and (cp[0]["informative"] or cp[0]["apart"] != 0):
     failures.append("a copy of the model counted as informative: %s" % cp)
 if v == lc.PASS and not all(c["informative"] for c in rec["controls"] if c is not cp[0]):
     failures.append("a wrong model called uninformative: %s" % rec["controls"])
-# ... and one only 5% apart from the model (< the goal) is uninformative too.
-v, _, rec = run(rng, 0.01, exact, controls + [("x1.05", lambda m, l, q: 1.05)])
-check("quiet, exact model, its controls and one 5% off", v, lc.PASS)
+# ... and one only 12% apart from the model (< goal + QUIET: a quiet bound
+# may or may not catch it) is uninformative too.
+v, _, rec = run(rng, 0.01, exact, controls + [("x1.12", lambda m, l, q: 1.12)])
+check("quiet, exact model, its controls and one 12% off", v, lc.PASS)
 v, _, _ = run(rng, 0.01, exact, [("a copy of the model", exact)], drift_pct=30.0)
 check("drift runs 30% apart (90% interval +-40%), a 'control' identical to the model", v, lc.INCONCLUSIVE)
 # A known gap: the open-loop TPOT x0.8 model passes when open/tpot is
