@@ -334,13 +334,14 @@ def level_errors(cmps, in_sample=()):
     return out
 
 
-def band_offsets(right, lo, hi, in_sample=()):
+def band_offsets(e0, lo, hi, in_sample=()):
     """{key: {(q, s): (dlo, dhi)}}: how far the model's replays with its
     decode rule at either end of its 90% form interval (validate --set
     form_decode=-Z and =+Z, livecheck.py form-bound) predict each level
     and statistic from its own replays, in error points. Inside the decode
-    table both ends are the model itself: (0, 0)."""
-    e0, el, eh = (level_errors(c, in_sample) for c in (right, lo, hi))
+    table both ends are the model itself: (0, 0). e0: the model's own
+    level_errors."""
+    el, eh = (level_errors(c, in_sample) for c in (lo, hi))
     out = {}
     for k, (_, e) in e0.items():
         out[k] = {qs: (el[k][1].get(qs, x) - x, eh[k][1].get(qs, x) - x)
@@ -478,11 +479,11 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None
     import fnmatch
     allim = bounds(rep, spread)
     gap = {c for c in allim if any(fnmatch.fnmatch("%s/%s/%s" % c, k) for k in known)}
-    offsets = band_offsets(right, band[0], band[1], in_sample) if band else None
+    right_e = level_errors(right, in_sample)
+    offsets = band_offsets(right_e, band[0], band[1], in_sample) if band else None
 
     def errors(e):
         return outside_band(e, offsets) if offsets else e
-    right_e = level_errors(right, in_sample)
     point, _ = cell_errors(right_e, slots, gap)
     cells, worst = cell_errors(errors(right_e), slots, gap)
     allim = {c: v for c, v in allim.items() if present(c, cells)}
