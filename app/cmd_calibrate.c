@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 
 #include "calibrate/calibrate.h"
+#include "calibrate/replayfit.h"
 #include "calibrate/survey.h"
 #include "cmd.h"
 #include "exit_status.h"
@@ -31,6 +32,12 @@ static struct {
 	double kv_bytes_per_token;
 	sb_calib_opts fit;
 	sb_survey_opts survey;
+	/* --engine vllm: the replay fit (calibrate/replayfit.h) */
+	const char *engine, *form;
+	long max_num_seqs, max_num_batched_tokens, block_size, gpu_blocks;
+	double fit_first;
+	int rf_on;
+	sb_rf_opts rf;
 } cmd;
 
 static const sb_cli_opt opts[] = {
@@ -77,6 +84,29 @@ static const sb_cli_opt opts[] = {
 		   "API flavour (default: detected)"),
 	SB_CLI_OPT("max-prompt", SB_CLI_LONG, &cmd.max_prompt, 32, 1L << 20, "N",
 		   "longest prompt to send (default 2048; keep below a slot's\ncontext)"),
+	SB_CLI_HEAD("\n"
+		    "A vLLM-class server (continuous batching, chunked prefill, paged KV) is fitted\n"
+		    "by replaying a per-request file of it (one run is enough: its arrivals and\n"
+		    "lengths are simulated and the step costs chosen so that TTFT and TPOT match\n"
+		    "window by window):"),
+	SB_CLI_OPT("engine", SB_CLI_STRING, &cmd.engine, 0, 0, "NAME",
+		   "llama.cpp (default: the fits above) or vllm (replay fit)"),
+	SB_CLI_OPT("max-num-seqs", SB_CLI_LONG, &cmd.max_num_seqs, 1, 100000, "N",
+		   "vllm: sequences in a batch (default: the file's\ntarget.max_num_seqs)"),
+	SB_CLI_OPT("max-num-batched-tokens", SB_CLI_LONG, &cmd.max_num_batched_tokens, 1,
+		   100000000L, "N",
+		   "vllm: token budget per step (default: the file's\n"
+		   "target.max_num_batched_tokens)"),
+	SB_CLI_OPT("block-size", SB_CLI_LONG, &cmd.block_size, 1, 1L << 20, "N",
+		   "vllm: tokens per KV block (default: the file's, else 16)"),
+	SB_CLI_OPT("gpu-blocks", SB_CLI_LONG, &cmd.gpu_blocks, 0, 1L << 40, "N",
+		   "vllm: KV blocks of the server, 0 unlimited (default: the\n"
+		   "file's target.gpu_blocks, else 0: no preemption modelled)"),
+	SB_CLI_OPT("form", SB_CLI_STRING, &cmd.form, 0, 0, "NAME",
+		   "vllm: step-time form linear, kv (default) or attn\n(docs/model-notes.md)"),
+	SB_CLI_OPT("fit-first", SB_CLI_DOUBLE, &cmd.fit_first, 0.05, 1, "F",
+		   "vllm: fit the first fraction F of each level's requests\n"
+		   "and report how the model predicts the rest (default 1)"),
 	SB_CLI_OPT("save", SB_CLI_STRING, &cmd.save_dir, 0, 0, "DIR",
 		   "keep the measured results files in DIR"),
 	SB_CLI_OPT("seed", SB_CLI_LONG, &cmd.seed, 0, 0xffffffffL, "N", "prompt seed (default 1)"),
@@ -149,6 +179,16 @@ static int configure(const sb_cli_args *a, sb_error *e)
 		cmd.survey.seed = (unsigned long)cmd.seed;
 	if (!cmd.out)
 		return sb_error_set(e, "missing -o MODEL.json (where to write the model)");
+	if (cmd.engine && strcmp(cmd.engine, "vllm") && strcmp(cmd.engine, "llama.cpp"))
+		return sb_error_set(e, "--engine: \"%s\" is neither llama.cpp nor vllm", cmd.engine);
+	cmd.rf_on = cmd.engine && !strcmp(cmd.engine, "vllm");
+	if (cmd.form && sb_rf_form_parse(cmd.form, &cmd.rf.form, e) < 0)
+		return -EINVAL;
+	if (sb_cli_given(opts, N_OPTS, a, "fit-first"))
+		cmd.rf.fit_first = cmd.fit_first;
+	if (cmd.rf_on && cmd.survey.url)
+		return sb_error_set(e, "--engine vllm fits from files (per-request records of a "
+				       "run), not --url");
 	if (cmd.survey.url && a->n_pos > 0)
 		return sb_error_set(e, "give results files or --url, not both");
 	if (!cmd.survey.url && a->n_pos == 0)
@@ -191,12 +231,64 @@ static void print_fitted(const sb_model *m, const sb_survey *p)
 			cmd.save_dir ? cmd.save_dir : "");
 }
 
+/* A setting of a vllm server: the option when given, else the first file's
+ * target.<key> (a whole number), else def (-1: required). */
+static int vllm_setting(const sb_cli_args *a, const char *opt, long given, const char *key,
+			const sb_results *r, long def, long *out, sb_error *e)
+{
+	const json_t *v = json_object_get(json_object_get(r->root, "target"), key);
+	if (sb_cli_given(opts, N_OPTS, a, opt))
+		*out = given;
+	else if (json_is_integer(v) && json_integer_value(v) >= 0)
+		*out = (long)json_integer_value(v);
+	else if (def >= 0)
+		*out = def;
+	else
+		return sb_error_set(e, "--engine vllm: give --%s (the file's target has no %s)",
+				    opt, key);
+	return 0;
+}
+
+/* The vllm server the replay fit runs on, from the options and the first
+ * file. Returns 0 or -EINVAL naming what is missing. */
+static int vllm_server(const sb_cli_args *a, const sb_results *r, sb_model *m, sb_error *e)
+{
+	long seqs, budget;
+	sb_model_init(m);
+	m->engine = SB_ENGINE_VLLM;
+	if (vllm_setting(a, "max-num-seqs", cmd.max_num_seqs, "max_num_seqs", r, -1, &seqs, e) < 0 ||
+	    vllm_setting(a, "max-num-batched-tokens", cmd.max_num_batched_tokens,
+			 "max_num_batched_tokens", r, -1, &budget, e) < 0 ||
+	    vllm_setting(a, "block-size", cmd.block_size, "block_size", r, 16, &m->block_size,
+			 e) < 0 ||
+	    vllm_setting(a, "gpu-blocks", cmd.gpu_blocks, "gpu_blocks", r, 0, &m->gpu_blocks,
+			 e) < 0)
+		return -EINVAL;
+	if (seqs < 1 || budget < 1 || m->block_size < 1)
+		return sb_error_set(e, "--engine vllm: max_num_seqs, max_num_batched_tokens and "
+				       "block_size must be >= 1");
+	m->slots = (int)seqs;
+	m->batch_tokens = budget;
+	const char *name = cmd.fit.name ? cmd.fit.name : r->target.model;
+	snprintf(m->name, sizeof(m->name), "%s%s", name ? name : "vllm",
+		 cmd.fit.name ? "" : " (calibrated by replay)");
+	return 0;
+}
+
 /* Fits, writes the model and prints the report. Returns 0 or a negative
  * errno with a message. */
-static int fit_and_write(const sb_survey *p, const sb_calib_input *in, size_t n, sb_error *e)
+static int fit_and_write(const sb_cli_args *a, const sb_survey *p, const sb_calib_input *in,
+			 size_t n, sb_error *e)
 {
-	sb_model m;
-	int r = sb_calibrate_fit(in, n, &cmd.fit, &m, e);
+	sb_model m, server;
+	int r;
+	if (cmd.rf_on) {
+		r = vllm_server(a, in[0].res, &server, e);
+		r = r < 0 ? (sb_model_init(&m), r) : sb_rf_fit(&server, in, n, &cmd.rf, &m, e);
+		sb_model_fini(&server);
+	} else {
+		r = sb_calibrate_fit(in, n, &cmd.fit, &m, e);
+	}
 	if (r < 0) {
 		sb_model_fini(&m);
 		return r;
@@ -211,7 +303,9 @@ static int fit_and_write(const sb_survey *p, const sb_calib_input *in, size_t n,
 		r = sb_error_code(e, -ENOMEM, "out of memory");
 	else
 		r = sb_json_write_file(cmd.out, j, e);
-	if (r == 0 && !cmd.quiet)
+	if (r == 0 && !cmd.quiet && cmd.rf_on)
+		sb_rf_report(strcmp(cmd.out, "-") ? stdout : stderr, &m);
+	else if (r == 0 && !cmd.quiet)
 		print_fitted(&m, p);
 	json_decref(j);
 	sb_model_fini(&m);
@@ -254,7 +348,7 @@ static int calibrate(const sb_cli_args *a, sb_error *e)
 			      : sb_error_code(e, -ENOMEM, "out of memory");
 	}
 	if (r == 0)
-		r = fit_and_write(p, in, n, e);
+		r = fit_and_write(a, p, in, n, e);
 	for (size_t i = 0; i < loaded; i++)
 		sb_results_fini(&res[i]);
 	free(res);
@@ -267,6 +361,7 @@ int sb_cmd_calibrate(int argc, char **argv)
 {
 	memset(&cmd, 0, sizeof(cmd));
 	sb_calib_opts_init(&cmd.fit);
+	sb_rf_opts_init(&cmd.rf);
 	sb_survey_opts_init(&cmd.survey);
 	sb_cli_args a;
 	sb_error e = { { 0 } };

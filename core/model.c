@@ -19,6 +19,7 @@ void sb_model_init(sb_model *m)
 	m->slots = 1;
 	m->max_queue = -1;
 	m->batch_tokens = 2048;
+	m->block_size = 16;
 	m->decode[0] = (sb_decode_point){ 1, 5.0 };
 	m->n_decode = 1;
 }
@@ -155,13 +156,33 @@ static int context_from_json(const json_t *server, sb_model *m, sb_error *e)
 	return 0;
 }
 
+/* Reads the engine keys of the "server" object (engine, block_size,
+ * gpu_blocks) into m. Returns 0 or -EINVAL. */
+static int engine_from_json(const json_t *server, sb_model *m, sb_error *e)
+{
+	const char *en = NULL;
+	if (sb_json_get_string(server, "engine", &en, "model.server", e) < 0 ||
+	    sb_json_get_long(server, "block_size", 1, 1L << 20, &m->block_size, "model.server",
+			     e) < 0 ||
+	    sb_json_get_long(server, "gpu_blocks", 0, 1L << 40, &m->gpu_blocks, "model.server",
+			     e) < 0)
+		return -EINVAL;
+	if (en && !strcmp(en, "vllm"))
+		m->engine = SB_ENGINE_VLLM;
+	else if (en && strcmp(en, "llama.cpp"))
+		return sb_error_set(e, "model.server.engine: \"%s\" is neither \"llama.cpp\" "
+				       "nor \"vllm\"", en);
+	return 0;
+}
+
 /* Reads the optional "server" object of model j (slots, max_queue,
  * batch_tokens, kv_cache) into m. Returns 0 or -EINVAL (e set). */
 static int server_from_json(const json_t *j, sb_model *m, sb_error *e)
 {
 	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens",
 						   "kv_cache", "ctx_per_slot", "kv_bytes_per_token",
-						   "context_overflow", NULL };
+						   "context_overflow", "engine", "block_size",
+						   "gpu_blocks", NULL };
 	const json_t *server = json_object_get(j, "server");
 	if (!server)
 		return 0;
@@ -184,6 +205,8 @@ static int server_from_json(const json_t *j, sb_model *m, sb_error *e)
 	else if (kv && strcmp(kv, "unified"))
 		return sb_error_set(e, "model.server.kv_cache: \"%s\" is neither \"unified\" "
 				       "nor \"per-slot\"", kv);
+	if (engine_from_json(server, m, e) < 0)
+		return -EINVAL;
 	return context_from_json(server, m, e);
 }
 
@@ -389,6 +412,12 @@ json_t *sb_model_to_json(const sb_model *m)
 				    json_string(sb_kv_cache_name(m->kv_cache)));
 	if (j)
 		context_to_json(m, json_object_get(j, "server"));
+	if (j && m->engine == SB_ENGINE_VLLM) {
+		json_t *server = json_object_get(j, "server");
+		json_object_set_new(server, "engine", json_string(sb_engine_name(m->engine)));
+		json_object_set_new(server, "block_size", json_integer(m->block_size));
+		json_object_set_new(server, "gpu_blocks", json_integer(m->gpu_blocks));
+	}
 	if (j && m->overhead_per_token_ms > 0)
 		json_object_set_new(j, "overhead_per_prompt_token_ms",
 				    sb_json_number(m->overhead_per_token_ms));
@@ -544,6 +573,10 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 		if (!isfinite(c[i]) || c[i] < 0)
 			return sb_error_set(e, "model: coefficients must be finite and >= 0");
 	}
+	if (m->engine == SB_ENGINE_VLLM && m->kv_cache != SB_KV_UNIFIED)
+		return sb_error_set(e, "model: a vllm engine's kv_cache is \"unified\"");
+	if (m->block_size < 1 || m->gpu_blocks < 0)
+		return sb_error_set(e, "model: server.block_size must be >= 1 and gpu_blocks >= 0");
 	if (m->ctx_per_slot < 0)
 		return sb_error_set(e, "model: server.ctx_per_slot must be >= 0 (got %ld)",
 				    m->ctx_per_slot);
@@ -556,6 +589,22 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 		return sb_error_set(e, "model: scheduler.split_prob_crowded must be a probability "
 				       "in [0, 1]");
 	return 0;
+}
+
+double sb_model_step_base_ms(const sb_model *m)
+{
+	if (m->engine != SB_ENGINE_VLLM)
+		return m->prefill_base_ms;
+	if (m->n_decode < 2)
+		return m->decode[0].ms;
+	const sb_decode_point *a = &m->decode[0], *b = &m->decode[1];
+	double base = a->ms - (b->ms - a->ms) / (b->batch - a->batch) * a->batch;
+	return base > 0 ? base : 0;
+}
+
+const char *sb_engine_name(sb_engine k)
+{
+	return k == SB_ENGINE_VLLM ? "vllm" : "llama.cpp";
 }
 
 const char *sb_kv_cache_name(sb_kv_cache k)

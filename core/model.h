@@ -88,6 +88,24 @@
  * ("reject", llama.cpp; "truncate", Ollama; the rules: core/slotctx.h).
  * kv_bytes_per_token: KV cache bytes per token of context (0: unknown),
  * which with a memory size gives the slots that fit (sbsim --kv-memory-gb).
+ * engine: "llama.cpp" (the default; also Ollama) or "vllm", a vLLM-class
+ * scheduler (vLLM V1, and what carries over to SGLang and TGI:
+ * docs/model-notes.md, "vLLM-class engines"): slots is max_num_seqs,
+ * batch_tokens max_num_batched_tokens, and
+ *  - a step's token budget holds one token per decoding sequence first, the
+ *    rest goes to prompts in chunks (chunked prefill), in slot order;
+ *  - paged KV: a sequence holds ceil(tokens / block_size) of the server's
+ *    gpu_blocks (a waiting prompt is admitted, in FIFO order, only when its
+ *    whole prompt's blocks are free); when the decoding sequences' next
+ *    step needs more blocks than are free, the sequence admitted last is
+ *    preempted: its blocks are freed and it goes back to the head of the
+ *    queue, to recompute its prompt and the tokens it had produced in one
+ *    prefill when it is admitted again (vLLM's default, recompute); no new
+ *    prompt is admitted in a step that preempted;
+ *  - kv_cache is "unified", no split_prob, no release_ms, no admission delay
+ *    (fitted models leave them 0); prefill_base_ms is the cost of a step with
+ *    prompt tokens and no decoding sequence, as base is with them.
+ * A prompt longer than gpu_blocks * block_size is rejected (too long).
  * (What was measured behind these parameters: docs/model-notes.md.)
  *
  * JSON:
@@ -96,8 +114,11 @@
  *                 "kv_cache": "unified",     (optional, default "unified")
  *                 "ctx_per_slot": 4096,      (optional, default 0: unlimited)
  *                 "kv_bytes_per_token": 36864, (optional, default 0: unknown)
- *                 "context_overflow": "reject" },  (or "truncate"; default
+ *                 "context_overflow": "reject",  (or "truncate"; default
  *                                             "reject")
+ *                 "engine": "vllm", "block_size": 16, "gpu_blocks": 2588 },
+ *                                (optional; default "llama.cpp", block_size 16,
+ *                                 gpu_blocks 0: unlimited)
  *    "overhead_ms": 20.0, "overhead_sd_ms": 0.5,
  *    "overhead_per_prompt_token_ms": 0.0,        (optional, default 0)
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
@@ -152,6 +173,12 @@ typedef enum sb_ctx_overflow {
 	SB_CTX_TRUNCATE,
 } sb_ctx_overflow;
 
+/* Which server's scheduler the engine follows (server.engine). */
+typedef enum sb_engine {
+	SB_ENGINE_LLAMACPP = 0, /* "llama.cpp": slots, a FIFO queue (also Ollama) */
+	SB_ENGINE_VLLM,         /* "vllm": continuous batching over paged KV blocks */
+} sb_engine;
+
 typedef struct sb_decode_point {
 	int batch;
 	double ms;
@@ -166,6 +193,9 @@ typedef struct sb_model {
 	long ctx_per_slot;            /* tokens; 0: unlimited */
 	double kv_bytes_per_token;    /* 0: unknown */
 	sb_ctx_overflow context_overflow;
+	sb_engine engine;
+	long block_size;              /* vllm: tokens per KV block */
+	long gpu_blocks;              /* vllm: KV blocks of the server; 0: unlimited */
 	double overhead_ms, overhead_sd_ms, overhead_per_token_ms;
 	sb_decode_point decode[SB_MODEL_MAX_DECODE]; /* batch ascending */
 	int n_decode;
@@ -211,6 +241,10 @@ int sb_model_default(sb_model *m, sb_error *e);
 const char *sb_model_default_text(void);
 /* decode_ms(B) for B >= 1 as described above. */
 double sb_model_decode_ms(const sb_model *m, int batch);
+/* The cost of a step with prompt tokens and no decoding sequence before
+ * its per-token terms: prefill_base_ms; for a vllm engine the intercept of
+ * its decode line (base), >= 0. */
+double sb_model_step_base_ms(const sb_model *m);
 /* release_ms for a server of `slots` slots (0 when the model has none). */
 double sb_model_release_ms(const sb_model *m, int slots);
 /* The largest batch size in the decode table (0 when it is empty): passes
@@ -227,6 +261,8 @@ int sb_model_validate(const sb_model *m, sb_error *e);
 const char *sb_noise_name(sb_noise_kind k);
 /* "unified" / "per-slot". */
 const char *sb_kv_cache_name(sb_kv_cache k);
+/* "llama.cpp" / "vllm". */
+const char *sb_engine_name(sb_engine k);
 /* "reject" / "truncate". */
 const char *sb_ctx_overflow_name(sb_ctx_overflow o);
 /* "reject" / "truncate" into *o. Returns 0, or -EINVAL naming s. */

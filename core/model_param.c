@@ -58,18 +58,55 @@ static double *param_slot(sb_model *m, const char *name)
 	return NULL;
 }
 
+/* A vllm engine's decode line (core/model.h): its table {1: base +
+ * per_seq, 2: base + 2 per_seq}. 1 when m has one. */
+static int decode_line(const sb_model *m)
+{
+	return m->engine == SB_ENGINE_VLLM && m->n_decode == 2 && m->decode[0].batch == 1 &&
+	       m->decode[1].batch == 2;
+}
+
+/* "base" or "per_seq" of m's decode line into *v. 1 when `name` is one
+ * of them and m has the line. */
+static int line_get(const sb_model *m, const char *name, double *v)
+{
+	if (!decode_line(m) || (strcmp(name, "base") && strcmp(name, "per_seq")))
+		return 0;
+	double slope = m->decode[1].ms - m->decode[0].ms;
+	*v = !strcmp(name, "per_seq") ? slope : m->decode[0].ms - slope;
+	return 1;
+}
+
+static int line_set(sb_model *m, const char *name, double v)
+{
+	double base, per_seq;
+	if (!line_get(m, "base", &base) || !line_get(m, "per_seq", &per_seq) ||
+	    (strcmp(name, "base") && strcmp(name, "per_seq")))
+		return 0;
+	if (!strcmp(name, "base"))
+		base = v;
+	else
+		per_seq = v;
+	m->decode[0].ms = base + per_seq;
+	m->decode[1].ms = base + 2 * per_seq;
+	return 1;
+}
+
 static int unknown(const char *name, sb_error *e)
 {
 	return sb_error_set(e, "parameter \"%s\" is not a coefficient of the model (expected "
 			       "decode_ms[B] or decode_kv[B] for a batch B of its tables, "
 			       "per_kv_token, per_prefill_token, per_prefill_attn, prefill_base, "
-			       "overhead_ms, overhead_per_prompt_token, admit_delay_ms or form_decode)",
+			       "overhead_ms, overhead_per_prompt_token, admit_delay_ms, form_decode, "
+			       "or base and per_seq of a vllm engine's decode line)",
 			    name);
 }
 
 int sb_model_param_get(const sb_model *m, const char *name, double *v, sb_error *e)
 {
 	/* param_slot only reads through the pointer here */
+	if (line_get(m, name, v))
+		return 0;
 	const double *p = param_slot((sb_model *)m, name);
 	if (!p)
 		return unknown(name, e);
@@ -79,6 +116,8 @@ int sb_model_param_get(const sb_model *m, const char *name, double *v, sb_error 
 
 int sb_model_param_set(sb_model *m, const char *name, double v, sb_error *e)
 {
+	if (line_set(m, name, v))
+		return 0;
 	double *p = param_slot(m, name);
 	if (!p)
 		return unknown(name, e);
@@ -90,5 +129,7 @@ double sb_model_param_floor(const char *name)
 {
 	if (!strcmp(name, "form_decode"))
 		return -INFINITY; /* a relative error: either sign (model.h) */
-	return table_batch(name, "decode_ms") > 0 ? SB_MODEL_PARAM_DECODE_FLOOR_MS : 0.0;
+	return table_batch(name, "decode_ms") > 0 || !strcmp(name, "base")
+		       ? SB_MODEL_PARAM_DECODE_FLOOR_MS
+		       : 0.0;
 }

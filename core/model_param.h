@@ -6,7 +6,10 @@
  * Names: "decode_ms[B]" and "decode_kv[B]" (the table entry at batch B,
  * which must exist), "per_kv_token", "per_prefill_token",
  * "per_prefill_attn", "prefill_base", "overhead_ms",
- * "overhead_per_prompt_token", "admit_delay_ms". All are ms (per token
+ * "overhead_per_prompt_token", "admit_delay_ms", and for a vllm engine
+ * (core/model.h) "base" and "per_seq" of its decode line (the table
+ * {1: base + per_seq, 2: base + 2 per_seq}; setting one keeps the other).
+ * All are ms (per token
  * where the name says so) and valid when >= 0; decode_ms entries must be
  * > 0. "form_decode" (model.h: the relative error of decode_ms beyond the
  * table per step of its last spacing) has no unit and either sign.

@@ -124,6 +124,17 @@ static int q_push(server *v, long r)
 	return 0;
 }
 
+/* Puts r at the head of the queue (a preempted request). */
+static int q_push_front(server *v, long r)
+{
+	if (q_push(v, r) < 0)
+		return -ENOMEM;
+	for (size_t k = v->qlen - 1; k > 0; k--)
+		v->q[(v->qhead + k) % v->qcap] = v->q[(v->qhead + k - 1) % v->qcap];
+	v->q[v->qhead] = r;
+	return 0;
+}
+
 static long q_pop(server *v)
 {
 	long r = v->q[v->qhead];
@@ -176,6 +187,10 @@ static long q_take(const sim *s, server *v, int si)
 }
 
 /* ---- engine runs ---------------------------------------------------- */
+
+static void assign(sim *s, server *v, int si, long ri, double t, double ready, int from_net);
+static int take_free_slot(server *v, int want, int pin_stride);
+static void complete(sim *s, server *v, int si, double t);
 
 static void start_run(sim *s, server *v, double T);
 
@@ -281,9 +296,72 @@ static void decode_cost(sim *s, const server *v, int B, double sum_ctx, double *
 	}
 }
 
+/* vllm: takes queued requests into free slots, in FIFO order, while the
+ * head's prompt fits in the free KV blocks. */
+static void vllm_admit(sim *s, server *v, double t)
+{
+	while (v->nfreeslot > 0 && v->qlen > 0) {
+		long ri = v->q[v->qhead];
+		const req *r = &s->reqs[ri];
+		if (!paged_fits(v, r->in_len + r->gen_done))
+			return;
+		q_pop(v);
+		assign(s, v, take_free_slot(v, -1, 0), ri, t, t, 0);
+	}
+}
+
+/* vllm: the sequence in slot si gives its blocks back and returns to the
+ * head of the queue, to be recomputed (core/model.h). */
+static void vllm_preempt(sim *s, server *v, int si, double t)
+{
+	slot *sl = &v->slots[si];
+	req *r = &s->reqs[sl->r];
+	if (sl->state == SL_DECODE)
+		r->gen_done = sl->gen;
+	r->preempts++;
+	s->preempted += r->counted;
+	r->slot = -1;
+	if (q_push_front(v, sl->r) < 0)
+		s->oom = 1;
+	if (s->router && sb_router_note(s->router, r->srv, 0, +1) < 0)
+		s->oom = 1;
+	sl->r = -1;
+	sl->state = SL_FREE;
+	sl->chunk = 0;
+	busy_change(s, v, t, -1);
+	v->freeslot[v->nfreeslot++] = si;
+}
+
+/* vllm, before a step at T: preempt the sequences admitted last until the
+ * step's blocks fit; when none was, admit queued prompts. */
+static void vllm_schedule(sim *s, server *v, double T)
+{
+	int preempted = 0, was = v->in_run_end;
+	v->in_run_end = 1; /* admitted requests join this step (planned next) */
+	while (v->gpu_blocks > 0 && paged_need(v, 1) > v->gpu_blocks) {
+		int si = paged_victim(v);
+		if (si < 0)
+			break;
+		if (v->nbusy == 1) {
+			/* alone and still too long for the whole cache: its
+			 * output stops here (as at a slot's context) */
+			s->output_cut += v->slots[si].counted;
+			complete(s, v, si, T);
+			break;
+		}
+		vllm_preempt(s, v, si, T);
+		preempted = 1;
+	}
+	if (!preempted)
+		vllm_admit(s, v, T);
+	v->in_run_end = was;
+}
+
 static void start_run(sim *s, server *v, double T)
 {
 	const sb_model *m = v->m;
+	if (v->vllm)
+		vllm_schedule(s, v, T);
 	int B = 0, Bc = 0;
 	double sum_ctx = 0, attn = 0, next_ready = INFINITY;
 	long minrem = LONG_MAX, P = 0;
@@ -292,7 +370,8 @@ static void start_run(sim *s, server *v, double T)
 		slot *sl = &v->slots[i];
 		if (sl->state == SL_JOIN && sl->ready <= T) {
 			sl->state = SL_PREFILL;
-			s->reqs[sl->r].t_join = T;
+			if (!s->reqs[sl->r].preempts)
+				s->reqs[sl->r].t_join = T;
 		}
 		if (sl->state == SL_DECODE) {
 			B++;
@@ -310,10 +389,11 @@ static void start_run(sim *s, server *v, double T)
 		slot *sl = &v->slots[i];
 		if (sl->state != SL_PREFILL)
 			continue;
-		long budget = v->batch_tokens > 0 ? v->batch_tokens - P : LONG_MAX;
-		long c = sl->in_len - sl->pos;
+		/* vllm: each decoding sequence takes a token of the budget */
+		long budget = v->batch_tokens > 0 ? v->batch_tokens - P - (v->vllm ? B : 0) : LONG_MAX;
+		long c = sl->pre_len - sl->pos;
 		if (c > budget)
-			c = budget;
+			c = budget > 0 ? budget : 0;
 		sl->chunk = c;
 		P += c;
 		prompts += c > 0;
@@ -334,7 +414,7 @@ static void start_run(sim *s, server *v, double T)
 	if (P > 0) {
 		double base = v->per_slot ? dec_a + prompt_passes * m->prefill_base_ms
 			      : B > 0	  ? dec_a
-					  : m->prefill_base_ms;
+					  : sb_model_step_base_ms(m);
 		/* prompts beyond the first of each prefill pass (unified: one) */
 		int passes = v->per_slot ? prompt_passes : 1;
 		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn +
@@ -350,7 +430,7 @@ static void start_run(sim *s, server *v, double T)
 	} else {
 		a = dec_a;
 		b = dec_b;
-		k = minrem;
+		k = v->vllm ? paged_steps(v, minrem) : minrem;
 		f = noise_factor(s, v, v->noise_cv, k);
 		v->run_prefill = 0;
 	}
@@ -522,6 +602,8 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 	sl->in_len = r->in_len;
 	sl->out_len = r->out_len;
 	sl->counted = r->counted;
+	sl->pre_len = r->in_len + r->gen_done;
+	sl->seq = ++v->seq;
 	sl->pos = 0;
 	sl->gen = 0;
 	r->slot = si;
@@ -547,7 +629,7 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 		/* sent with the requests an idle engine just started on, a
 		 * moment later (a longer prompt's overhead): it joins their
 		 * first step, unless it is one of the split_prob that miss it */
-		if (from_net && v->run_prefill && v->run_t0 == v->idle_t0 &&
+		if (from_net && !v->vllm && v->run_prefill && v->run_t0 == v->idle_t0 &&
 		    ready - v->run_t0 <= SB_MODEL_JOIN_WINDOW_S && !misses_first_step(s, v))
 			sl->ready = ready = v->run_t0;
 		sim_run_cut(s, v, ready);
@@ -606,6 +688,12 @@ static void free_slot(sim *s, server *v, int si, double t)
 	sl->state = SL_FREE;
 	sl->released = t;
 	busy_change(s, v, t, -1);
+	if (v->vllm) {
+		v->freeslot[v->nfreeslot++] = si;
+		if (!v->in_run_end)
+			vllm_admit(s, v, t);
+		return;
+	}
 	long ri = v->qlen > 0 ? q_take(s, v, si) : -1;
 	if (ri >= 0 && !v->per_slot && !s->pin_stride) {
 		assign(s, v, si, ri, t, t + v->admit_s, 0);
@@ -647,7 +735,14 @@ static void arrive(sim *s, long ri, double t)
 		sim_finish_req(s, ri, t, SB_SIM_REJECT_TOO_LONG);
 		return;
 	}
-	if (v->nfreeslot > 0 && !waits_for_its_slot(s, v, r)) {
+	if (v->vllm && v->gpu_blocks > 0 && paged_blocks(v, r->in_len) > v->gpu_blocks) {
+		s->rejected += r->counted;
+		s->too_long += r->counted;
+		sim_finish_req(s, ri, t, SB_SIM_REJECT_TOO_LONG);
+		return;
+	}
+	if (v->nfreeslot > 0 && !waits_for_its_slot(s, v, r) &&
+	    (!v->vllm || (v->qlen == 0 && paged_fits(v, r->in_len)))) {
 		assign(s, v, take_free_slot(v, r->want_slot, s->pin_stride), ri, t, t, 1);
 		return;
 	}
@@ -703,9 +798,12 @@ static void on_run_end(sim *s, server *v, double T)
 				continue;
 			sl->pos += sl->chunk;
 			sl->chunk = 0;
-			if (sl->pos >= sl->in_len) {
-				s->reqs[sl->r].t_first = T;
-				sl->gen = 1;
+			if (sl->pos >= sl->pre_len) {
+				req *r = &s->reqs[sl->r];
+				/* a recomputed sequence goes on where it was */
+				if (!r->gen_done)
+					r->t_first = T;
+				sl->gen = r->gen_done + 1;
 				sl->state = SL_DECODE;
 				if (sl->gen >= sl->out_len)
 					complete(s, v, i, T);
@@ -847,6 +945,8 @@ static void on_gen(sim *s, double t, long arg)
 	r->srv = 0;
 	r->cancelled = 0;
 	r->cookie = NULL;
+	r->gen_done = 0;
+	r->preempts = 0;
 	if (s->router) {
 		r->srv = sb_router_pick(s->router, s->rr);
 		if (sb_router_note(s->router, r->srv, +1, +1) < 0)

@@ -144,6 +144,8 @@ typedef struct sb_sim_level {
 				  (model ctx_per_slot, context_overflow reject) */
 	long truncated;        /* prompts shortened to fit (context_overflow truncate) */
 	long output_cut;       /* outputs stopped at the slot's context */
+	long preempted;        /* vllm: preemptions of counted requests (a
+				  request preempted twice counts twice) */
 	long generated;        /* requests issued, counted or not */
 	long max_waiting;      /* longest queue seen */
 	int diverged;          /* open loop: queue reached queue_cap */

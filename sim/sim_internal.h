@@ -37,6 +37,8 @@ typedef struct req {
 	int srv;        /* the server it was routed to */
 	int cancelled;  /* live: the client went away before it arrived */
 	void *cookie;   /* live: the caller's */
+	long gen_done;  /* vllm: tokens produced before its last preemption */
+	int preempts;   /* vllm: times it was preempted */
 } req;
 
 /* Invariant: state == SL_FREE <=> r == -1. JOIN slots wait until `ready`
@@ -53,6 +55,9 @@ typedef struct slot {
 	long chunk;
 	double released; /* when it was last freed (-1: never); kv_cache per-slot */
 	long in_len, out_len; /* the request's (engine mode) */
+	long pre_len;   /* prompt tokens to prefill: in_len, or after a preemption
+			   in_len + the tokens produced (vllm's recompute) */
+	long seq;       /* vllm: order of admission (the last is preempted first) */
 	long pos;       /* prompt tokens prefilled */
 	long gen;       /* output tokens produced */
 	int counted;    /* the request's */
@@ -67,6 +72,9 @@ typedef struct server {
 	const sb_model *m;
 	int S;
 	int per_slot;   /* model.server.kv_cache == per-slot */
+	int vllm;       /* model.server.engine == vllm (core/model.h) */
+	long block_size, gpu_blocks; /* vllm's paged KV (gpu_blocks 0: unlimited) */
+	long seq;       /* admissions so far (slot.seq) */
 	long max_queue, batch_tokens;
 	double noise_cv, prefill_cv;
 	sb_noise_kind noise_kind;
@@ -152,6 +160,7 @@ typedef struct sim {
 	sb_whist *itl;
 	long rejected, max_waiting;
 	long too_long, truncated, output_cut; /* context overflow (counted requests) */
+	long preempted; /* vllm: preemptions of counted requests */
 	int xlo, xhi;   /* pass sizes beyond a decode table that a step used (0: none) */
 	int diverged;
 	sb_sim_rec *recs;
@@ -192,6 +201,16 @@ void sim_finish_req(sim *s, long ri, double t, int rejected);
 double sim_run_boundary(const server *v, long j);
 long sim_run_first_boundary(const server *v, double t);
 void sim_run_cut(sim *s, server *v, double ready);
+
+/* paged.c, a vllm server's KV blocks: blocks for `tokens`; blocks its slots
+ * hold after j more decode steps; whether a prompt of `tokens` fits beside
+ * them now; the most decode steps (<= kmax) whose blocks fit; the busy
+ * slot admitted last (-1: none). gpu_blocks 0: everything fits. */
+long paged_blocks(const server *v, long tokens);
+long paged_need(const server *v, long j);
+int paged_fits(const server *v, long tokens);
+long paged_steps(const server *v, long kmax);
+int paged_victim(const server *v);
 
 /* sim_run.c: sets s up (servers of m or fleet f, streams from seed) and
  * frees it. */

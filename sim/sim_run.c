@@ -66,7 +66,8 @@ static int server_init(sim *s, server *v, const sb_model *m, int group)
 	v->ovh_tok_ms = m->overhead_per_token_ms;
 	v->admit_s = m->admit_delay_ms / 1000.0;
 	v->release_s = s->service_mode ? 0 : sb_model_release_ms(m, m->slots) / 1000.0;
-	v->dec_last = s->service_mode ? INT_MAX : sb_model_decode_last(m);
+	/* vllm: decode_ms is its fitted line everywhere (no table to leave) */
+	v->dec_last = s->service_mode || m->engine == SB_ENGINE_VLLM ? INT_MAX : sb_model_decode_last(m);
 	v->split_prob = s->no_noise ? 0 : m->split_prob;
 	v->split_crowded = s->no_noise ? 0 : m->split_prob_crowded;
 	v->idle_join_t = -INFINITY;
@@ -76,6 +77,11 @@ static int server_init(sim *s, server *v, const sb_model *m, int group)
 	if (!v->slots || !v->freeslot)
 		return -ENOMEM;
 	v->per_slot = !s->service_mode && m->kv_cache == SB_KV_PER_SLOT;
+	v->vllm = !s->service_mode && m->engine == SB_ENGINE_VLLM;
+	v->block_size = m->block_size;
+	v->gpu_blocks = m->gpu_blocks;
+	if (v->vllm)
+		v->split_prob = v->split_crowded = 0;
 	for (int i = 0; i < v->S; i++) {
 		v->slots[i].r = -1;
 		/* per-slot: which slot was released longest ago is not known
@@ -197,6 +203,7 @@ static int sim_finish(sim *s, double level, sb_mode mode, sb_sim_level *out)
 		? (v->busy_area_end - v->busy_area_t0) / ((double)v->S * window) : NAN;
 	out->rejected = s->rejected;
 	out->too_long = s->too_long;
+	out->preempted = s->preempted;
 	out->truncated = s->truncated;
 	out->output_cut = s->output_cut;
 	out->extrap_lo = s->xlo;

@@ -162,15 +162,17 @@ static json_t *ci95_json(const sb_sweep_level *l)
  * rejected), when the model has a context per slot. */
 static void context_counts(json_t *lj, const sb_sweep_level *l)
 {
-	long tl = 0, tr = 0, cut = 0;
+	long tl = 0, tr = 0, cut = 0, pre = 0;
 	for (int r = 0; r < l->n_reps; r++) {
 		tl += l->reps[r].too_long;
 		tr += l->reps[r].truncated;
 		cut += l->reps[r].output_cut;
+		pre += l->reps[r].preempted;
 	}
 	json_object_set_new(lj, "too_long", json_integer(tl));
 	json_object_set_new(lj, "truncated", json_integer(tr));
 	json_object_set_new(lj, "output_cut", json_integer(cut));
+	json_object_set_new(lj, "preempted", json_integer(pre));
 }
 
 /* A fleet level's "replicas" array and "fleet" unevenness (means across

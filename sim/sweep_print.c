@@ -91,8 +91,9 @@ static void print_table(FILE *out, const sb_sweep *sw, const sb_workload *w, int
  * prompt past the slot's context), truncated, or cut at the context. */
 static void print_reject_note(FILE *out, const sb_sweep_level *l, const sb_model *m)
 {
-	long rej = 0, tot = 0, tl = 0, tr = 0, cut = 0;
+	long rej = 0, tot = 0, tl = 0, tr = 0, cut = 0, pre = 0;
 	for (int r = 0; r < l->n_reps; r++) {
+		pre += l->reps[r].preempted;
 		rej += l->reps[r].rejected;
 		tl += l->reps[r].too_long;
 		tr += l->reps[r].truncated;
@@ -113,6 +114,10 @@ static void print_reject_note(FILE *out, const sb_sweep_level *l, const sb_model
 	if (cut > 0)
 		fprintf(out, "level %g: %ld of %ld outputs stopped at the slot's context of %ld "
 			     "tokens (finish_reason \"length\")\n", l->level, cut, tot, m->ctx_per_slot);
+	if (pre > 0)
+		fprintf(out, "level %g: %ld preemptions in %ld requests (KV blocks ran out: %ld "
+			     "of %ld tokens each; recomputed)\n", l->level, pre, tot, m->gpu_blocks,
+			m->block_size);
 }
 
 /* The lines under the table for overloaded, diverged and rejecting levels. */

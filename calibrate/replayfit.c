@@ -1,0 +1,551 @@
+/* replayfit.c — a vLLM-class engine's step coefficients fitted by replaying
+ * a per-request file (replayfit.h): the data, the residuals, the search and
+ * the covariance. The report and the held-out check: replayfit_out.c. */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multimin.h>
+
+#include "calibrate/replayfit_internal.h"
+#include "core/stats.h"
+
+void sb_rf_opts_init(sb_rf_opts *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->form = SB_RF_FORM_KV;
+	o->fit_first = 1.0;
+	o->jobs = 1;
+	o->max_evals = 1500;
+	o->replicas = 1;
+}
+
+static const char *const form_names[] = { "linear", "kv", "attn" };
+
+const char *sb_rf_form_name(sb_rf_form f)
+{
+	return form_names[f];
+}
+
+int sb_rf_form_parse(const char *s, sb_rf_form *f, sb_error *e)
+{
+	for (int i = 0; i < 3; i++) {
+		if (!strcmp(s, form_names[i])) {
+			*f = (sb_rf_form)i;
+			return 0;
+		}
+	}
+	return sb_error_set(e, "--form: \"%s\" is none of linear, kv, attn", s);
+}
+
+const char *const rf_param_names[RF_NP] = { "base", "per_seq", "per_prefill_token",
+					    "per_kv_token", "per_prefill_attn", "overhead_ms" };
+
+/* ---- the data ---------------------------------------------------------- */
+
+typedef struct by_time {
+	const sb_reqrec *q;
+	double t;
+} by_time;
+
+static int cmp_by_time(const void *a, const void *b)
+{
+	double x = ((const by_time *)a)->t, y = ((const by_time *)b)->t;
+	return x < y ? -1 : x > y;
+}
+
+static int usable(const sb_reqrec *q)
+{
+	return !q->err_class && isfinite(q->ttft_ms) && isfinite(q->e2e_ms) &&
+	       q->prompt_tokens >= 1 && q->output_tokens >= 1 && isfinite(q->t_sent_s);
+}
+
+/* The measured TPOT of q: its mean ITL when it has token times, else from
+ * E2E and TTFT; NaN with one output token. */
+static double measured_tpot(const sb_reqrec *q)
+{
+	if (q->output_tokens < 2)
+		return NAN;
+	if (q->n_itl > 0 && q->itl_ms) {
+		double s = 0;
+		for (size_t i = 0; i < q->n_itl; i++)
+			s += q->itl_ms[i];
+		return s / (double)q->n_itl;
+	}
+	return (q->e2e_ms - q->ttft_ms) / (double)(q->output_tokens - 1);
+}
+
+/* Level rl's usable requests, in send order, into L; fit_first of them
+ * fitted, cut into windows. Returns 0, 1 when it has too few, or -ENOMEM. */
+static int level_load(rf_level *L, const sb_rlevel *rl, double fit_first, const sb_fleet *fleet)
+{
+	by_time *o = malloc((rl->n_reqs + 1) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t i = 0; i < rl->n_reqs; i++)
+		if (usable(&rl->reqs[i]))
+			o[n++] = (by_time){ &rl->reqs[i], rl->reqs[i].t_sent_s };
+	if (n < 6) {
+		free(o);
+		return 1;
+	}
+	qsort(o, n, sizeof(*o), cmp_by_time);
+	L->rq = calloc(n, sizeof(*L->rq));
+	L->pd = calloc(n, sizeof(*L->pd));
+	L->ttft = calloc(n, sizeof(double));
+	L->tpot = calloc(n, sizeof(double));
+	L->e2e = calloc(n, sizeof(double));
+	if (!L->rq || !L->pd || !L->ttft || !L->tpot || !L->e2e) {
+		free(o);
+		return -ENOMEM;
+	}
+	L->n = n;
+	for (size_t j = 0; j < n; j++) {
+		const sb_reqrec *q = o[j].q;
+		double t = rl->sum.mode == SB_MODE_RATE ? o[j].t - o[0].t : 0.0;
+		L->rq[j] = (sb_replay_req){ t, q->prompt_tokens, q->output_tokens, -1 };
+		L->ttft[j] = q->ttft_ms;
+		L->e2e[j] = q->e2e_ms;
+		L->tpot[j] = measured_tpot(q);
+	}
+	free(o);
+	L->ro = (sb_replay_opts){ .mode = rl->sum.mode, .no_noise = 1, .seed = 1 };
+	if (fleet)
+		L->ro.fleet = fleet;
+	if (rl->sum.mode != SB_MODE_RATE)
+		L->ro.concurrency = (int)lround(rl->sum.level) > 0 ? (int)lround(rl->sum.level) : 1;
+	L->n_fit = (size_t)ceil(fit_first * (double)n);
+	if (L->n_fit < 6)
+		L->n_fit = n < 6 ? n : 6;
+	size_t w = L->n_fit / 15;
+	L->n_win = w < 3 ? 3 : w > 30 ? 30 : w;
+	if (L->n_win > L->n_fit / 2)
+		L->n_win = L->n_fit / 2;
+	return 0;
+}
+
+void rf_problem_free(rf_problem *p)
+{
+	for (size_t i = 0; i < p->n_lv; i++) {
+		rf_level *L = &p->lv[i];
+		free(L->rq);
+		free(L->pd);
+		free(L->ttft);
+		free(L->tpot);
+		free(L->e2e);
+	}
+	free(p->lv);
+	sb_model_fini(&p->m);
+	memset(p, 0, sizeof(*p));
+}
+
+int rf_problem_load(rf_problem *p, const sb_model *server, const sb_calib_input *in, size_t n,
+		    const sb_rf_opts *o, sb_error *e)
+{
+	memset(p, 0, sizeof(*p));
+	sb_model_copy(&p->m, server);
+	p->o = *o;
+	sb_fleet_init(&p->fleet);
+	p->fleet.replicas = o->replicas;
+	p->fleet.route = SB_ROUTE_LEAST_OUTSTANDING;
+	for (size_t f = 0; f < n; f++) {
+		const sb_results *r = in[f].res;
+		rf_level *nl = realloc(p->lv, (p->n_lv + r->n_levels) * sizeof(*nl));
+		if (!nl)
+			return sb_error_code(e, -ENOMEM, "out of memory");
+		p->lv = nl;
+		for (size_t li = 0; li < r->n_levels; li++) {
+			rf_level *L = &p->lv[p->n_lv];
+			memset(L, 0, sizeof(*L));
+			L->file = f;
+			L->level = r->levels[li].sum.level;
+			int rc = level_load(L, &r->levels[li], o->fit_first,
+					    o->replicas > 1 ? &p->fleet : NULL);
+			if (rc < 0)
+				return sb_error_code(e, -ENOMEM, "out of memory");
+			p->n_lv++;
+			if (rc == 1) {
+				p->n_lv--;
+				free(L->rq);
+			}
+		}
+	}
+	if (p->n_lv == 0)
+		return sb_error_set(e, "no level with 6 or more successful requests that have a "
+				       "send time, prompt and output tokens, TTFT and E2E: a replay "
+				       "fit needs them");
+	return 0;
+}
+
+/* ---- the coefficients -------------------------------------------------- */
+
+/* Whether coefficient k is in the form's step time. */
+static int in_form(sb_rf_form form, int k)
+{
+	if (k == RF_KV)
+		return form >= SB_RF_FORM_KV;
+	if (k == RF_ATTN)
+		return form >= SB_RF_FORM_ATTN;
+	return 1;
+}
+
+int rf_active(const rf_problem *p, int k)
+{
+	return in_form(p->o.form, k) && !p->held[k];
+}
+
+void rf_set_model(sb_model *m, const double *c)
+{
+	m->decode[0] = (sb_decode_point){ 1, c[RF_BASE] + c[RF_SEQ] };
+	m->decode[1] = (sb_decode_point){ 2, c[RF_BASE] + 2 * c[RF_SEQ] };
+	m->n_decode = 2;
+	m->n_decode_kv = 0;
+	m->prefill_base_ms = c[RF_BASE];
+	m->per_prefill_token_ms = c[RF_PREFILL];
+	m->per_kv_token_ms = c[RF_KV];
+	m->per_prefill_attn_ms = c[RF_ATTN];
+	m->overhead_ms = c[RF_OVH];
+	m->overhead_sd_ms = 0;
+	m->overhead_per_token_ms = 0;
+	m->prefill_per_prompt_ms = 0;
+	m->admit_delay_ms = 0;
+	m->noise_kind = SB_NOISE_NONE;
+	m->noise_cv = m->noise_prefill_cv = 0;
+}
+
+/* The full coefficient vector from the search's x (logs of the active
+ * ones; the others 0). */
+static void coef_of_x(const rf_problem *p, const double *x, double *c)
+{
+	int k = 0;
+	for (int i = 0; i < RF_NP; i++)
+		c[i] = rf_active(p, i) ? exp(x[k++]) : 0.0;
+}
+
+/* ---- the residuals ----------------------------------------------------- */
+
+/* Replays every level on m (one replay_once each) into their pd. */
+int rf_replay(rf_level *lv, size_t n_lv, const sb_model *m, sb_error *e)
+{
+	for (size_t i = 0; i < n_lv; i++) {
+		int r = sb_sim_replay(m, &lv[i].ro, lv[i].rq, lv[i].n, lv[i].pd, NULL, e);
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* Means of measured and predicted TTFT and TPOT over the fitted requests
+ * [a, b) of L into res[0..2). A prediction the replay rejected counts as
+ * ten times its measurement (the search is steered away from it). */
+static void window_residuals(const rf_level *L, size_t a, size_t b, double *res)
+{
+	double mt = 0, pt = 0, mp = 0, pp = 0;
+	for (size_t j = a; j < b; j++) {
+		const sb_replay_pred *q = &L->pd[j];
+		mt += L->ttft[j];
+		pt += q->rejected ? 10 * L->ttft[j] : q->ttft_ms;
+		if (isfinite(L->tpot[j]) && isfinite(q->tpot_ms)) {
+			mp += L->tpot[j];
+			pp += q->tpot_ms;
+		}
+	}
+	res[0] = mt > 0 && pt > 0 ? log(pt / mt) : 0;
+	res[1] = mp > 0 && pp > 0 ? log(pp / mp) : 0;
+}
+
+size_t rf_n_residuals(const rf_problem *p)
+{
+	size_t m = 0;
+	for (size_t i = 0; i < p->n_lv; i++)
+		m += 2 * p->lv[i].n_win;
+	return m;
+}
+
+/* The residuals of the levels' current predictions, in order: each level's
+ * windows, each window TTFT then TPOT. */
+void rf_residuals(const rf_level *lv, size_t n_lv, double *res)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n_lv; i++) {
+		const rf_level *L = &lv[i];
+		for (size_t w = 0; w < L->n_win; w++, k += 2)
+			window_residuals(L, w * L->n_fit / L->n_win, (w + 1) * L->n_fit / L->n_win,
+					 &res[k]);
+	}
+}
+
+/* Sum of squared residuals of coefficients c on the problem's own levels
+ * and model (NaN when a replay fails). */
+static double rf_rss(rf_problem *p, const double *c)
+{
+	rf_set_model(&p->m, c);
+	sb_error e;
+	p->evals++;
+	if (rf_replay(p->lv, p->n_lv, &p->m, &e) < 0)
+		return NAN;
+	size_t m = rf_n_residuals(p);
+	double *res = p->res, s = 0;
+	rf_residuals(p->lv, p->n_lv, res);
+	for (size_t i = 0; i < m; i++)
+		s += res[i] * res[i];
+	return s;
+}
+
+/* ---- the search -------------------------------------------------------- */
+
+static double nm_f(const gsl_vector *x, void *arg)
+{
+	rf_problem *p = arg;
+	double c[RF_NP];
+	coef_of_x(p, x->data, c);
+	double s = rf_rss(p, c);
+	return isfinite(s) ? s : GSL_POSINF;
+}
+
+/* Where the search starts: the caller's coefficients where positive, else
+ * guesses from the quickest requests (the 10th percentiles of TPOT and
+ * TTFT: a decode step alone, a prompt with little queue). */
+static void start_values(const rf_problem *p, double *c)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->n_lv; i++)
+		n += p->lv[i].n_fit;
+	double *t = malloc((n + 1) * sizeof(double)), *u = malloc((n + 1) * sizeof(double));
+	double plen = 0;
+	size_t nt = 0, nu = 0;
+	for (size_t i = 0; t && u && i < p->n_lv; i++) {
+		for (size_t j = 0; j < p->lv[i].n_fit; j++) {
+			if (isfinite(p->lv[i].tpot[j]))
+				t[nt++] = p->lv[i].tpot[j];
+			u[nu++] = p->lv[i].ttft[j];
+			plen += (double)p->lv[i].rq[j].prompt_tokens;
+		}
+	}
+	qsort(t, nt, sizeof(double), sb_cmp_double);
+	qsort(u, nu, sizeof(double), sb_cmp_double);
+	double tp = nt ? sb_sorted_quantile(t, nt, 0.1) : 20.0;
+	double tt = nu ? sb_sorted_quantile(u, nu, 0.1) : 100.0;
+	free(t);
+	free(u);
+	plen = nu ? plen / (double)nu : 256;
+	double guess[RF_NP] = { 0.7 * tp, 0.3 * tp / 16, 0.5 * tt / plen, 0.02 * tp / 4096,
+				1e-3 * tt / plen / plen, 0.2 * tt };
+	const sb_model *m = &p->m;
+	double given[RF_NP] = { sb_model_step_base_ms(m),
+				m->n_decode >= 2 ? m->decode[1].ms - m->decode[0].ms : 0,
+				m->per_prefill_token_ms, m->per_kv_token_ms, m->per_prefill_attn_ms,
+				m->overhead_ms };
+	for (int i = 0; i < RF_NP; i++)
+		c[i] = given[i] > 0 && isfinite(given[i]) ? given[i] : guess[i];
+}
+
+/* Nelder-Mead over the logs of the active coefficients from c (updated),
+ * within max_evals replays; restarted once from where it stopped. */
+static int search(rf_problem *p, double *c, sb_error *e)
+{
+	int np = p->np;
+	gsl_multimin_function fn = { nm_f, (size_t)np, p };
+	gsl_vector *x = gsl_vector_alloc((size_t)np), *step = gsl_vector_alloc((size_t)np);
+	gsl_multimin_fminimizer *s =
+		gsl_multimin_fminimizer_alloc(gsl_multimin_fminimizer_nmsimplex2, (size_t)np);
+	if (!x || !step || !s) {
+		gsl_vector_free(x);
+		gsl_vector_free(step);
+		gsl_multimin_fminimizer_free(s);
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	}
+	for (int round = 0; round < 2; round++) {
+		int k = 0;
+		for (int i = 0; i < RF_NP; i++)
+			if (rf_active(p, i))
+				gsl_vector_set(x, (size_t)k++, log(c[i]));
+		gsl_vector_set_all(step, round ? 0.2 : 0.7);
+		gsl_multimin_fminimizer_set(s, &fn, x, step);
+		long budget = p->evals + p->o.max_evals / 2;
+		while (p->evals < budget) {
+			if (gsl_multimin_fminimizer_iterate(s))
+				break;
+			if (gsl_multimin_test_size(gsl_multimin_fminimizer_size(s), 1e-3) ==
+			    GSL_SUCCESS)
+				break;
+		}
+		coef_of_x(p, s->x->data, c);
+		p->rss = s->fval;
+	}
+	gsl_vector_free(x);
+	gsl_vector_free(step);
+	gsl_multimin_fminimizer_free(s);
+	return 0;
+}
+
+/* ---- the covariance ---------------------------------------------------- */
+
+/* Lag-1 autocorrelation of r[0..m) taken by series (TTFT, TPOT: every
+ * other entry), clamped to [0, 0.9]. */
+static double lag1(const double *r, size_t m)
+{
+	double num = 0, den = 0;
+	for (size_t i = 0; i < m; i++) {
+		den += r[i] * r[i];
+		if (i + 2 < m)
+			num += r[i] * r[i + 2];
+	}
+	double rho = den > 0 ? num / den : 0;
+	return rho < 0 ? 0 : rho > 0.9 ? 0.9 : rho;
+}
+
+/* J (m x np): derivatives of the residuals in the log coefficients at c,
+ * central differences of h. */
+static int jacobian(rf_problem *p, const double *c, double h, gsl_matrix *J, sb_error *e)
+{
+	size_t m = rf_n_residuals(p);
+	double *lo = malloc(m * sizeof(double)), *hi = malloc(m * sizeof(double));
+	int rc = lo && hi ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
+	for (int i = 0, k = 0; rc == 0 && i < RF_NP; i++) {
+		if (!rf_active(p, i))
+			continue;
+		double cc[RF_NP];
+		memcpy(cc, c, sizeof(cc));
+		cc[i] = c[i] * exp(-h);
+		if (!isfinite(rf_rss(p, cc)))
+			rc = sb_error_set(e, "a replay failed while taking derivatives");
+		memcpy(lo, p->res, m * sizeof(double));
+		cc[i] = c[i] * exp(h);
+		if (rc == 0 && !isfinite(rf_rss(p, cc)))
+			rc = sb_error_set(e, "a replay failed while taking derivatives");
+		memcpy(hi, p->res, m * sizeof(double));
+		for (size_t r = 0; r < m; r++)
+			gsl_matrix_set(J, r, (size_t)k, (hi[r] - lo[r]) / (2 * h));
+		k++;
+	}
+	free(lo);
+	free(hi);
+	return rc;
+}
+
+/* cov (np x np) of the log coefficients = s²·(JᵀJ)⁺ (SVD pseudo-inverse:
+ * a direction the data does not move gets an infinite variance). */
+static void log_covariance(const gsl_matrix *J, double s2, gsl_matrix *cov)
+{
+	size_t np = J->size2;
+	gsl_matrix *A = gsl_matrix_alloc(np, np), *V = gsl_matrix_alloc(np, np);
+	gsl_vector *S = gsl_vector_alloc(np), *w = gsl_vector_alloc(np);
+	gsl_matrix_set_zero(A);
+	for (size_t a = 0; a < np; a++)
+		for (size_t b = 0; b < np; b++) {
+			double s = 0;
+			for (size_t r = 0; r < J->size1; r++)
+				s += gsl_matrix_get(J, r, a) * gsl_matrix_get(J, r, b);
+			gsl_matrix_set(A, a, b, s);
+		}
+	gsl_linalg_SV_decomp(A, V, S, w);
+	double smax = gsl_vector_get(S, 0);
+	for (size_t a = 0; a < np; a++)
+		for (size_t b = 0; b < np; b++) {
+			double s = 0;
+			for (size_t k = 0; k < np; k++) {
+				double sk = gsl_vector_get(S, k);
+				s += sk > smax * 1e-10 ? gsl_matrix_get(V, a, k) *
+								 gsl_matrix_get(V, b, k) / sk
+						       : (a == b && fabs(gsl_matrix_get(V, a, k)) > 0.1
+								  ? INFINITY
+								  : 0);
+			}
+			gsl_matrix_set(cov, a, b, s2 * s);
+		}
+	gsl_matrix_free(A);
+	gsl_matrix_free(V);
+	gsl_vector_free(S);
+	gsl_vector_free(w);
+}
+
+/* p->cov: the covariance of the active coefficients (in their order) at c. */
+static int covariance(rf_problem *p, const double *c, sb_error *e)
+{
+	size_t m = rf_n_residuals(p), np = (size_t)p->np;
+	if (m <= np)
+		return sb_error_set(e, "%zu residuals for %zu coefficients: too few windows to "
+				       "fit (more requests per level)", m, np);
+	double rss = rf_rss(p, c);
+	p->rho = lag1(p->res, m);
+	p->s2 = rss / (double)(m - np) * (1 + p->rho) / (1 - p->rho);
+	gsl_matrix *J = gsl_matrix_alloc(m, np);
+	p->cov = gsl_matrix_alloc(np, np);
+	if (!J || !p->cov) {
+		gsl_matrix_free(J);
+		return sb_error_code(e, -ENOMEM, "out of memory");
+	}
+	int rc = jacobian(p, c, 0.05, J, e);
+	if (rc == 0)
+		log_covariance(J, p->s2, p->cov);
+	gsl_matrix_free(J);
+	/* to the coefficients themselves: cov_c = diag(c) cov_log diag(c) */
+	for (size_t a = 0, ia = 0; rc == 0 && a < RF_NP; a++) {
+		if (!rf_active(p, (int)a))
+			continue;
+		for (size_t b = 0, ib = 0; b < RF_NP; b++) {
+			if (!rf_active(p, (int)b))
+				continue;
+			double v = gsl_matrix_get(p->cov, ia, ib);
+			gsl_matrix_set(p->cov, ia, ib, v * c[a] * c[b]);
+			ib++;
+		}
+		ia++;
+	}
+	rf_rss(p, c); /* leaves the predictions at the optimum */
+	return rc;
+}
+
+/* A coefficient the search drove towards 0 (log-space: it cannot reach it)
+ * whose removal costs under 0.1% of the sum of squares is held at 0 and
+ * left out of the covariance (the fit notes it). base stays. */
+static void hold_at_zero(rf_problem *p, double *c)
+{
+	double rss = rf_rss(p, c);
+	for (int i = RF_SEQ; i < RF_NP; i++) {
+		if (!rf_active(p, i))
+			continue;
+		double keep = c[i];
+		c[i] = 0;
+		if (rf_rss(p, c) <= rss * 1.001 + 1e-12) {
+			p->held[i] = 1;
+			p->np--;
+		} else {
+			c[i] = keep;
+		}
+	}
+}
+
+int sb_rf_fit(const sb_model *server, const sb_calib_input *in, size_t n, const sb_rf_opts *o,
+	      sb_model *out, sb_error *e)
+{
+	rf_problem p;
+	sb_model_init(out);
+	int rc = rf_problem_load(&p, server, in, n, o, e);
+	if (rc == 0) {
+		p.np = 0;
+		for (int i = 0; i < RF_NP; i++)
+			p.np += rf_active(&p, i);
+		p.res = malloc(rf_n_residuals(&p) * sizeof(double));
+		rc = p.res ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
+	}
+	double c[RF_NP];
+	if (rc == 0) {
+		start_values(&p, c);
+		rc = search(&p, c, e);
+	}
+	if (rc == 0)
+		hold_at_zero(&p, c);
+	if (rc == 0)
+		rc = covariance(&p, c, e);
+	if (rc == 0)
+		rc = rf_build(&p, c, in, out, e);
+	free(p.res);
+	gsl_matrix_free(p.cov);
+	rf_problem_free(&p);
+	return rc;
+}

@@ -1,0 +1,60 @@
+/* replayfit_internal.h — the replay fit's state, shared by replayfit.c (the
+ * data, the residuals, the search, the covariance) and replayfit_out.c (the
+ * model, its fit object, the held-out check, the report) and nothing else. */
+#ifndef SB_CAL_REPLAYFIT_INTERNAL_H
+#define SB_CAL_REPLAYFIT_INTERNAL_H
+
+#include <gsl/gsl_matrix.h>
+
+#include "calibrate/replayfit.h"
+#include "sim/sim.h"
+
+/* The coefficients, in the order of rf_param_names. */
+enum { RF_BASE = 0, RF_SEQ, RF_PREFILL, RF_KV, RF_ATTN, RF_OVH, RF_NP };
+extern const char *const rf_param_names[RF_NP];
+
+/* One level of one file, its usable requests in send order. */
+typedef struct rf_level {
+	size_t file;
+	double level;
+	sb_replay_opts ro;
+	sb_replay_req *rq;
+	sb_replay_pred *pd;          /* the latest replay's */
+	double *ttft, *tpot, *e2e;   /* measured, ms (tpot NaN: one token) */
+	size_t n, n_fit, n_win;      /* requests, of them fitted (the first), windows */
+} rf_level;
+
+struct rf_problem;
+typedef struct rf_problem {
+	rf_level *lv;
+	size_t n_lv;
+	sb_model m;      /* the server's settings; coefficients of the last replay */
+	sb_rf_opts o;
+	int np;          /* active coefficients (rf_active) */
+	int held[RF_NP]; /* in the form but held at 0: the fit drove it to 0 */
+	sb_fleet fleet;  /* o.replicas > 1: the replicas the levels replay on */
+	double *res;     /* the last replay's residuals (rf_n_residuals) */
+	long evals;      /* replays so far */
+	double rss, rho, s2;
+	gsl_matrix *cov; /* active coefficients' covariance (np x np) */
+} rf_problem;
+
+/* Whether coefficient k is fitted: in the form's step time and not held
+ * at 0 (p->held). */
+int rf_active(const struct rf_problem *p, int k);
+/* Coefficients c[RF_NP] into m (as replayfit.h writes them). */
+void rf_set_model(sb_model *m, const double *c);
+/* Replays every level on m into its pd. Returns 0 or as sb_sim_replay. */
+int rf_replay(rf_level *lv, size_t n_lv, const sb_model *m, sb_error *e);
+size_t rf_n_residuals(const rf_problem *p);
+void rf_residuals(const rf_level *lv, size_t n_lv, double *res);
+int rf_problem_load(rf_problem *p, const sb_model *server, const sb_calib_input *in, size_t n,
+		    const sb_rf_opts *o, sb_error *e);
+void rf_problem_free(rf_problem *p);
+
+/* replayfit_out.c: *out = the fitted model of coefficients c with its fit
+ * object (p's predictions are those of c). Returns 0 or -ENOMEM. */
+int rf_build(rf_problem *p, const double *c, const sb_calib_input *in, sb_model *out,
+	     sb_error *e);
+
+#endif
