@@ -1,8 +1,8 @@
 /* import.c — other tools' per-request result files as a results document:
  * the format told from the content, servebench's CSV, vllm bench serve and
  * LLMServingSim read here; AIPerf in import_aiperf.c, inference-perf in
- * import_inferenceperf.c; what they share in import_recs.c
- * (import_internal.h). */
+ * import_inferenceperf.c, GuideLLM in import_guidellm.c; what they share in
+ * import_recs.c (import_internal.h). */
 #include "import_internal.h"
 
 #include <errno.h>
@@ -31,6 +31,8 @@ const char *sb_import_format_name(sb_import_format f)
 		return "aiperf-profile-export";
 	case SB_IMPORT_INFERENCEPERF:
 		return "inference-perf-per-request";
+	case SB_IMPORT_GUIDELLM:
+		return "guidellm-benchmarks";
 	default:
 		return "servebench-results";
 	}
@@ -767,6 +769,21 @@ static int is_aiperf(const json_t *o)
 	       json_object_get(o, "metrics");
 }
 
+/* A GuideLLM report: "benchmarks", a list whose first entry has "requests"
+ * or type_ "generative_benchmark" (0.1: "benchmarks", refused by the
+ * reader), or none beside metadata.guidellm_version. */
+static int is_guidellm(const json_t *j)
+{
+	const json_t *bs = json_object_get(j, "benchmarks"), *b0 = json_array_get(bs, 0);
+	const char *type = json_string_value(json_object_get(b0, "type_"));
+	if (!json_is_array(bs))
+		return 0;
+	if (!b0)
+		return json_object_get(json_object_get(j, "metadata"), "guidellm_version") != NULL;
+	return json_object_get(b0, "requests") || json_object_get(b0, "benchmarks") ||
+	       (type && !strcmp(type, "generative_benchmark"));
+}
+
 /* Text that is not one JSON object: JSON lines, each format told by its
  * first line. */
 static json_t *import_lines(char *buf, size_t s, size_t len, const char *name, const char *dir,
@@ -814,11 +831,15 @@ static json_t *import_object(char *buf, size_t s, size_t len, const char *name,
 	} else if (is_aiperf(j)) {
 		*f = SB_IMPORT_AIPERF;
 		doc = sb_import_aiperf(buf, name, e);
+	} else if (is_guidellm(j)) {
+		*f = SB_IMPORT_GUIDELLM;
+		doc = sb_import_guidellm(j, name, e);
 	} else {
 		sb_error_set(e, "%s: a JSON object of unknown shape: not a servebench results "
 			        "file (no \"schema\"), not a vllm bench serve result (no "
 			        "\"ttfts\"), not LLMServingSim requests (no \"first_token_ts\"), "
-			        "not an AIPerf record (no \"metadata\".\"request_start_ns\")", name);
+			        "not an AIPerf record (no \"metadata\".\"request_start_ns\"), "
+			        "not a GuideLLM report (no \"benchmarks\" with \"requests\")", name);
 	}
 	json_decref(j);
 	return doc;
@@ -885,7 +906,8 @@ json_t *sb_import_text(const char *text, size_t len, const char *name, const cha
 		sb_error_set(e, "%s: unknown format: expected a servebench results JSON, a vllm bench "
 			        "serve JSON (--save-detailed), LLMServingSim requests.jsonl, AIPerf "
 			        "profile_export.jsonl, inference-perf per_request_lifecycle_metrics.json, "
-			        "or a CSV with the header \"" CSV_HEADER "\"", name);
+			        "a GuideLLM benchmarks.json, or a CSV with the header \"" CSV_HEADER "\"",
+			     name);
 	}
 	free(buf);
 	if (fmt)

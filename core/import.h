@@ -17,13 +17,17 @@
  *      "request_start_ns", and "metrics"     (one MetricRecordInfo a line)
  *      a JSON list of objects with           inference-perf's
  *      "start_time" and "info"               per_request_lifecycle_metrics.json
+ *      a JSON object with "benchmarks", a    GuideLLM's benchmarks.json
+ *      list whose first entry has "requests" (`guidellm benchmark`; one level
+ *                                            per benchmark, from its strategy)
  *      a first line "t_sent_s,prompt_tokens,output_tokens,ttft_ms,e2e_ms,error"
  *      then any of itl_ms, level, mode, id,  servebench's per-request CSV
  *      t_scheduled_s, wait_ms, warmup        (`servebench export` writes
  *                                            them all; level and mode make
  *                                            one level per pair)
  *  - An imported file is one level of a measured run (a CSV with level and
- *    mode columns: one per pair, in the order they first appear). Its document says what
+ *    mode columns: one per pair, in the order they first appear; a GuideLLM
+ *    report: one per benchmark, open-loop ones first). Its document says what
  *    it came from and every assumption made (top-level "import": format,
  *    file, notes[]); nothing is reconstructed silently. A level whose
  *    requests were sent at times the file does not give is refused unless
@@ -55,11 +59,12 @@ typedef enum sb_import_format {
 	SB_IMPORT_LLMSERVINGSIM, /* LLMServingSim bench requests.jsonl */
 	SB_IMPORT_AIPERF,        /* AIPerf profile_export.jsonl */
 	SB_IMPORT_INFERENCEPERF, /* inference-perf per_request_lifecycle_metrics.json */
+	SB_IMPORT_GUIDELLM,      /* GuideLLM benchmarks.json (0.2 and later) */
 } sb_import_format;
 
 /* "servebench-results", "servebench-csv", "vllm-bench-serve",
  * "llmservingsim-requests", "aiperf-profile-export",
- * "inference-perf-per-request". */
+ * "inference-perf-per-request", "guidellm-benchmarks". */
 const char *sb_import_format_name(sb_import_format f);
 
 /* Reads path ("-": stdin) in whichever format it is and returns a results

@@ -2,7 +2,8 @@
  * core/import*.c): the records being built, the notes on every assumption,
  * the document they make, and a JSON-lines file's rows. Each reader lives in
  * a file of its own (import.c: servebench's CSV, vllm bench serve,
- * LLMServingSim and the detection; import_aiperf.c; import_inferenceperf.c);
+ * LLMServingSim and the detection; import_aiperf.c; import_inferenceperf.c;
+ * import_guidellm.c);
  * import_recs.c holds these. */
 #ifndef SB_IMPORT_INTERNAL_H
 #define SB_IMPORT_INTERNAL_H
@@ -74,5 +75,6 @@ size_t imp_row_line(const json_t *o);
  * content (modified), j its parsed JSON; name stands for the file. */
 json_t *sb_import_aiperf(char *text, const char *name, sb_error *e);
 json_t *sb_import_inferenceperf(const json_t *j, const char *name, sb_error *e);
+json_t *sb_import_guidellm(const json_t *j, const char *name, sb_error *e);
 
 #endif

@@ -377,6 +377,186 @@ static void test_inferenceperf(const char *dir)
 	sb_results_fini(&r);
 }
 
+/* GuideLLM's benchmarks.json: a file written by hand in the schema of
+ * vllm-project/guidellm ee7a77457ba668b4b5ccb40f110518829893b36a
+ * (tests/import/data/guidellm/README.md): a concurrent benchmark (streams 2,
+ * three requests), then a constant one (2.5 req/s, three requests and one
+ * errored). Times are epoch seconds, so differences are good to ~1e-4 ms. */
+static void test_guidellm(const char *dir)
+{
+	char path[1024];
+	snprintf(path, sizeof(path), "%s/guidellm/benchmarks.json", dir);
+	sb_results r;
+	sb_error e = { "" };
+	int rc = sb_results_load(path, &r, &e);
+	CHECK(rc == 0);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r.root, "import"), "format")),
+		  "guidellm-benchmarks");
+	const json_t *t = json_object_get(r.root, "target");
+	CHECK_STR(json_string_value(json_object_get(t, "client")), "guidellm");
+	CHECK_STR(json_string_value(json_object_get(t, "guidellm_version")), "0.7.3");
+	CHECK_STR(json_string_value(json_object_get(t, "model")), "Qwen/Qwen3-0.6B");
+	CHECK(r.n_levels == 2);
+	/* the open-loop benchmark first (a workload has its first level's mode) */
+	const sb_rlevel *l = &r.levels[0];
+	CHECK(l->sum.mode == SB_MODE_RATE);
+	CHECK_NEAR(l->sum.level, 2.5, 0);
+	CHECK(l->n_reqs == 4 && l->sum.requests_ok == 3 && l->sum.requests_failed == 1);
+	/* request_start less the level's first; TTFT first_token_iteration -
+	 * request_start; E2E request_end - request_start */
+	CHECK_NEAR(l->reqs[0].t_sent_s, 0, 1e-9);
+	CHECK_NEAR(l->reqs[1].t_sent_s, 0.4, 1e-6);
+	CHECK_NEAR(l->reqs[0].ttft_ms, 40, 1e-3);
+	CHECK_NEAR(l->reqs[0].e2e_ms, 120, 1e-3);
+	CHECK_NEAR(l->reqs[1].t_done_s, 0.53, 1e-6);
+	CHECK(l->reqs[1].prompt_tokens == 512 && l->reqs[1].output_tokens == 12);
+	CHECK(l->reqs[0].n_itl == 0 && !l->reqs[0].warmup);
+	/* the errored request: info.error, its end the failure's time */
+	CHECK_STR(l->reqs[3].err_class, "imported");
+	CHECK(l->reqs[3].err_msg && !strncmp(l->reqs[3].err_msg, "HTTPStatusError: Server error "
+							       "'503 Service Unavailable'", 55));
+	CHECK(l->reqs[3].prompt_tokens == 300 && l->reqs[3].output_tokens == -1);
+	CHECK(isnan(l->reqs[3].ttft_ms));
+	CHECK_NEAR(l->reqs[3].t_done_s, 1.249, 1e-6);
+	l = &r.levels[1];
+	CHECK(l->sum.mode == SB_MODE_CONCURRENCY);
+	CHECK_NEAR(l->sum.level, 2, 0);
+	CHECK(l->n_reqs == 3 && l->sum.requests_ok == 3 && l->sum.requests_failed == 0);
+	CHECK_NEAR(l->reqs[1].t_sent_s, 0.002, 1e-6);
+	CHECK_NEAR(l->reqs[2].t_sent_s, 0.143, 1e-6);
+	CHECK_NEAR(l->reqs[1].ttft_ms, 58, 1e-3);
+	CHECK_NEAR(l->reqs[1].e2e_ms, 189, 1e-3);
+	CHECK(l->reqs[1].prompt_tokens == 256 && l->reqs[1].output_tokens == 32);
+	CHECK(noted(&r, "benchmarks[0] (concurrent): closed loop at 2, its streams"));
+	CHECK(noted(&r, "benchmarks[1] (constant): open loop at its rate 2.5 req/s"));
+	CHECK(noted(&r, "the open-loop benchmarks first"));
+	CHECK(noted(&r, "first_token_iteration - request_start"));
+	CHECK(noted(&r, "itl_ms empty"));
+	CHECK(noted(&r, "1 failed request (1 errored, 0 incomplete"));
+	CHECK(!noted(&r, "SAMPLE") && !noted(&r, "warm-up") && !noted(&r, "0.2-0.3's schema"));
+	sb_results_fini(&r);
+}
+
+/* A GuideLLM >= 0.4 request: sent at s, first token at f, done at d (s). */
+#define GL_REQ(s, f, d, in, out)                                                           \
+	"{\"info\": {\"timings\": {\"request_start\": " #s ", \"first_token_iteration\": " #f \
+	", \"request_end\": " #d "}, \"error\": null}, \"prompt_tokens\": " #in                \
+	", \"output_tokens\": " #out "}"
+
+/* The rest of the current schema: throughput, a warm-up window, an
+ * incomplete request, resolve_start, a sampled benchmark, trace. */
+static void test_guidellm_current(void)
+{
+	const char *doc =
+		"{\"metadata\": {\"guidellm_version\": \"0.5.0\"}, \"benchmarks\": ["
+		"{\"config\": {\"strategy\": {\"type_\": \"throughput\", \"max_concurrency\": 100}},"
+		" \"start_time\": 100.0, \"end_time\": 101.0,"
+		" \"metrics\": {\"request_totals\": {\"successful\": 40, \"errored\": 0, \"incomplete\": 1}},"
+		" \"requests\": {\"successful\": [" GL_REQ(99.5, 99.6, 99.9, 10, 2) ", "
+		GL_REQ(100.0, 100.25, 100.5, 10, 2) ", "
+		"{\"info\": {\"timings\": {\"request_start\": null, \"resolve_start\": 100.5,"
+		" \"first_token_iteration\": 100.75, \"request_end\": 101.0}}, \"input_metrics\":"
+		" {\"total_tokens\": 7}, \"output_metrics\": {\"total_tokens\": 3}}],"
+		" \"errored\": [], \"incomplete\": [{\"info\": {\"timings\": {\"request_start\": 100.9,"
+		" \"request_end\": null, \"resolve_end\": 101.5}, \"error\": null},"
+		" \"prompt_tokens\": 4, \"output_tokens\": null}]}},"
+		"{\"config\": {\"strategy\": {\"type_\": \"trace\"}}, \"requests\": {\"successful\": ["
+		GL_REQ(200, 200.5, 201, 1, 1) ", " GL_REQ(202, 202.5, 203, 1, 1) "]}}]}";
+	sb_results r;
+	sb_error e = { "" };
+	sb_import_format f;
+	int rc = load(doc, "g.json", &f, &r, &e);
+	CHECK(rc == 0 && f == SB_IMPORT_GUIDELLM);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	CHECK(r.n_levels == 2);
+	/* trace: open loop at the mean send rate, 1 / 2 s */
+	CHECK(r.levels[0].sum.mode == SB_MODE_RATE);
+	CHECK_NEAR(r.levels[0].sum.level, 0.5, 1e-12);
+	/* throughput: a cap above its 4 requests: closed loop at 4 */
+	const sb_rlevel *l = &r.levels[1];
+	CHECK(l->sum.mode == SB_MODE_CONCURRENCY);
+	CHECK_NEAR(l->sum.level, 4, 0);
+	CHECK(l->n_reqs == 4);
+	/* ended before start_time: a warm-up record */
+	CHECK(l->reqs[0].warmup && !l->reqs[1].warmup && !l->reqs[2].warmup);
+	CHECK_NEAR(l->reqs[1].t_sent_s, 0.5, 1e-12);
+	CHECK_NEAR(l->reqs[1].ttft_ms, 250, 1e-9);
+	/* resolve_start in place of request_start; counts from *_metrics */
+	CHECK_NEAR(l->reqs[2].t_sent_s, 1.0, 1e-12);
+	CHECK_NEAR(l->reqs[2].e2e_ms, 500, 1e-9);
+	CHECK(l->reqs[2].prompt_tokens == 7 && l->reqs[2].output_tokens == 3);
+	/* incomplete: failed, done at resolve_end */
+	CHECK_STR(l->reqs[3].err_msg, "incomplete: cancelled by GuideLLM (the benchmark ended first)");
+	CHECK_NEAR(l->reqs[3].t_done_s, 2.0, 1e-12);
+	CHECK(noted(&r, "benchmarks[0] (throughput): closed loop at 4, its request count "
+			"(max_concurrency is more"));
+	CHECK(noted(&r, "benchmarks[1] (trace): open loop at the recorded send times"));
+	CHECK(noted(&r, "benchmarks[0]: a SAMPLE: the file keeps 4 of the 41 requests"));
+	CHECK(noted(&r, "2 requests without request_start or request_end"));
+	CHECK(noted(&r, "1 request outside its benchmark's [start_time, end_time]"));
+	CHECK(noted(&r, "1 failed request (0 errored, 1 incomplete"));
+	sb_results_fini(&r);
+}
+
+/* GuideLLM 0.2-0.3's schema (tag v0.3.1, benchmark/benchmark.py):
+ * args.strategy, flat start_time / first_token_time / end_time, error. */
+static void test_guidellm_old(void)
+{
+	const char *doc =
+		"{\"benchmarks\": ["
+		"{\"type_\": \"generative_benchmark\", \"args\": {\"strategy\": {\"type_\": \"synchronous\"}},"
+		" \"worker\": {\"backend_model\": \"m\"}, \"start_time\": 10.0, \"end_time\": 10.5,"
+		" \"request_totals\": {\"successful\": 2, \"incomplete\": 0, \"errored\": 0, \"total\": 2},"
+		" \"request_samples\": null, \"requests\": {\"successful\": ["
+		"{\"type_\": \"generative_text_response\", \"prompt_tokens\": 8, \"output_tokens\": 4,"
+		" \"start_time\": 10.0, \"end_time\": 10.25, \"first_token_time\": 10.125,"
+		" \"last_token_time\": 10.25},"
+		"{\"type_\": \"generative_text_response\", \"prompt_tokens\": 8, \"output_tokens\": 4,"
+		" \"start_time\": 10.25, \"end_time\": 10.5, \"first_token_time\": 10.375,"
+		" \"last_token_time\": 10.5}], \"incomplete\": [], \"errored\": []}},"
+		"{\"type_\": \"generative_benchmark\", \"args\": {\"strategy\": {\"type_\": \"poisson\","
+		" \"rate\": 1.5, \"random_seed\": 42}}, \"start_time\": 20.0, \"end_time\": 21.0,"
+		" \"requests\": {\"successful\": [], \"incomplete\": [], \"errored\": ["
+		"{\"type_\": \"generative_text_error\", \"prompt_tokens\": 8, \"output_tokens\": 0,"
+		" \"start_time\": 20.0, \"end_time\": 20.5, \"first_token_time\": null,"
+		" \"last_token_time\": null, \"error\": \"TimeoutError\"}]}}]}";
+	sb_results r;
+	sb_error e = { "" };
+	sb_import_format f;
+	int rc = load(doc, "old.json", &f, &r, &e);
+	CHECK(rc == 0 && f == SB_IMPORT_GUIDELLM);
+	if (rc < 0) {
+		fprintf(stderr, "%s\n", e.msg);
+		return;
+	}
+	CHECK(r.n_levels == 2);
+	CHECK(r.levels[0].sum.mode == SB_MODE_RATE && r.levels[0].sum.level == 1.5);
+	CHECK_STR(r.levels[0].reqs[0].err_msg, "TimeoutError");
+	CHECK(r.levels[0].reqs[0].output_tokens == 0);
+	CHECK_NEAR(r.levels[0].reqs[0].t_done_s, 0.5, 1e-12);
+	const sb_rlevel *l = &r.levels[1];
+	CHECK(l->sum.mode == SB_MODE_CONCURRENCY && l->sum.level == 1);
+	CHECK(l->n_reqs == 2 && l->sum.requests_ok == 2);
+	CHECK_NEAR(l->reqs[1].t_sent_s, 0.25, 1e-12);
+	CHECK_NEAR(l->reqs[1].ttft_ms, 125, 1e-9);
+	CHECK_NEAR(l->reqs[1].e2e_ms, 250, 1e-9);
+	CHECK_STR(json_string_value(json_object_get(json_object_get(r.root, "target"), "model")), "m");
+	CHECK(noted(&r, "benchmarks[0] (synchronous): closed loop at 1"));
+	CHECK(noted(&r, "from its args.strategy"));
+	CHECK(noted(&r, "first_token_time - start_time"));
+	CHECK(noted(&r, "GuideLLM 0.2-0.3's schema"));
+	CHECK(noted(&r, "with error as the message"));
+	CHECK(!noted(&r, "warm-up") && !noted(&r, "SAMPLE"));
+	sb_results_fini(&r);
+}
+
 /* A servebench results document passes through untouched. */
 static void test_passthrough(void)
 {
@@ -565,6 +745,88 @@ static void test_bad_inferenceperf(void)
 	CHECK_BAD("inferenceperf", bad);
 }
 
+/* GuideLLM benchmarks.json */
+#define GL_DOC(strategy, lists)                                                             \
+	"{\"benchmarks\": [{\"config\": {\"strategy\": " strategy "}, \"requests\": " lists "}]}"
+#define GL_CONC "{\"type_\": \"concurrent\", \"streams\": 2}"
+#define GL_OK1(req) GL_DOC(GL_CONC, "{\"successful\": [" req "]}")
+static void test_bad_guidellm(void)
+{
+	static const bad_case bad[] = {
+		{ "{\"benchmarks\": [{\"requests\": {}}]}",
+		  "bad.x: benchmarks[0].config.strategy: missing or not an object" },
+		{ "{\"benchmarks\": [{\"args\": {\"strategy\": {\"type_\": \"synchronous\"}},"
+		  " \"requests\": {}}, 5]}", "bad.x: benchmarks[1]: expected an object" },
+		{ GL_DOC("{\"type_\": \"burst\"}", "{}"),
+		  "bad.x: benchmarks[0].config.strategy.type_: \"burst\" is not a strategy GuideLLM runs" },
+		{ GL_DOC("{\"rate\": 2}", "{}"), "bad.x: benchmarks[0].config.strategy.type_: missing" },
+		{ GL_DOC("{\"type_\": \"concurrent\"}", "{}"),
+		  "bad.x: benchmarks[0].config.strategy.streams: missing" },
+		{ GL_DOC("{\"type_\": \"concurrent\", \"streams\": 2.5}", "{}"),
+		  "bad.x: benchmarks[0].config.strategy.streams: expected a whole number from 1 to 1000000" },
+		{ GL_DOC("{\"type_\": \"concurrent\", \"streams\": 1000001}", "{}"),
+		  "bad.x: benchmarks[0].config.strategy.streams: expected a whole number from 1" },
+		{ GL_DOC("{\"type_\": \"constant\", \"rate\": 1e300}", "{}"),
+		  "bad.x: benchmarks[0].config.strategy.rate: expected a rate > 0 and <= 1e9" },
+		{ GL_DOC("{\"type_\": \"constant\", \"rate\": \"fast\"}", "{}"),
+		  "bad.x: benchmarks[0].config.strategy.rate: expected a rate > 0" },
+		{ GL_DOC("{\"type_\": \"poisson\"}", "{}"), "bad.x: benchmarks[0].config.strategy.rate: missing" },
+		{ GL_DOC("{\"type_\": \"throughput\", \"max_concurrency\": 0}", "{}"),
+		  "bad.x: benchmarks[0].config.strategy.max_concurrency: expected a whole number from 1" },
+		{ "{\"benchmarks\": [{\"type_\": \"generative_benchmark\", \"args\": {\"strategy\":"
+		  " {\"type_\": \"synchronous\"}}}]}",
+		  "bad.x: benchmarks[0].requests: missing or not an object" },
+		{ GL_DOC(GL_CONC, "{\"successful\": {}}"),
+		  "bad.x: benchmarks[0].requests.successful: expected a list" },
+		{ GL_DOC(GL_CONC, "{\"successful\": [], \"errored\": [], \"incomplete\": null}"),
+		  "bad.x: benchmarks[0].requests: no requests" },
+		{ GL_OK1(GL_REQ(10, 10.1, 10.5, 5, 3) ", 7"),
+		  "bad.x: benchmarks[0].requests.successful[1]: expected an object" },
+		{ GL_OK1(GL_REQ("10", 10.1, 10.5, 5, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0].info.timings.request_start: expected a number (seconds) or null" },
+		{ GL_OK1(GL_REQ(-10, 10.1, 10.5, 5, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0].info.timings.request_start: -10 is negative" },
+		{ GL_OK1(GL_REQ(null, 10.1, 10.5, 5, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0].info.timings.request_start: missing or null (and no resolve_start)" },
+		{ GL_OK1(GL_REQ(10, null, 10.5, 5, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0].info.timings.first_token_iteration: missing or null (a run without streaming?" },
+		{ GL_OK1(GL_REQ(10, 10.1, null, 5, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0].info.timings.request_end: missing or null" },
+		{ GL_OK1(GL_REQ(10, 10.1, 9, 5, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0]: info.timings.request_end 9.000000 is before info.timings.request_start 10.000000" },
+		{ GL_OK1(GL_REQ(10, 11, 10.5, 5, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0]: info.timings.first_token_iteration 11.000000 outside info.timings.request_start 10.000000 .. info.timings.request_end 10.500000" },
+		{ GL_OK1(GL_REQ(10, 10.1, 10.5, 1.5, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0].prompt_tokens: expected a token count" },
+		{ GL_OK1(GL_REQ(10, 10.1, 10.5, null, 3)),
+		  "bad.x: benchmarks[0].requests.successful[0]: no prompt_tokens (nor input_metrics.total_tokens)" },
+		{ GL_OK1("{\"info\": {\"timings\": {\"request_start\": 1}}, \"input_metrics\": {\"total_tokens\": -1}}"),
+		  "bad.x: benchmarks[0].requests.successful[0].input_metrics.total_tokens: expected a token count" },
+		{ GL_OK1("{\"info\": {\"error\": null}}"),
+		  "bad.x: benchmarks[0].requests.successful[0].info.timings: missing or not an object" },
+		{ GL_OK1("{\"info\": 3}"),
+		  "bad.x: benchmarks[0].requests.successful[0].info: expected an object with \"timings\"" },
+		{ GL_OK1("{\"prompt_tokens\": 3}"),
+		  "bad.x: benchmarks[0].requests.successful[0]: neither info.timings (GuideLLM >= 0.4) nor start_time" },
+		{ GL_DOC(GL_CONC, "{\"errored\": [{\"info\": {\"timings\": {\"request_start\": 1}, \"error\": 503}}]}"),
+		  "bad.x: benchmarks[0].requests.errored[0].info.error: expected a string or null" },
+		{ "{\"benchmarks\": [{\"args\": {\"strategy\": {\"type_\": \"synchronous\"}}, \"requests\":"
+		  " {\"successful\": [{\"start_time\": 1, \"end_time\": 2, \"first_token_time\": \"x\","
+		  " \"prompt_tokens\": 1, \"output_tokens\": 1}]}}]}",
+		  "bad.x: benchmarks[0].requests.successful[0].first_token_time: expected a number" },
+		{ "{\"benchmarks\": [{\"args\": {\"strategy\": {\"type_\": \"synchronous\"}}, \"requests\":"
+		  " {\"successful\": [], \"errored\": [{\"start_time\": 1, \"end_time\": 2, \"error\": [1]}]}}]}",
+		  "bad.x: benchmarks[0].requests.errored[0].error: expected a string or null" },
+		{ "{\"metadata\": {\"guidellm_version\": \"0.7.3\"}, \"benchmarks\": []}",
+		  "bad.x: benchmarks: none" },
+		{ "{\"benchmarks\": [{\"benchmarks\": [], \"args\": {}}]}",
+		  "bad.x: a GuideLLM 0.1 report" },
+		{ "{\"benchmarks\": [{\"name\": \"test_x\", \"stats\": {}}]}",
+		  "bad.x: a JSON object of unknown shape" },
+	};
+	CHECK_BAD("guidellm", bad);
+}
+
 static void test_bad(void)
 {
 	test_bad_csv();
@@ -572,6 +834,7 @@ static void test_bad(void)
 	test_bad_llmservingsim();
 	test_bad_aiperf();
 	test_bad_inferenceperf();
+	test_bad_guidellm();
 	/* a missing file: -ENOENT, named */
 	sb_error e = { "" };
 	int err = 0;
@@ -590,6 +853,9 @@ int main(int argc, char **argv)
 	test_llmservingsim(argv[1]);
 	test_aiperf(argv[1]);
 	test_inferenceperf(argv[1]);
+	test_guidellm(argv[1]);
+	test_guidellm_current();
+	test_guidellm_old();
 	test_passthrough();
 	test_bad();
 	return check_report("test_import");

@@ -2,7 +2,8 @@
 # test_import_cli.sh SERVEBENCH SBSIM DATA_DIR — other tools' files through the
 # commands that read results files: `sbsim --compare` prints its table for a
 # CSV, a vllm bench serve JSON, LLMServingSim requests.jsonl, AIPerf
-# profile_export.jsonl and inference-perf per_request_lifecycle_metrics.json; `servebench
+# profile_export.jsonl, inference-perf per_request_lifecycle_metrics.json and
+# GuideLLM benchmarks.json (two levels); `servebench
 # calibrate` from vllm files written from simulated runs gives the same
 # coefficients as from the runs themselves (admit_delay_ms aside: vllm saves
 # no queue waits); `validate --measured` reads them; bad files exit 2 naming
@@ -32,13 +33,18 @@ done
 
 # sbsim --compare on each format prints the replay table
 for f in "$T/r1-L0.csv" "$T/r1-L0.json" "$T/s3-L1.json" "$DATA/llmservingsim/requests.jsonl" \
-	"$DATA/aiperf/profile_export.jsonl" "$DATA/inference-perf/per_request_lifecycle_metrics.json"; do
+	"$DATA/aiperf/profile_export.jsonl" "$DATA/inference-perf/per_request_lifecycle_metrics.json" \
+	"$DATA/guidellm/benchmarks.json"; do
 	out=$("$SBSIM" --compare "$f" 2>&1)
 	rc=$?
 	[ $rc -le 1 ] || fail "sbsim --compare $f: exit $rc: $out"
 	echo "$out" | grep -q "replay of the measured requests" || fail "sbsim --compare $f: no table: $out"
 	echo "$out" | grep -q "^TTFT ms" || fail "sbsim --compare $f: no TTFT row"
 done
+# GuideLLM: one level per benchmark, the open-loop one first
+out=$("$SBSIM" --compare "$DATA/guidellm/benchmarks.json" 2>&1)
+echo "$out" | grep -q "^== open loop 2.5 req/s: 3 requests" || fail "guidellm: no open-loop level: $out"
+echo "$out" | grep -q "^== closed loop c=2: 3 requests" || fail "guidellm: no closed-loop level: $out"
 # open loop from the CSV and the vllm file: the same measured side as the run itself
 for f in "$T/r1-L0.csv" "$T/r1-L0.json"; do
 	"$SBSIM" --compare "$f" --seed 1 | grep -E "^(TTFT|E2E) ms" | awk '{print $1, $3}' >"$T/m.txt"
@@ -58,7 +64,8 @@ coef "$T/c1.txt" >"$T/k1.txt"
 
 # validate --measured reads each format (0 goals met, 1 missed; never 2)
 for f in "$T/r1-L0.csv" "$T/s3-L1.json" "$DATA/llmservingsim/requests.jsonl" \
-	"$DATA/aiperf/profile_export.jsonl" "$DATA/inference-perf/per_request_lifecycle_metrics.json"; do
+	"$DATA/aiperf/profile_export.jsonl" "$DATA/inference-perf/per_request_lifecycle_metrics.json" \
+	"$DATA/guidellm/benchmarks.json"; do
 	"$SB" validate --measured "$f" --model-file "$T/m0.json" >"$T/v.txt" 2>&1
 	rc=$?
 	[ $rc -le 1 ] || fail "validate --measured $f: exit $rc: $(tail -3 "$T/v.txt")"
@@ -71,6 +78,7 @@ printf '{"hello": 1}' >"$T/shape.json"
 : >"$T/empty.csv"
 printf '{"metadata": {"request_start_ns": 5}, "metrics": {}, "error": null}\n' >"$T/bad-aiperf.jsonl"
 printf '[{"start_time": 2, "end_time": 1, "info": {}}]' >"$T/bad-ip.json"
+printf '{"benchmarks": [{"config": {"strategy": {"type_": "concurrent", "streams": 2}}, "requests": {"successful": [{"info": {"timings": {"request_start": 1.0, "request_end": 2.0}}, "prompt_tokens": 3, "output_tokens": 2}]}}]}' >"$T/bad-gl.json"
 check_bad() { # WANT FILE CMD...
 	want=$1
 	shift
@@ -86,6 +94,10 @@ check_bad "empty.csv: empty file" "$SBSIM" --compare "$T/empty.csv"
 check_bad "bad-aiperf.jsonl:1: metrics.time_to_first_token" "$SBSIM" --compare "$T/bad-aiperf.jsonl"
 check_bad "bad-ip.json: [0]: end_time 1.000000 is before start_time" "$SB" calibrate "$T/bad-ip.json" \
 	-o "$T/x.json"
+check_bad "bad-gl.json: benchmarks[0].requests.successful[0].info.timings.first_token_iteration: missing" \
+	"$SBSIM" --compare "$T/bad-gl.json"
+check_bad "bad-gl.json: benchmarks[0].requests.successful[0].info.timings.first_token_iteration" \
+	"$SB" calibrate "$T/bad-gl.json" -o "$T/x.json"
 check_bad "bad.csv:2: ttft_ms" "$SB" calibrate "$T/bad.csv" -o "$T/x.json"
 check_bad "empty.csv: empty file" "$SB" calibrate "$T/empty.csv" -o "$T/x.json"
 check_bad "bad.json: \"input_lens\" has 2 entries" "$SB" validate --measured "$T/bad.json" \
