@@ -34,7 +34,7 @@ static struct {
 	sb_survey_opts survey;
 	/* --engine vllm: the replay fit (calibrate/replayfit.h) */
 	const char *engine, *form;
-	long max_num_seqs, max_num_batched_tokens, block_size, gpu_blocks;
+	long max_num_seqs, max_num_batched_tokens, block_size, gpu_blocks, replicas;
 	double fit_first;
 	int rf_on;
 	sb_rf_opts rf;
@@ -102,6 +102,10 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("gpu-blocks", SB_CLI_LONG, &cmd.gpu_blocks, 0, 1L << 40, "N",
 		   "vllm: KV blocks of the server, 0 unlimited (default: the\n"
 		   "file's target.gpu_blocks, else 0: no preemption modelled)"),
+	SB_CLI_OPT("replicas", SB_CLI_LONG, &cmd.replicas, 1, 4096, "N",
+		   "vllm: engines behind the one front end (data_parallel_size;\n"
+		   "default: the file's target.data_parallel_size, else 1);\n"
+		   "the model is one of them"),
 	SB_CLI_OPT("form", SB_CLI_STRING, &cmd.form, 0, 0, "NAME",
 		   "vllm: step-time form linear, kv (default) or attn\n(docs/model-notes.md)"),
 	SB_CLI_OPT("fit-first", SB_CLI_DOUBLE, &cmd.fit_first, 0.05, 1, "F",
@@ -126,7 +130,8 @@ static void usage(FILE *f)
 		"measurement is missing.\n"
 		"Also reads other tools' per-request files (vllm bench serve --save-detailed\n"
 		"JSON, LLMServingSim requests.jsonl, AIPerf profile_export.jsonl, inference-perf\n"
-		"per_request_lifecycle_metrics.json, servebench CSV; docs/formats.md).\n"
+		"per_request_lifecycle_metrics.json, GuideLLM benchmarks.json, servebench\n"
+		"CSV; docs/formats.md).\n"
 		"\n");
 	sb_cli_usage(f, opts, N_OPTS, 23);
 	fprintf(f,
@@ -253,7 +258,7 @@ static int vllm_setting(const sb_cli_args *a, const char *opt, long given, const
  * file. Returns 0 or -EINVAL naming what is missing. */
 static int vllm_server(const sb_cli_args *a, const sb_results *r, sb_model *m, sb_error *e)
 {
-	long seqs, budget;
+	long seqs, budget, dp;
 	sb_model_init(m);
 	m->engine = SB_ENGINE_VLLM;
 	if (vllm_setting(a, "max-num-seqs", cmd.max_num_seqs, "max_num_seqs", r, -1, &seqs, e) < 0 ||
@@ -262,11 +267,13 @@ static int vllm_server(const sb_cli_args *a, const sb_results *r, sb_model *m, s
 	    vllm_setting(a, "block-size", cmd.block_size, "block_size", r, 16, &m->block_size,
 			 e) < 0 ||
 	    vllm_setting(a, "gpu-blocks", cmd.gpu_blocks, "gpu_blocks", r, 0, &m->gpu_blocks,
-			 e) < 0)
+			 e) < 0 ||
+	    vllm_setting(a, "replicas", cmd.replicas, "data_parallel_size", r, 1, &dp, e) < 0)
 		return -EINVAL;
 	if (seqs < 1 || budget < 1 || m->block_size < 1)
 		return sb_error_set(e, "--engine vllm: max_num_seqs, max_num_batched_tokens and "
 				       "block_size must be >= 1");
+	cmd.rf.replicas = dp >= 1 && dp <= 4096 ? (int)dp : 1;
 	m->slots = (int)seqs;
 	m->batch_tokens = budget;
 	const char *name = cmd.fit.name ? cmd.fit.name : r->target.model;

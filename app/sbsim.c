@@ -129,7 +129,8 @@ static const sb_cli_opt opts[] = {
 		   "measured vs predicted (--json: the prediction); also a\n"
 		   "vllm bench serve JSON, LLMServingSim requests.jsonl,\n"
 		   "AIPerf profile_export.jsonl, inference-perf\n"
-		   "per_request_lifecycle_metrics.json or CSV"),
+		   "per_request_lifecycle_metrics.json, GuideLLM\n"
+		   "benchmarks.json or CSV"),
 	SB_CLI_OPT("second-model", SB_CLI_STRING, &cmd.second_model, 0, 0, "FILE",
 		   "with --compare: a second calibration's prediction of\n"
 		   "the same requests against the first's"),

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include <gsl/gsl_linalg.h>
+#include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_multimin.h>
 
 #include "calibrate/replayfit_internal.h"
@@ -151,6 +152,7 @@ int rf_problem_load(rf_problem *p, const sb_model *server, const sb_calib_input 
 	sb_fleet_init(&p->fleet);
 	p->fleet.replicas = o->replicas;
 	p->fleet.route = SB_ROUTE_LEAST_OUTSTANDING;
+	p->skip = -1;
 	for (size_t f = 0; f < n; f++) {
 		const sb_results *r = in[f].res;
 		rf_level *nl = realloc(p->lv, (p->n_lv + r->n_levels) * sizeof(*nl));
@@ -291,8 +293,87 @@ static double rf_rss(rf_problem *p, const double *c)
 	double *res = p->res, s = 0;
 	rf_residuals(p->lv, p->n_lv, res);
 	for (size_t i = 0; i < m; i++)
-		s += res[i] * res[i];
+		if (p->skip < 0 || (long)((i / 2) * RF_BLOCKS / (m / 2)) != p->skip)
+			s += res[i] * res[i];
 	return s;
+}
+
+/* ---- Levenberg-Marquardt from where the simplex stopped ----------------- */
+
+/* The residuals at log coefficients x (the jackknife's block left out:
+ * its residuals are 0). */
+static int lm_f(const gsl_vector *x, void *arg, gsl_vector *f)
+{
+	rf_problem *p = arg;
+	double c[RF_NP];
+	coef_of_x(p, x->data, c);
+	if (!isfinite(rf_rss(p, c)))
+		return GSL_EDOM;
+	size_t m = rf_n_residuals(p);
+	for (size_t i = 0; i < m; i++)
+		gsl_vector_set(f, i, p->skip >= 0 && (long)((i / 2) * RF_BLOCKS / (m / 2)) == p->skip
+					     ? 0.0 : p->res[i]);
+	return GSL_SUCCESS;
+}
+
+/* Central differences of RF_H in each log coefficient (the replay is
+ * piecewise smooth: steps smaller than this see its jumps). */
+#define RF_H 0.02
+static int lm_df(const gsl_vector *x, void *arg, gsl_matrix *J)
+{
+	rf_problem *p = arg;
+	size_t m = J->size1;
+	gsl_vector *xx = gsl_vector_alloc(x->size), *lo = gsl_vector_alloc(m),
+		   *hi = gsl_vector_alloc(m);
+	int rc = xx && lo && hi ? GSL_SUCCESS : GSL_ENOMEM;
+	for (size_t k = 0; rc == GSL_SUCCESS && k < x->size; k++) {
+		gsl_vector_memcpy(xx, x);
+		gsl_vector_set(xx, k, gsl_vector_get(x, k) - RF_H);
+		rc = lm_f(xx, p, lo);
+		gsl_vector_set(xx, k, gsl_vector_get(x, k) + RF_H);
+		if (rc == GSL_SUCCESS)
+			rc = lm_f(xx, p, hi);
+		for (size_t r = 0; rc == GSL_SUCCESS && r < m; r++)
+			gsl_matrix_set(J, r, k, (gsl_vector_get(hi, r) - gsl_vector_get(lo, r)) /
+							(2 * RF_H));
+	}
+	gsl_vector_free(xx);
+	gsl_vector_free(lo);
+	gsl_vector_free(hi);
+	return rc;
+}
+
+/* Levenberg-Marquardt in the log coefficients from c (updated when it
+ * lowers the sum of squares), at most 40 iterations. */
+static void polish(rf_problem *p, double *c)
+{
+	size_t m = rf_n_residuals(p), np = (size_t)p->np;
+	gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
+	gsl_multifit_nlinear_workspace *w =
+		gsl_multifit_nlinear_alloc(gsl_multifit_nlinear_trust, &par, m, np);
+	gsl_vector *x = gsl_vector_alloc(np);
+	if (!w || !x) {
+		gsl_multifit_nlinear_free(w);
+		gsl_vector_free(x);
+		return;
+	}
+	for (int i = 0, k = 0; i < RF_NP; i++)
+		if (rf_active(p, i))
+			gsl_vector_set(x, (size_t)k++, log(c[i]));
+	gsl_multifit_nlinear_fdf fdf = { lm_f, lm_df, NULL, m, np, p, 0, 0, 0 };
+	double before = rf_rss(p, c);
+	int info;
+	if (gsl_multifit_nlinear_init(x, &fdf, w) == GSL_SUCCESS)
+		gsl_multifit_nlinear_driver(40, 1e-6, 1e-6, 1e-8, NULL, NULL, &info, w);
+	double cc[RF_NP];
+	coef_of_x(p, gsl_multifit_nlinear_position(w)->data, cc);
+	double after = rf_rss(p, cc);
+	if (after < before) {
+		memcpy(c, cc, sizeof(cc));
+		p->rss = after;
+	}
+	gsl_multifit_nlinear_free(w);
+	gsl_vector_free(x);
 }
 
 /* ---- the search -------------------------------------------------------- */
@@ -345,7 +426,7 @@ static void start_values(const rf_problem *p, double *c)
 
 /* Nelder-Mead over the logs of the active coefficients from c (updated),
  * within max_evals replays; restarted once from where it stopped. */
-static int search(rf_problem *p, double *c, sb_error *e)
+static int search(rf_problem *p, double *c, int rounds, sb_error *e)
 {
 	int np = p->np;
 	gsl_multimin_function fn = { nm_f, (size_t)np, p };
@@ -358,7 +439,7 @@ static int search(rf_problem *p, double *c, sb_error *e)
 		gsl_multimin_fminimizer_free(s);
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	}
-	for (int round = 0; round < 2; round++) {
+	for (int round = 2 - rounds; round < 2; round++) {
 		int k = 0;
 		for (int i = 0; i < RF_NP; i++)
 			if (rf_active(p, i))
@@ -376,9 +457,39 @@ static int search(rf_problem *p, double *c, sb_error *e)
 		coef_of_x(p, s->x->data, c);
 		p->rss = s->fval;
 	}
+	polish(p, c);
 	gsl_vector_free(x);
 	gsl_vector_free(step);
 	gsl_multimin_fminimizer_free(s);
+	return 0;
+}
+
+/* The search from RF_STARTS points around c (the guesses, then per_seq
+ * against per_kv_token and prefill against overhead traded by a factor of
+ * 4 either way: the directions the file separates least), keeping the best
+ * (the replay's jumps leave local minima a single search stops in). */
+#define RF_STARTS 5
+static int multistart(rf_problem *p, double *c, sb_error *e)
+{
+	static const double tilt[RF_STARTS][RF_NP] = {
+		{ 0, 0, 0, 0, 0, 0 },	   { 0, 1.4, 0, -1.4, 0, 0 }, { 0, -1.4, 0, 1.4, 0, 0 },
+		{ 0, 0, 0.7, 0, 0, -1.4 }, { 0, 0, -0.7, 0, 0, 1.4 },
+	};
+	double best[RF_NP], best_rss = INFINITY;
+	for (int s = 0; s < RF_STARTS; s++) {
+		double cs[RF_NP];
+		for (int i = 0; i < RF_NP; i++)
+			cs[i] = c[i] * exp(tilt[s][i]);
+		int rc = search(p, cs, 2, e);
+		if (rc < 0)
+			return rc;
+		if (p->rss < best_rss) {
+			best_rss = p->rss;
+			memcpy(best, cs, sizeof(best));
+		}
+	}
+	memcpy(c, best, sizeof(best));
+	p->rss = best_rss;
 	return 0;
 }
 
@@ -424,6 +535,36 @@ static int jacobian(rf_problem *p, const double *c, double h, gsl_matrix *J, sb_
 	}
 	free(lo);
 	free(hi);
+	return rc;
+}
+
+/* The block jackknife (replayfit.h): the fit again without each block of
+ * windows in turn, from c; cov (np x np, log coefficients) gets
+ * (G-1)/G sum (x_b - mean)(x_b - mean)^T. */
+static int jackknife(rf_problem *p, const double *c, gsl_matrix *cov, sb_error *e)
+{
+	double x[RF_BLOCKS][RF_NP], mean[RF_NP] = { 0 };
+	int np = p->np, rc = 0;
+	for (int b = 0; b < RF_BLOCKS && rc == 0; b++) {
+		double cb[RF_NP];
+		memcpy(cb, c, sizeof(cb));
+		p->skip = b;
+		rc = search(p, cb, 1, e);
+		for (int i = 0, k = 0; i < RF_NP; i++)
+			if (rf_active(p, i)) {
+				x[b][k] = log(cb[i]);
+				mean[k] += x[b][k] / RF_BLOCKS;
+				k++;
+			}
+	}
+	p->skip = -1;
+	for (int a = 0; a < np; a++)
+		for (int d = 0; d < np; d++) {
+			double s = 0;
+			for (int b = 0; b < RF_BLOCKS; b++)
+				s += (x[b][a] - mean[a]) * (x[b][d] - mean[d]);
+			gsl_matrix_set(cov, (size_t)a, (size_t)d, s * (RF_BLOCKS - 1) / RF_BLOCKS);
+		}
 	return rc;
 }
 
@@ -479,10 +620,16 @@ static int covariance(rf_problem *p, const double *c, sb_error *e)
 		gsl_matrix_free(J);
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	}
-	int rc = jacobian(p, c, 0.05, J, e);
+	gsl_matrix *jk = gsl_matrix_alloc(np, np);
+	int rc = jk ? jacobian(p, c, 0.05, J, e) : sb_error_code(e, -ENOMEM, "out of memory");
 	if (rc == 0)
 		log_covariance(J, p->s2, p->cov);
+	if (rc == 0)
+		rc = jackknife(p, c, jk, e);
+	if (rc == 0)
+		gsl_matrix_add(p->cov, jk);
 	gsl_matrix_free(J);
+	gsl_matrix_free(jk);
 	/* to the coefficients themselves: cov_c = diag(c) cov_log diag(c) */
 	for (size_t a = 0, ia = 0; rc == 0 && a < RF_NP; a++) {
 		if (!rf_active(p, (int)a))
@@ -536,7 +683,7 @@ int sb_rf_fit(const sb_model *server, const sb_calib_input *in, size_t n, const 
 	double c[RF_NP];
 	if (rc == 0) {
 		start_values(&p, c);
-		rc = search(&p, c, e);
+		rc = multistart(&p, c, e);
 	}
 	if (rc == 0)
 		hold_at_zero(&p, c);

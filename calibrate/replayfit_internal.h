@@ -11,6 +11,8 @@
 
 /* The coefficients, in the order of rf_param_names. */
 enum { RF_BASE = 0, RF_SEQ, RF_PREFILL, RF_KV, RF_ATTN, RF_OVH, RF_NP };
+/* Blocks of the jackknife (replayfit.h) */
+#define RF_BLOCKS 8
 extern const char *const rf_param_names[RF_NP];
 
 /* One level of one file, its usable requests in send order. */
@@ -35,6 +37,7 @@ typedef struct rf_problem {
 	sb_fleet fleet;  /* o.replicas > 1: the replicas the levels replay on */
 	double *res;     /* the last replay's residuals (rf_n_residuals) */
 	long evals;      /* replays so far */
+	int skip;        /* the jackknife's block left out of the sum (-1: none) */
 	double rss, rho, s2;
 	gsl_matrix *cov; /* active coefficients' covariance (np x np) */
 } rf_problem;

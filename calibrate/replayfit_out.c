@@ -248,6 +248,7 @@ int rf_build(rf_problem *p, const double *c, const sb_calib_input *in, sb_model 
 	if (!fit)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	coef_json(p, c, fit);
+	json_object_set_new(fit, "replicas", json_integer(p->o.replicas));
 	json_object_set_new(fit, "covariance", cov_json(p));
 	json_decref(out->fit);
 	out->fit = fit;
@@ -303,6 +304,11 @@ void sb_rf_report(FILE *f, const sb_model *m)
 		else
 			fprintf(f, "  [unbounded]  not pinned down\n");
 	}
+	long long reps = (long long)json_integer_value(json_object_get(fit, "replicas"));
+	if (reps > 1)
+		fprintf(f, "the file's server: %lld such engines behind one front end (the model is "
+			   "one; sbsim --replicas %lld --route least-outstanding)\n",
+			reps, reps);
 	report_errors(f, json_object_get(fit, "in_sample"), "fitted requests");
 	const json_t *h = json_object_get(fit, "held_out");
 	if (h) {

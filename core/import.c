@@ -643,10 +643,22 @@ static json_t *lss_target(const char *dir, imp_recs *b)
 		json_object_set_new(t, "model", json_string(model));
 		imp_note(b, "target.model from meta.json beside the file");
 	}
+	/* the server settings calibrate --engine vllm replays on */
 	const json_t *ek = json_object_get(m, "engine_kwargs");
-	const json_t *seqs = json_object_get(ek, "max_num_seqs");
-	if (json_is_integer(seqs))
-		json_object_set_new(t, "max_num_seqs", json_integer(json_integer_value(seqs)));
+	const json_t *kv = json_object_get(m, "kv_cache");
+	const struct {
+		const json_t *from;
+		const char *key, *as;
+	} set[] = { { ek, "max_num_seqs", "max_num_seqs" },
+		    { ek, "max_num_batched_tokens", "max_num_batched_tokens" },
+		    { ek, "data_parallel_size", "data_parallel_size" },
+		    { kv, "block_size", "block_size" },
+		    { kv, "num_gpu_blocks", "gpu_blocks" } };
+	for (size_t i = 0; i < sizeof(set) / sizeof(set[0]); i++) {
+		const json_t *v = json_object_get(set[i].from, set[i].key);
+		if (json_is_integer(v) && json_integer_value(v) > 0)
+			json_object_set_new(t, set[i].as, json_integer(json_integer_value(v)));
+	}
 	const char *ver = json_string_value(json_object_get(m, "vllm_version"));
 	if (ver)
 		json_object_set_new(t, "vllm_version", json_string(ver));
