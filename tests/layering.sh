@@ -1,7 +1,8 @@
 #!/bin/sh
 # layering.sh SRCROOT — the source tree keeps its layering (docs/HACKING.md):
 # every header's include guard is its own, and includes point down only:
-# core <- sim, measure, plot, calibrate <- calibrate/survey.c, validate <- app;
+# core <- sim, measure, plot, calibrate <- calibrate/survey.c, calibrate/replayfit*.c
+# (over sim), validate <- app;
 # core, sim <- serve <- app
 # (sim, measure and plot know nothing of each other; of calibrate/ only the
 # survey that measures through measure/ includes it); inside calibrate/ the
@@ -25,6 +26,8 @@ breach plot 'sim|measure|calibrate|validate|serve|app'
 breach serve 'measure|plot|calibrate|validate|app'
 hits=$(grep -nE '#include "(measure|validate|app)/' calibrate/*.c calibrate/*.h | grep -v '^calibrate/survey\.c:')
 [ -n "$hits" ] && { echo "calibrate/ (other than survey.c) includes measure/, validate/ or app/:"; echo "$hits"; bad=1; }
+hits=$(grep -nE '#include "sim/' calibrate/*.c calibrate/*.h | grep -v '^calibrate/replayfit[a-z_]*\.[ch]:')
+[ -n "$hits" ] && { echo "calibrate/ (other than the replay fit) includes sim/:"; echo "$hits"; bad=1; }
 breach validate 'serve|app'
 # Inside calibrate/: only the facade's own sources (calibrate.c, report.c)
 # include it, and the headers'
