@@ -175,7 +175,7 @@ void sb_live_cancel(sb_live *l, long h, double t)
 		/* its prompt ends with the step in progress (or, not yet in
 		 * one, with a token), which makes its one token */
 		long upto = sl->state == SL_PREFILL ? sl->pos + sl->chunk : 1;
-		sl->in_len = r->in_len = upto > 0 ? upto : 1;
+		sl->in_len = r->in_len = sl->pre_len = upto > 0 ? upto : 1;
 		sl->out_len = r->out_len = 1;
 		return;
 	}
