@@ -152,7 +152,6 @@ int rf_problem_load(rf_problem *p, const sb_model *server, const sb_calib_input 
 	sb_fleet_init(&p->fleet);
 	p->fleet.replicas = o->replicas;
 	p->fleet.route = SB_ROUTE_LEAST_OUTSTANDING;
-	p->skip = -1;
 	for (size_t f = 0; f < n; f++) {
 		const sb_results *r = in[f].res;
 		rf_level *nl = realloc(p->lv, (p->n_lv + r->n_levels) * sizeof(*nl));
@@ -229,11 +228,13 @@ static void coef_of_x(const rf_problem *p, const double *x, double *c)
 
 /* ---- the residuals ----------------------------------------------------- */
 
-/* Replays every level on m (one replay_once each) into their pd. */
-int rf_replay(rf_level *lv, size_t n_lv, const sb_model *m, sb_error *e)
+int rf_replay(rf_level *lv, size_t n_lv, const sb_model *m, unsigned long seed, sb_error *e)
 {
 	for (size_t i = 0; i < n_lv; i++) {
-		int r = sb_sim_replay(m, &lv[i].ro, lv[i].rq, lv[i].n, lv[i].pd, NULL, e);
+		sb_replay_opts ro = lv[i].ro;
+		ro.no_noise = seed == 0;
+		ro.seed = seed;
+		int r = sb_sim_replay(m, &ro, lv[i].rq, lv[i].n, lv[i].pd, NULL, e);
 		if (r < 0)
 			return r;
 	}
@@ -287,21 +288,19 @@ static double rf_rss(rf_problem *p, const double *c)
 	rf_set_model(&p->m, c);
 	sb_error e;
 	p->evals++;
-	if (rf_replay(p->lv, p->n_lv, &p->m, &e) < 0)
+	if (rf_replay(p->lv, p->n_lv, &p->m, 0, &e) < 0)
 		return NAN;
 	size_t m = rf_n_residuals(p);
 	double *res = p->res, s = 0;
 	rf_residuals(p->lv, p->n_lv, res);
 	for (size_t i = 0; i < m; i++)
-		if (p->skip < 0 || (long)((i / 2) * RF_BLOCKS / (m / 2)) != p->skip)
-			s += res[i] * res[i];
+		s += res[i] * res[i];
 	return s;
 }
 
 /* ---- Levenberg-Marquardt from where the simplex stopped ----------------- */
 
-/* The residuals at log coefficients x (the jackknife's block left out:
- * its residuals are 0). */
+/* The residuals at log coefficients x. */
 static int lm_f(const gsl_vector *x, void *arg, gsl_vector *f)
 {
 	rf_problem *p = arg;
@@ -311,8 +310,7 @@ static int lm_f(const gsl_vector *x, void *arg, gsl_vector *f)
 		return GSL_EDOM;
 	size_t m = rf_n_residuals(p);
 	for (size_t i = 0; i < m; i++)
-		gsl_vector_set(f, i, p->skip >= 0 && (long)((i / 2) * RF_BLOCKS / (m / 2)) == p->skip
-					     ? 0.0 : p->res[i]);
+		gsl_vector_set(f, i, p->res[i]);
 	return GSL_SUCCESS;
 }
 
@@ -464,12 +462,17 @@ static int search(rf_problem *p, double *c, int rounds, sb_error *e)
 	return 0;
 }
 
+int rf_refit(rf_problem *p, double *c, sb_error *e)
+{
+	return search(p, c, 1, e);
+}
+
 /* The search from RF_STARTS points around c (the guesses, then per_seq
  * against per_kv_token and prefill against overhead traded by a factor of
  * 4 either way: the directions the file separates least), keeping the best
  * (the replay's jumps leave local minima a single search stops in). */
 #define RF_STARTS 5
-static int multistart(rf_problem *p, double *c, sb_error *e)
+int rf_multistart(rf_problem *p, double *c, sb_error *e)
 {
 	static const double tilt[RF_STARTS][RF_NP] = {
 		{ 0, 0, 0, 0, 0, 0 },	   { 0, 1.4, 0, -1.4, 0, 0 }, { 0, -1.4, 0, 1.4, 0, 0 },
@@ -538,36 +541,6 @@ static int jacobian(rf_problem *p, const double *c, double h, gsl_matrix *J, sb_
 	return rc;
 }
 
-/* The block jackknife (replayfit.h): the fit again without each block of
- * windows in turn, from c; cov (np x np, log coefficients) gets
- * (G-1)/G sum (x_b - mean)(x_b - mean)^T. */
-static int jackknife(rf_problem *p, const double *c, gsl_matrix *cov, sb_error *e)
-{
-	double x[RF_BLOCKS][RF_NP], mean[RF_NP] = { 0 };
-	int np = p->np, rc = 0;
-	for (int b = 0; b < RF_BLOCKS && rc == 0; b++) {
-		double cb[RF_NP];
-		memcpy(cb, c, sizeof(cb));
-		p->skip = b;
-		rc = search(p, cb, 1, e);
-		for (int i = 0, k = 0; i < RF_NP; i++)
-			if (rf_active(p, i)) {
-				x[b][k] = log(cb[i]);
-				mean[k] += x[b][k] / RF_BLOCKS;
-				k++;
-			}
-	}
-	p->skip = -1;
-	for (int a = 0; a < np; a++)
-		for (int d = 0; d < np; d++) {
-			double s = 0;
-			for (int b = 0; b < RF_BLOCKS; b++)
-				s += (x[b][a] - mean[a]) * (x[b][d] - mean[d]);
-			gsl_matrix_set(cov, (size_t)a, (size_t)d, s * (RF_BLOCKS - 1) / RF_BLOCKS);
-		}
-	return rc;
-}
-
 /* cov (np x np) of the log coefficients = s²·(JᵀJ)⁺ (SVD pseudo-inverse:
  * a direction the data does not move gets an infinite variance). */
 static void log_covariance(const gsl_matrix *J, double s2, gsl_matrix *cov)
@@ -611,6 +584,9 @@ static int covariance(rf_problem *p, const double *c, sb_error *e)
 	if (m <= np)
 		return sb_error_set(e, "%zu residuals for %zu coefficients: too few windows to "
 				       "fit (more requests per level)", m, np);
+	int rc = rf_noise_cv(p, c, e);
+	if (rc < 0)
+		return rc;
 	double rss = rf_rss(p, c);
 	p->rho = lag1(p->res, m);
 	p->s2 = rss / (double)(m - np) * (1 + p->rho) / (1 - p->rho);
@@ -620,16 +596,16 @@ static int covariance(rf_problem *p, const double *c, sb_error *e)
 		gsl_matrix_free(J);
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	}
-	gsl_matrix *jk = gsl_matrix_alloc(np, np);
-	int rc = jk ? jacobian(p, c, 0.05, J, e) : sb_error_code(e, -ENOMEM, "out of memory");
+	gsl_matrix *bs = gsl_matrix_alloc(np, np);
+	rc = bs ? jacobian(p, c, 0.05, J, e) : sb_error_code(e, -ENOMEM, "out of memory");
 	if (rc == 0)
 		log_covariance(J, p->s2, p->cov);
 	if (rc == 0)
-		rc = jackknife(p, c, jk, e);
+		rc = rf_bootstrap(p, c, bs, e);
 	if (rc == 0)
-		gsl_matrix_add(p->cov, jk);
+		gsl_matrix_add(p->cov, bs);
 	gsl_matrix_free(J);
-	gsl_matrix_free(jk);
+	gsl_matrix_free(bs);
 	/* to the coefficients themselves: cov_c = diag(c) cov_log diag(c) */
 	for (size_t a = 0, ia = 0; rc == 0 && a < RF_NP; a++) {
 		if (!rf_active(p, (int)a))
@@ -683,7 +659,7 @@ int sb_rf_fit(const sb_model *server, const sb_calib_input *in, size_t n, const 
 	double c[RF_NP];
 	if (rc == 0) {
 		start_values(&p, c);
-		rc = multistart(&p, c, e);
+		rc = rf_multistart(&p, c, e);
 	}
 	if (rc == 0)
 		hold_at_zero(&p, c);

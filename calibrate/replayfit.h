@@ -26,22 +26,27 @@
  * per_seq are written as the decode table {1: base + per_seq, 2: base +
  * 2·per_seq}, the line a vllm engine follows at every batch size.
  *
- * Uncertainty: the covariance of the coefficients is s²·(JᵀJ)⁻¹ at the
- * optimum, J the residuals' derivatives in the log coefficients (central
- * differences of 5%), s² the residual variance, times (1 + ρ)/(1 - ρ) for
- * ρ the residuals' lag-1 autocorrelation along the windows (windows next to
- * each other share the queue, so they are not independent draws). A
- * coefficient whose 90% interval is wider than its value is reported as not
- * pinned down by the file, with the likely reason (a run that never held
- * more than a few sequences cannot tell per_seq from base...).
+ * Uncertainty: the covariance of the coefficients is the sum of two parts.
+ * s²·(JᵀJ)⁻¹ at the optimum, J the residuals' derivatives in the log
+ * coefficients (central differences of 5%), s² the residual variance times
+ * (1 + ρ)/(1 - ρ) for ρ the residuals' lag-1 autocorrelation along the
+ * windows. And a parametric bootstrap (replayboot.c): the fitted model, with
+ * the step noise that scatters its replay as far as the file lies from it
+ * (lognormal, its cv written into the model's "noise"), replays the file
+ * 16 times; each replay's figures are fitted again from the optimum, and
+ * the refits' spread is the second part (what a run's queue does to a fit:
+ * a step a little slower early moves every later wait). A coefficient whose
+ * 90% interval is wider than its value is reported as not pinned down by
+ * the file, with the likely reason.
  *
  * Held-out check: with fit_first < 1 only the first fraction of each
  * level's requests (in send order) enters the fit; the whole level is still
  * replayed (the held-out requests meet the queue the earlier ones left),
  * and the report gives the errors of the held-out requests' mean TTFT,
  * TTFT p90, mean E2E and mean TPOT, each with a 90% interval from
- * replays of 40 coefficient draws of the covariance (the interval covers
- * the calibration's uncertainty, not the server's run-to-run scatter).
+ * replays of 40 coefficient draws of the covariance, each with the step
+ * noise (so the interval holds the calibration's uncertainty and the run's
+ * scatter).
  */
 #ifndef SB_CAL_REPLAYFIT_H
 #define SB_CAL_REPLAYFIT_H
@@ -62,7 +67,7 @@ typedef enum sb_rf_form {
 typedef struct sb_rf_opts {
 	sb_rf_form form;     /* default SB_RF_FORM_KV */
 	double fit_first;    /* (0, 1]: the fraction of each level fitted */
-	int jobs;            /* threads for the derivatives and the draws */
+	int jobs;            /* threads for the bootstrap's refits */
 	int max_evals;       /* replays the search may spend (default 1500) */
 	int replicas;        /* engines behind one front end (vLLM's
 				data_parallel_size), routed least-outstanding;

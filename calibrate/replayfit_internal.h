@@ -11,8 +11,6 @@
 
 /* The coefficients, in the order of rf_param_names. */
 enum { RF_BASE = 0, RF_SEQ, RF_PREFILL, RF_KV, RF_ATTN, RF_OVH, RF_NP };
-/* Blocks of the jackknife (replayfit.h) */
-#define RF_BLOCKS 8
 extern const char *const rf_param_names[RF_NP];
 
 /* One level of one file, its usable requests in send order. */
@@ -37,8 +35,8 @@ typedef struct rf_problem {
 	sb_fleet fleet;  /* o.replicas > 1: the replicas the levels replay on */
 	double *res;     /* the last replay's residuals (rf_n_residuals) */
 	long evals;      /* replays so far */
-	int skip;        /* the jackknife's block left out of the sum (-1: none) */
 	double rss, rho, s2;
+	double noise_cv; /* the step noise the fit leaves unexplained (rf_noise_cv) */
 	gsl_matrix *cov; /* active coefficients' covariance (np x np) */
 } rf_problem;
 
@@ -47,8 +45,24 @@ typedef struct rf_problem {
 int rf_active(const struct rf_problem *p, int k);
 /* Coefficients c[RF_NP] into m (as replayfit.h writes them). */
 void rf_set_model(sb_model *m, const double *c);
-/* Replays every level on m into its pd. Returns 0 or as sb_sim_replay. */
-int rf_replay(rf_level *lv, size_t n_lv, const sb_model *m, sb_error *e);
+/* Replays every level on m into its pd: without noise for seed 0, else
+ * with m's step noise drawn from seed. Returns 0 or as sb_sim_replay. */
+int rf_replay(rf_level *lv, size_t n_lv, const sb_model *m, unsigned long seed, sb_error *e);
+/* The search again from c (updated): one round of the simplex, polished. */
+int rf_refit(rf_problem *p, double *c, sb_error *e);
+/* The whole search from points around c (updated): several starts, the
+ * best kept. */
+int rf_multistart(rf_problem *p, double *c, sb_error *e);
+
+/* replayboot.c: p->noise_cv, the step noise that scatters a replay of
+ * coefficients c as far from its noise-free self as the file lies from it
+ * (the windows' mean square: a probe cv of 0.05 scaled by the square root
+ * of the ratio; within [0.002, 0.5]); and the covariance (np x np, log
+ * coefficients) of refits of RF_BOOT files replayed from c with that noise
+ * (replayfit.h). Return 0 or a negative errno with a message. */
+int rf_noise_cv(rf_problem *p, const double *c, sb_error *e);
+#define RF_BOOT 16
+int rf_bootstrap(rf_problem *p, const double *c, gsl_matrix *cov, sb_error *e);
 size_t rf_n_residuals(const rf_problem *p);
 void rf_residuals(const rf_level *lv, size_t n_lv, double *res);
 int rf_problem_load(rf_problem *p, const sb_model *server, const sb_calib_input *in, size_t n,

@@ -175,7 +175,7 @@ static int draw_intervals(rf_problem *p, const sb_model *m, const sb_uncert *u, 
 			continue; /* an invalid draw is skipped (as sbsim does not) */
 		}
 		double f[MT_N];
-		rc = rf_replay(p->lv, p->n_lv, &dm, e);
+		rc = rf_replay(p->lv, p->n_lv, &dm, (unsigned long)d + 1, e);
 		if (rc == 0)
 			rc = figures(p->lv, p->n_lv, 0, 1, f);
 		for (int k = 0; rc == 0 && k < MT_N; k++)
@@ -240,6 +240,8 @@ int rf_build(rf_problem *p, const double *c, const sb_calib_input *in, sb_model 
 {
 	sb_model_copy(out, &p->m);
 	rf_set_model(out, c);
+	out->noise_kind = SB_NOISE_LOGNORMAL;
+	out->noise_cv = out->noise_prefill_cv = p->noise_cv;
 	json_t *fit = json_pack("{s:s,s:s,s:s,s:o,s:I,s:o,s:o,s:o}", "method", "replay", "engine",
 				sb_engine_name(out->engine), "form", sb_rf_form_name(p->o.form),
 				"inputs", inputs_json(p, in), "replays", (json_int_t)p->evals, "rss",

@@ -14,7 +14,7 @@
 # figures lie inside their 90% intervals. per_seq and per_kv_token trade
 # along a ridge this load does not separate (the contexts' mean barely
 # moves) and the fit lands at different points of it; the intervals, from
-# the residuals and a block jackknife, are narrower than that ridge.
+# the residuals and a bootstrap of refits, are narrower than that ridge.
 set -eu
 SBSIM=$1 SB=$2 TRUTH=$3
 T=$(mktemp -d)

@@ -5,6 +5,7 @@
 #include "../check.h"
 #include "core/jsonfile.h"
 #include "core/model.h"
+#include "core/model_param.h"
 
 static int load(const char *text, sb_model *m, sb_error *e)
 {
@@ -143,6 +144,49 @@ static void test_optional_fields(void)
 		   "\"prefill_per_prompt\":-1}}", &m, &e) < 0 && strstr(e.msg, "prefill_per_prompt"));
 }
 
+/* A vllm engine: its keys round-trip, its decode line reads and sets as
+ * base / per_seq (the other kept), a prompt-only step costs base, and
+ * an unknown engine or a per-slot cache is refused. */
+static void test_vllm(void)
+{
+	sb_model m, m2;
+	sb_error e;
+	sb_model_init(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"server\":{\"slots\":128,"
+		   "\"engine\":\"vllm\",\"block_size\":32,\"gpu_blocks\":2588},"
+		   "\"step_ms\":{\"base\":10,\"per_seq\":0.5}}",
+		   &m, &e) == 0);
+	CHECK(m.engine == SB_ENGINE_VLLM && m.block_size == 32 && m.gpu_blocks == 2588);
+	CHECK_NEAR(sb_model_step_base_ms(&m), 10.0, 1e-12);
+	json_t *j = sb_model_to_json(&m);
+	sb_model_init(&m2);
+	CHECK(sb_model_from_json(j, &m2, &e) == 0);
+	CHECK(m2.engine == SB_ENGINE_VLLM && m2.block_size == 32 && m2.gpu_blocks == 2588);
+	json_decref(j);
+	double v = 0;
+	CHECK(sb_model_param_get(&m, "per_seq", &v, &e) == 0);
+	CHECK_NEAR(v, 0.5, 1e-12);
+	CHECK(sb_model_param_set(&m, "per_seq", 1.5, &e) == 0);
+	CHECK(sb_model_param_get(&m, "base", &v, &e) == 0);
+	CHECK_NEAR(v, 10.0, 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m, 4), 16.0, 1e-12);
+	CHECK(sb_model_param_get(&m2, "form_decode", &v, &e) == 0);
+	sb_model_fini(&m);
+	sb_model_fini(&m2);
+	sb_model_init(&m);
+	CHECK(sb_model_param_get(&m, "base", &v, &e) < 0 && strstr(e.msg, "\"base\""));
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"server\":{\"engine\":\"tgi\"}}", &m,
+		   &e) < 0 &&
+	      strstr(e.msg, "model.server.engine"));
+	sb_model_fini(&m);
+	sb_model_init(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"server\":{\"engine\":\"vllm\","
+		   "\"kv_cache\":\"per-slot\"},\"step_ms\":{\"base\":10,\"per_seq\":0.5}}",
+		   &m, &e) < 0 &&
+	      strstr(e.msg, "unified"));
+	sb_model_fini(&m);
+}
+
 int main(void)
 {
 	sb_error e;
@@ -151,6 +195,7 @@ int main(void)
 	test_decode_table();
 	test_bad_models();
 	test_optional_fields();
+	test_vllm();
 	CHECK(sb_model_load("/nonexistent/m.json", &m, &e) < 0 && strstr(e.msg, "/nonexistent"));
 	sb_model_fini(NULL);
 	CHECK_DONE();
