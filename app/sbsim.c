@@ -23,6 +23,7 @@
 #include "core/results.h"
 #include "cmd_serve.h"
 #include "exit_status.h"
+#include "sbsim_trace.h"
 #include "server_flags.h"
 #include "sim/capacity.h"
 #include "sim/scenario.h"
@@ -36,7 +37,8 @@
 /* The command line: the setup's flags plus what sbsim does with the run. */
 static struct {
 	sb_setup_flags f;
-	const char *json, *compare, *second_model;
+	const char *json, *compare, *second_model, *trace, *trace_window;
+	double trace_speedup;
 	int version;
 } cmd;
 
@@ -131,6 +133,16 @@ static const sb_cli_opt opts[] = {
 		   "AIPerf profile_export.jsonl, inference-perf\n"
 		   "per_request_lifecycle_metrics.json, GuideLLM\n"
 		   "benchmarks.json or CSV"),
+	SB_CLI_OPT("trace", SB_CLI_STRING, &cmd.trace, 0, 0, "FILE",
+		   "replay a request trace through the model, open loop at\n"
+		   "its times: Mooncake JSONL, the Azure LLM inference\n"
+		   "trace CSV or BurstGPT's CSV (--json: the prediction;\n"
+		   "--requests N: its first N)"),
+	SB_CLI_OPT("trace-speedup", SB_CLI_DOUBLE, &cmd.trace_speedup, 1e-6, 1e6, "X",
+		   "--trace: send X times faster"),
+	SB_CLI_OPT("trace-window", SB_CLI_STRING, &cmd.trace_window, 0, 0, "FROM,TO",
+		   "--trace: only the requests sent in [FROM, TO) seconds\n"
+		   "of the trace's clock (from its first request)"),
 	SB_CLI_OPT("second-model", SB_CLI_STRING, &cmd.second_model, 0, 0, "FILE",
 		   "with --compare: a second calibration's prediction of\n"
 		   "the same requests against the first's"),
@@ -157,25 +169,64 @@ static int fail(const sb_error *e, int err)
 	return sb_exit_status(err);
 }
 
-/* --compare takes only the flags that make sense for a replay. */
-static int check_compare_flags(const sb_cli_args *a, sb_error *e)
+/* Only the flags ok[0..n) (ok[0] the mode's own) were given: else an
+ * error "WHY; it takes only --ok[1], ... and --ok[n-1] (not --x)". */
+static int check_only(const sb_cli_args *a, const char *why, const char *const *ok, size_t n,
+		      sb_error *e)
 {
-	static const char *ok[] = { "compare", "model-file", "slots", "seed", "replications",
-				    "no-noise", "json", "second-model", "scale", "set", "kv-cache" };
 	for (size_t k = 0; k < N_OPTS; k++) {
 		int allowed = 0;
-		for (size_t j = 0; j < sizeof(ok) / sizeof(ok[0]); j++)
+		for (size_t j = 0; j < n; j++)
 			allowed |= opts[k].name && !strcmp(opts[k].name, ok[j]);
-		if (a->given[k] && !allowed)
-			return sb_error_set(e, "--compare replays the measured workload; it takes "
-					       "only --model-file, --slots, --seed, --replications, "
-					       "--no-noise, --json, --second-model, --scale, --set and "
-					       "--kv-cache (not --%s)",
-					    opts[k].name);
+		if (!a->given[k] || allowed)
+			continue;
+		char list[512] = "";
+		for (size_t j = 1; j < n; j++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s--%s",
+				 j == 1 ? "" : j + 1 == n ? " and " : ", ", ok[j]);
+		return sb_error_set(e, "%s; it takes only %s (not --%s)", why, list, opts[k].name);
 	}
 	if (cmd.f.seed != LONG_MIN && cmd.f.seed > 0x7fffffffL)
 		return sb_error_set(e, "--seed: %ld is outside [0, 2147483647]", cmd.f.seed);
 	return 0;
+}
+
+/* --compare takes only the flags that make sense for a replay. */
+static int check_compare_flags(const sb_cli_args *a, sb_error *e)
+{
+	static const char *const ok[] = { "compare", "model-file", "slots",	"seed",
+					   "replications", "no-noise", "json", "second-model",
+					   "scale", "set", "kv-cache" };
+	return check_only(a, "--compare replays the measured workload", ok,
+			  sizeof(ok) / sizeof(ok[0]), e);
+}
+
+/* sbsim --trace: the trace's requests through the model (sbsim_trace.h). */
+static int run_trace(const sb_cli_args *a, sb_error *e)
+{
+	static const char *const ok[] = { "trace", "trace-speedup", "trace-window", "requests",
+					  "model-file", "slots", "seed", "no-noise", "json",
+					  "scale", "set", "kv-cache" };
+	sb_sbsim_trace t = { .path = cmd.trace, .json = cmd.json, .no_noise = cmd.f.no_noise };
+	sb_trace_opts_init(&t.topts);
+	int r = check_only(a, "--trace replays the trace's requests", ok,
+			   sizeof(ok) / sizeof(ok[0]), e);
+	if (r == 0 && cmd.f.model_files.n > 1)
+		r = sb_error_set(e, "--trace replays one server: give --model-file once");
+	if (r == 0 && cmd.trace_window)
+		r = sb_trace_window_parse(cmd.trace_window, &t.topts, e);
+	if (r < 0)
+		return fail(e, -EINVAL);
+	if (cmd.trace_speedup > 0)
+		t.topts.speedup = cmd.trace_speedup;
+	t.topts.limit = cmd.f.requests > 0 ? cmd.f.requests : 0;
+	t.seed = cmd.f.seed != LONG_MIN ? (unsigned long)cmd.f.seed : 1;
+	sb_model m;
+	if ((r = sb_setup_load_model(&cmd.f, NULL, &m, e)) < 0)
+		return fail(e, r);
+	r = sb_sbsim_trace_run(&t, &m, e);
+	sb_model_fini(&m);
+	return r < 0 ? fail(e, r) : 0;
 }
 
 /* --second-model: its replay of meas with o, and the table of its
@@ -389,6 +440,11 @@ int main(int argc, char **argv)
 		status = 0;
 	} else if (cmd.compare) {
 		status = run_compare(&args, &err);
+	} else if (cmd.trace) {
+		status = run_trace(&args, &err);
+	} else if (cmd.trace_window || cmd.trace_speedup > 0) {
+		sb_error_set(&err, "--trace-speedup and --trace-window go with --trace FILE");
+		status = fail(&err, -EINVAL);
 	} else if (cmd.second_model) {
 		sb_error_set(&err, "--second-model goes with --compare MEASURED.json");
 		status = fail(&err, -EINVAL);
