@@ -25,6 +25,7 @@
 #include "core/dist.h"
 #include "core/jsonfile.h"
 #include "core/route.h"
+#include "core/trace.h"
 #include "core/workload.h"
 #include "measure/credentials.h"
 #include "measure/progress.h"
@@ -47,6 +48,10 @@ static struct {
 	long seed;
 	const char *out, *key_env, *key_file;
 	int no_cache_prompt, no_server_view, quiet, verbose;
+	const char *trace_file;    /* --trace */
+	sb_trace_opts topts;       /* --trace-speedup, --trace-window, --num-requests */
+	sb_trace trace;            /* loaded (trace_loaded) */
+	int trace_loaded;
 } cmd;
 
 /* A token count: a fixed whole number or a distribution, mean >= 1. */
@@ -63,6 +68,12 @@ static int parse_len(const char *s, void *dest, const char *what, sb_error *e)
 static int parse_arrival(const char *s, void *dest, const char *what, sb_error *e)
 {
 	return sb_arrival_parse(s, dest, e);
+}
+
+/* --trace-window FROM,TO into an sb_trace_opts (its message names the flag). */
+static int parse_window(const char *s, void *dest, const char *what, sb_error *e)
+{
+	return sb_trace_window_parse(s, dest, e);
 }
 
 /* A CA bundle must be readable now, not at the first TLS handshake. */
@@ -101,6 +112,15 @@ static const sb_cli_opt opts[] = {
 		  "prompt tokens (or a distribution, e.g. lognormal:5.5,0.5)"),
 	SB_CLI_FN("output-len", &W->output_len, "N", parse_len,
 		  "output tokens (max_tokens + ignore_eos / num_predict)"),
+	SB_CLI_OPT("trace", SB_CLI_STRING, &cmd.trace_file, 0, 0, "FILE",
+		   "instead of a load: send a trace (Mooncake JSONL, Azure\n"
+		   "LLM or BurstGPT CSV) open loop at its times, each request\n"
+		   "with its prompt and output lengths, as one level called by\n"
+		   "its mean rate (--num-requests N: its first N requests)"),
+	SB_CLI_OPT("trace-speedup", SB_CLI_DOUBLE, &cmd.topts.speedup, 1e-6, 1e6, "X",
+		   "send the trace X times faster (its times / X; default 1)"),
+	SB_CLI_FN("trace-window", &cmd.topts, "FROM,TO", parse_window,
+		  "only the trace's requests in [FROM, TO) s of its clock"),
 	SB_FLAG_WARMUP(&W->warmup),
 	SB_FLAG_SEED(&cmd.seed, "seed of prompts, lengths and arrivals (default: from the clock)"),
 	SB_CLI_OPT("out", SB_CLI_STRING, &cmd.out, 0, 0, "FILE",
@@ -146,7 +166,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: servebench run --url URL [--url URL2 ... --route R] --model NAME\n"
-		"                      (--concurrency 1,2,4 | --mode rate --levels 1,2,3) [options]\n"
+		"                      (--concurrency 1,2,4 | --mode rate --levels 1,2,3 |\n"
+		"                       --trace FILE) [options]\n"
 		"\n"
 		"Measures a live LLM server (Ollama, llama.cpp, any OpenAI-compatible API).\n");
 	sb_cli_usage(f, opts, N_OPTS, 23);
@@ -193,6 +214,44 @@ static int set_load(sb_workload *w, sb_error *e)
 				      cmd.conc.n ? "--concurrency" : "--levels", e);
 }
 
+/* The flags a trace stands in for: refused beside --trace. */
+static const char *const trace_excludes[] = {
+	"concurrency", "mode", "levels", "duration", "input-len", "output-len",
+	"arrival", "arrival-cv", "reuse-prompt",
+};
+
+/* Refuses the --trace-* flags without --trace, and the load flags with it. */
+static int trace_flags(const sb_cli_args *a, sb_error *e)
+{
+	if (!cmd.trace_file) {
+		if (sb_cli_given(opts, N_OPTS, a, "trace-speedup") ||
+		    sb_cli_given(opts, N_OPTS, a, "trace-window"))
+			return sb_error_set(e, "--trace-speedup and --trace-window need --trace FILE");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(trace_excludes) / sizeof(trace_excludes[0]); i++)
+		if (sb_cli_given(opts, N_OPTS, a, trace_excludes[i]))
+			return sb_error_set(e, "give --trace or --%s, not both (a trace sets the "
+					       "load: its times and each request's lengths)",
+					    trace_excludes[i]);
+	return 0;
+}
+
+/* --trace FILE: loads it (cmd.trace) and makes c send it. A file that
+ * cannot be read or parsed is bad input (-EINVAL). */
+static int set_trace(sb_run_config *c, const sb_cli_args *a, sb_error *e)
+{
+	if (sb_cli_given(opts, N_OPTS, a, "num-requests"))
+		cmd.topts.limit = c->workload.requests;
+	int r = sb_trace_load(cmd.trace_file, &cmd.topts, &cmd.trace, e);
+	if (r < 0) {
+		sb_error_prefix(e, "--trace");
+		return r == -ENOMEM ? r : -EINVAL;
+	}
+	cmd.trace_loaded = 1;
+	return sb_run_set_trace(c, &cmd.trace, cmd.trace_file, &cmd.topts, e);
+}
+
 /* --url once, or several times with --route (a fleet). */
 static int set_urls(sb_run_config *c, sb_error *e)
 {
@@ -227,7 +286,9 @@ static int configure(const sb_cli_args *a, char **key, char **partial, sb_error 
 	if (!c->url || !c->model)
 		return sb_error_set(e, "%s is required (see servebench run --help)",
 				    !c->url ? "--url" : "--model");
-	r = set_load(&c->workload, e);
+	if ((r = trace_flags(a, e)) < 0)
+		return r;
+	r = cmd.trace_file ? set_trace(c, a, e) : set_load(&c->workload, e);
 	if (r < 0)
 		return r;
 	if (c->workload.duration_s > 0 && sb_cli_given(opts, N_OPTS, a, "num-requests"))
@@ -325,6 +386,7 @@ static int measure(char **key, const char *partial, sb_error *e)
 int sb_cmd_run(int argc, char **argv)
 {
 	sb_run_config_init(&cmd.c);
+	sb_trace_opts_init(&cmd.topts);
 	cmd.mode = -1;
 	cmd.route = -1;
 	sb_cli_args a;
@@ -341,6 +403,8 @@ int sb_cmd_run(int argc, char **argv)
 	}
 	sb_credentials_free(key);
 	free(partial);
+	if (cmd.trace_loaded)
+		sb_trace_fini(&cmd.trace);
 	sb_cli_list_fini(&cmd.conc);
 	sb_cli_list_fini(&cmd.levels);
 	sb_cli_strings_fini(&cmd.urls);

@@ -114,6 +114,7 @@ void sb_bench_opts_from_run(sb_bench_opts *o, const sb_run_config *c)
 	o->partial_path = c->partial_path;
 	o->pin_stride = c->pin_stride;
 	o->server_view_s = c->server_view_s;
+	o->trace = c->trace;
 	o->progress = c->progress;
 	o->progress_ud = c->progress_ud;
 }
@@ -240,12 +241,25 @@ static void on_ended(void *ud, long id)
 		r->held[i]--;
 }
 
+/* Request id's asked-for lengths: the trace's in a measured phase with a
+ * trace (its request id), else drawn from the workload. */
+static void body_lengths(run *r, long id, long *in, long *out)
+{
+	const sb_trace *t = r->o.trace;
+	if (t && !r->warmup && id >= 0 && (size_t)id < t->n) {
+		*in = t->r[id].in_len;
+		*out = t->r[id].out_len;
+		return;
+	}
+	*in = sb_workload_len(&r->w->input_len, r->rng_prompt);
+	*out = sb_workload_len(&r->w->output_len, r->rng_prompt);
+}
+
 static char *make_body(void *ud, long id)
 {
 	run *r = ud;
-	const sb_workload *w = r->w;
-	long in = sb_workload_len(&w->input_len, r->rng_prompt);
-	long out = sb_workload_len(&w->output_len, r->rng_prompt);
+	long in, out;
+	body_lengths(r, id, &in, &out);
 	char *text = NULL;
 	if (r->reused) {
 		in = -1; /* the reused prompt's own length, reported by the server */
@@ -392,10 +406,25 @@ static void on_tick(void *ud, double t_s, long sent, long done)
 
 /* ---- levels ------------------------------------------------------------------ */
 
-/* Open-loop send times for one level: the first at 0, then gaps. */
+/* The trace's send times (bench.h sb_bench_opts.trace), new malloc'd. */
+static double *trace_arrivals(const sb_trace *t, size_t *n)
+{
+	double *a = malloc((t->n ? t->n : 1) * sizeof(double));
+	if (!a)
+		return NULL;
+	for (size_t k = 0; k < t->n; k++)
+		a[k] = t->r[k].t_s;
+	*n = t->n;
+	return a;
+}
+
+/* Open-loop send times for one level: the first at 0, then gaps (or the
+ * trace's times). */
 static double *arrivals(run *r, double rate, size_t *n)
 {
 	const sb_workload *w = r->w;
+	if (r->o.trace)
+		return trace_arrivals(r->o.trace, n);
 	size_t cap = 256, k = 0;
 	double *a = malloc(cap * sizeof(double));
 	double t = 0;
@@ -710,6 +739,23 @@ static int pin_check(const sb_bench *b, const sb_workload *w, const sb_bench_opt
 	return 0;
 }
 
+/* Whether w can carry o->trace (bench.h): 0, or -EINVAL with a message. */
+static int trace_check(const sb_workload *w, const sb_bench_opts *o, sb_error *e)
+{
+	const sb_trace *t = o->trace;
+	if (!t)
+		return 0;
+	if (t->n == 0)
+		return sb_error_set(e, "the trace has no requests");
+	if (w->mode != SB_MODE_RATE || w->n_levels != 1 || w->duration_s > 0)
+		return sb_error_set(e, "a trace is sent as one open-loop level by its own times "
+				       "(no levels, no duration)");
+	if (o->reuse_prompt)
+		return sb_error_set(e, "a trace gives each request its own prompt length; "
+				       "reusing one prompt is not possible");
+	return 0;
+}
+
 /* Sets up r for a measurement of w: generators, the reused prompt, the
  * partial file. */
 static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
@@ -772,7 +818,7 @@ int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 	if (sb_workload_validate(w, e) < 0)
 		return -EINVAL;
 	int ret;
-	if (o && (ret = pin_check(b, w, o, e)) < 0)
+	if (o && ((ret = pin_check(b, w, o, e)) < 0 || (ret = trace_check(w, o, e)) < 0))
 		return ret;
 	run r;
 	ret = run_init(&r, b, w, o, e);

@@ -27,6 +27,7 @@
 #include "api.h"
 #include "core/error.h"
 #include "core/route.h"
+#include "core/trace.h"
 #include "core/workload.h"
 #include "run.h"
 
@@ -77,6 +78,13 @@ typedef struct sb_bench_opts {
 	 * the requests it holds this often (serverview.h; one server, not a
 	 * fleet); the level gets "server_view". 0: not (the default) */
 	double server_view_s;
+	/* A request trace (core/trace.h), borrowed; NULL: none. Set, the
+	 * workload must be one open-loop level (its rate is what the level
+	 * is called) with no duration and reuse_prompt off: the level's
+	 * request k is sent at the trace's t_s of request k with its in_len
+	 * (prompt tokens, sized as any prompt) and out_len (max tokens); the
+	 * warm-up requests keep the workload's lengths. */
+	const sb_trace *trace;
 	sb_run_progress_fn progress;
 	void *progress_ud;
 } sb_bench_opts;
@@ -109,12 +117,13 @@ int sb_bench_new(const sb_bench_config *c, sb_bench **out, sb_error *e);
  * -EINTR *results is a new results document (on -EINTR it holds what
  * finished, with "interrupted": true). A request that fails is a record
  * with its error; the call fails, with no document, on -EINVAL (bad
- * workload), -ECONNREFUSED when every request of its first phase (the
- * first level's warm-up, else the level) failed to connect (the server
- * went away since), -EIO (partial file not writable), -ENOMEM; with
- * o->pin_stride set, -ENOTSUP when the server is not llama.cpp and -EINVAL
- * when the stride is negative or, the slot count known, its highest slot
- * (closed loop: (max level - 1) * stride) is not below it. */
+ * workload, or one that o->trace cannot be sent as), -ECONNREFUSED when
+ * every request of its first phase (the first level's warm-up, else the
+ * level) failed to connect (the server went away since), -EIO (partial
+ * file not writable), -ENOMEM; with o->pin_stride set, -ENOTSUP when the
+ * server is not llama.cpp and -EINVAL when the stride is negative or, the
+ * slot count known, its highest slot (closed loop: (max level - 1) *
+ * stride) is not below it. */
 int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 		     json_t **results, sb_error *e);
 

@@ -28,6 +28,12 @@
  *
  * Top level extras: "interrupted" (bool), "target" (url, endpoint, api,
  * model, server kind, slots when known, prompt_sizing, options).
+ * A trace (sb_run_set_trace) adds "trace": file, format, requests, speedup,
+ * left_out (sb_trace.skipped), as sbsim --trace writes it, and window
+ * ([from, to] on the trace's clock, to null: to the end; null: none),
+ * limit (when given), clamped, span_s; its workload leaves out
+ * input_len, output_len, arrival and arrival_cv (each record says what it
+ * asked for).
  * A fleet (n_urls >= 2) adds target.replicas and route, each record's
  * "replica" and "replica_inflight", each level's "replicas" (fleet.h).
  * The API key is never written anywhere.
@@ -42,6 +48,7 @@
 #include "api.h"
 #include "core/error.h"
 #include "core/route.h"
+#include "core/trace.h"
 #include "core/workload.h"
 
 /* Progress of a run, for a progress line. */
@@ -83,6 +90,11 @@ typedef struct sb_run_config {
 	size_t max_line;          /* default SB_RUN_MAX_LINE */
 	double server_view_s;     /* > 0: sample the server's own count of its
 				   * requests this often (serverview.h); 0: not */
+	/* A request trace sent instead of the workload's load (bench.h
+	 * sb_bench_opts.trace); set by sb_run_set_trace; NULL none */
+	const sb_trace *trace;    /* borrowed */
+	const char *trace_file;   /* borrowed: its name in the results */
+	sb_trace_opts trace_opts; /* how it was read (speed-up, window, limit) */
 	sb_run_progress_fn progress;
 	void *progress_ud;
 	const volatile sig_atomic_t *stop; /* nonzero: stop sending, return */
@@ -92,6 +104,14 @@ typedef struct sb_run_config {
  * ignore_eos 1, timeout 300 s, max_line SB_RUN_MAX_LINE, server_view_s
  * 0.25. */
 void sb_run_config_init(sb_run_config *c);
+
+/* Makes c send trace t, read from `file` with o (t and file borrowed): the
+ * workload becomes one open-loop level of t's n requests, no duration,
+ * called by the trace's mean rate ((n - 1) / span_s, as sbsim --trace
+ * calls it; n when all are sent at once). Returns 0, or -EINVAL with a
+ * message for an empty trace. */
+int sb_run_set_trace(sb_run_config *c, const sb_trace *t, const char *file,
+		     const sb_trace_opts *o, sb_error *e);
 
 /* Runs the measurement. On 0 or -EINTR *results_out is a new results
  * document (on -EINTR it holds what finished, with "interrupted": true).
