@@ -17,10 +17,7 @@
 #include "calibrate/replayfit_internal.h"
 #include "core/stats.h"
 
-/* dst: a copy of src whose levels own their measurements and predictions
- * (the requests are shared, read only). Returns 0 or -ENOMEM (dst then
- * holds what was copied; clone_free releases it). */
-static int clone(rf_problem *dst, const rf_problem *src)
+int rf_problem_clone(rf_problem *dst, const rf_problem *src)
 {
 	memset(dst, 0, sizeof(*dst));
 	dst->o = src->o;
@@ -45,11 +42,14 @@ static int clone(rf_problem *dst, const rf_problem *src)
 		L->e2e = malloc(S->n * sizeof(double));
 		if (!L->pd || !L->ttft || !L->tpot || !L->e2e)
 			return -ENOMEM;
+		memcpy(L->ttft, S->ttft, S->n * sizeof(double));
+		memcpy(L->tpot, S->tpot, S->n * sizeof(double));
+		memcpy(L->e2e, S->e2e, S->n * sizeof(double));
 	}
 	return 0;
 }
 
-static void clone_free(rf_problem *p)
+void rf_problem_clone_free(rf_problem *p)
 {
 	for (size_t i = 0; i < p->n_lv; i++) {
 		free(p->lv[i].pd);
@@ -96,7 +96,7 @@ int rf_noise_cv(rf_problem *p, const double *c, sb_error *e)
 	sb_model m;
 	sb_model_copy(&m, &p->m);
 	rf_set_model(&m, c);
-	int rc = clone(&cl, p) < 0 ? sb_error_code(e, -ENOMEM, "out of memory") : 0;
+	int rc = rf_problem_clone(&cl, p) < 0 ? sb_error_code(e, -ENOMEM, "out of memory") : 0;
 	if (rc == 0)
 		rc = rf_replay(cl.lv, cl.n_lv, &m, 0, e);
 	if (rc == 0) {
@@ -114,7 +114,7 @@ int rf_noise_cv(rf_problem *p, const double *c, sb_error *e)
 			probe += mean_square(&cl) / RF_CV_SEEDS;
 	}
 	sb_model_fini(&m);
-	clone_free(&cl);
+	rf_problem_clone_free(&cl);
 	/* the residuals grow as the noise's cv (for small cv) */
 	double cv = probe > 0 ? RF_CV_PROBE * sqrt(obs / probe) : 0;
 	p->noise_cv = cv < 0.002 ? 0.002 : cv > 0.5 ? 0.5 : cv;
@@ -166,12 +166,12 @@ static void *boot_worker(void *arg)
 {
 	boot_job *j = arg;
 	rf_problem cl;
-	j->rc = clone(&cl, j->src);
+	j->rc = rf_problem_clone(&cl, j->src);
 	if (j->rc < 0)
 		sb_error_code(&j->e, -ENOMEM, "out of memory");
 	for (int b = j->first; j->rc == 0 && b < RF_BOOT; b += j->step)
 		j->rc = one_refit(&cl, j->src, j->c, b, j->x[b], &j->e);
-	clone_free(&cl);
+	rf_problem_clone_free(&cl);
 	return NULL;
 }
 

@@ -3,6 +3,7 @@
  * the covariance. The report and the held-out check: replayfit_out.c. */
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -467,32 +468,83 @@ int rf_refit(rf_problem *p, double *c, sb_error *e)
 	return search(p, c, 1, e);
 }
 
+#define RF_STARTS 5
+static const double tilt[RF_STARTS][RF_NP] = {
+	{ 0, 0, 0, 0, 0, 0 },	   { 0, 1.4, 0, -1.4, 0, 0 }, { 0, -1.4, 0, 1.4, 0, 0 },
+	{ 0, 0, 0.7, 0, 0, -1.4 }, { 0, 0, -0.7, 0, 0, 1.4 },
+};
+
+/* One start: its search on a copy of the problem (its own predictions). */
+typedef struct start_job {
+	const rf_problem *src;
+	double c[RF_NP];
+	double rss;
+	long evals;
+	int rc;
+	sb_error e;
+} start_job;
+
+/* The starts left, taken in turn by the threads. */
+typedef struct start_queue {
+	start_job *jobs;
+	int next;
+	pthread_mutex_t mu;
+} start_queue;
+
+static void *start_worker(void *arg)
+{
+	start_queue *q = arg;
+	for (;;) {
+		pthread_mutex_lock(&q->mu);
+		int s = q->next < RF_STARTS ? q->next++ : -1;
+		pthread_mutex_unlock(&q->mu);
+		if (s < 0)
+			return NULL;
+		start_job *j = &q->jobs[s];
+		rf_problem cl;
+		j->rc = rf_problem_clone(&cl, j->src) < 0 ? sb_error_code(&j->e, -ENOMEM, "out of memory")
+							   : search(&cl, j->c, 2, &j->e);
+		j->rss = cl.rss;
+		j->evals = cl.evals;
+		rf_problem_clone_free(&cl);
+	}
+}
+
 /* The search from RF_STARTS points around c (the guesses, then per_seq
  * against per_kv_token and prefill against overhead traded by a factor of
  * 4 either way: the directions the file separates least), keeping the best
- * (the replay's jumps leave local minima a single search stops in). */
-#define RF_STARTS 5
-int rf_multistart(rf_problem *p, double *c, sb_error *e)
+ * (the replay's jumps leave local minima a single search stops in). The
+ * starts run on o.jobs threads; each is the same search whichever runs it. */
+static int multistart(rf_problem *p, double *c, sb_error *e)
 {
-	static const double tilt[RF_STARTS][RF_NP] = {
-		{ 0, 0, 0, 0, 0, 0 },	   { 0, 1.4, 0, -1.4, 0, 0 }, { 0, -1.4, 0, 1.4, 0, 0 },
-		{ 0, 0, 0.7, 0, 0, -1.4 }, { 0, 0, -0.7, 0, 0, 1.4 },
-	};
-	double best[RF_NP], best_rss = INFINITY;
+	start_job jobs[RF_STARTS];
+	start_queue q = { jobs, 0, PTHREAD_MUTEX_INITIALIZER };
 	for (int s = 0; s < RF_STARTS; s++) {
-		double cs[RF_NP];
+		jobs[s] = (start_job){ .src = p, .rss = INFINITY };
 		for (int i = 0; i < RF_NP; i++)
-			cs[i] = c[i] * exp(tilt[s][i]);
-		int rc = search(p, cs, 2, e);
-		if (rc < 0)
-			return rc;
-		if (p->rss < best_rss) {
-			best_rss = p->rss;
-			memcpy(best, cs, sizeof(best));
-		}
+			jobs[s].c[i] = c[i] * exp(tilt[s][i]);
 	}
-	memcpy(c, best, sizeof(best));
-	p->rss = best_rss;
+	int nt = p->o.jobs < 1 ? 1 : p->o.jobs > RF_STARTS ? RF_STARTS : p->o.jobs;
+	pthread_t th[RF_STARTS];
+	int started[RF_STARTS] = { 0 };
+	for (int t = 1; t < nt; t++)
+		started[t] = pthread_create(&th[t], NULL, start_worker, &q) == 0;
+	start_worker(&q);
+	for (int t = 1; t < nt; t++)
+		if (started[t])
+			pthread_join(th[t], NULL);
+	int best = -1;
+	for (int s = 0; s < RF_STARTS; s++) {
+		p->evals += jobs[s].evals;
+		if (jobs[s].rc < 0) {
+			*e = jobs[s].e;
+			return jobs[s].rc;
+		}
+		if (best < 0 || jobs[s].rss < jobs[best].rss)
+			best = s;
+	}
+	memcpy(c, jobs[best].c, sizeof(jobs[best].c));
+	p->rss = jobs[best].rss;
 	return 0;
 }
 
@@ -659,7 +711,7 @@ int sb_rf_fit(const sb_model *server, const sb_calib_input *in, size_t n, const 
 	double c[RF_NP];
 	if (rc == 0) {
 		start_values(&p, c);
-		rc = rf_multistart(&p, c, e);
+		rc = multistart(&p, c, e);
 	}
 	if (rc == 0)
 		hold_at_zero(&p, c);

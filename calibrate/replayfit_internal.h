@@ -50,9 +50,7 @@ void rf_set_model(sb_model *m, const double *c);
 int rf_replay(rf_level *lv, size_t n_lv, const sb_model *m, unsigned long seed, sb_error *e);
 /* The search again from c (updated): one round of the simplex, polished. */
 int rf_refit(rf_problem *p, double *c, sb_error *e);
-/* The whole search from points around c (updated): several starts, the
- * best kept. */
-int rf_multistart(rf_problem *p, double *c, sb_error *e);
+
 
 /* replayboot.c: p->noise_cv, the step noise that scatters a replay of
  * coefficients c as far from its noise-free self as the file lies from it
@@ -67,6 +65,12 @@ size_t rf_n_residuals(const rf_problem *p);
 void rf_residuals(const rf_level *lv, size_t n_lv, double *res);
 int rf_problem_load(rf_problem *p, const sb_model *server, const sb_calib_input *in, size_t n,
 		    const sb_rf_opts *o, sb_error *e);
+/* replayboot.c: dst, a copy of src whose levels own their measurements
+ * (copied) and predictions (the requests shared, read only); and its
+ * release. Returns 0 or -ENOMEM (dst then holds what was copied: release
+ * it either way). */
+int rf_problem_clone(rf_problem *dst, const rf_problem *src);
+void rf_problem_clone_free(rf_problem *p);
 void rf_problem_free(rf_problem *p);
 
 /* replayfit_out.c: *out = the fitted model of coefficients c with its fit
