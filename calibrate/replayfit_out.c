@@ -26,7 +26,7 @@ static const char *const metric_names[MT_N] = { "ttft_mean_ms", "ttft_p90_ms", "
  * are none. */
 static int figures(const rf_level *lv, size_t n_lv, int fit, int pred, double *out)
 {
-	size_t n = 0, nt = 0;
+	size_t n = 0, nt = 0, np = 0;
 	for (size_t i = 0; i < n_lv; i++)
 		n += lv[i].n;
 	double *t = malloc((n + 1) * sizeof(double));
@@ -41,14 +41,17 @@ static int figures(const rf_level *lv, size_t n_lv, int fit, int pred, double *o
 			t[nt++] = a;
 			ttft += a;
 			e2e += pred ? L->pd[j].e2e_ms : L->e2e[j];
-			tpot += isfinite(tp) ? tp : 0;
+			if (isfinite(tp)) {
+				tpot += tp;
+				np++;
+			}
 		}
 	}
 	qsort(t, nt, sizeof(double), sb_cmp_double);
 	out[MT_TTFT] = nt ? ttft / (double)nt : NAN;
 	out[MT_TTFT_P90] = nt ? sb_sorted_quantile(t, nt, 0.9) : NAN;
 	out[MT_E2E] = nt ? e2e / (double)nt : NAN;
-	out[MT_TPOT] = nt ? tpot / (double)nt : NAN;
+	out[MT_TPOT] = np ? tpot / (double)np : NAN; /* requests of 2+ tokens */
 	free(t);
 	return 0;
 }
