@@ -315,31 +315,46 @@ static int lm_f(const gsl_vector *x, void *arg, gsl_vector *f)
 	return GSL_SUCCESS;
 }
 
-/* Central differences of RF_H in each log coefficient (the replay is
- * piecewise smooth: steps smaller than this see its jumps). */
+/* J (m x np): derivatives of the residuals in the log coefficients at c,
+ * central differences of h. */
+static int jacobian(rf_problem *p, const double *c, double h, gsl_matrix *J, sb_error *e)
+{
+	size_t m = rf_n_residuals(p);
+	double *lo = malloc(m * sizeof(double)), *hi = malloc(m * sizeof(double));
+	int rc = lo && hi ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
+	for (int i = 0, k = 0; rc == 0 && i < RF_NP; i++) {
+		if (!rf_active(p, i))
+			continue;
+		double cc[RF_NP];
+		memcpy(cc, c, sizeof(cc));
+		cc[i] = c[i] * exp(-h);
+		if (!isfinite(rf_rss(p, cc)))
+			rc = sb_error_set(e, "a replay failed while taking derivatives");
+		memcpy(lo, p->res, m * sizeof(double));
+		cc[i] = c[i] * exp(h);
+		if (rc == 0 && !isfinite(rf_rss(p, cc)))
+			rc = sb_error_set(e, "a replay failed while taking derivatives");
+		memcpy(hi, p->res, m * sizeof(double));
+		for (size_t r = 0; r < m; r++)
+			gsl_matrix_set(J, r, (size_t)k, (hi[r] - lo[r]) / (2 * h));
+		k++;
+	}
+	free(lo);
+	free(hi);
+	return rc;
+}
+
+/* The residuals' derivatives for Levenberg-Marquardt, central differences
+ * of RF_H in each log coefficient (the replay is piecewise smooth: steps
+ * smaller than this see its jumps). */
 #define RF_H 0.02
 static int lm_df(const gsl_vector *x, void *arg, gsl_matrix *J)
 {
 	rf_problem *p = arg;
-	size_t m = J->size1;
-	gsl_vector *xx = gsl_vector_alloc(x->size), *lo = gsl_vector_alloc(m),
-		   *hi = gsl_vector_alloc(m);
-	int rc = xx && lo && hi ? GSL_SUCCESS : GSL_ENOMEM;
-	for (size_t k = 0; rc == GSL_SUCCESS && k < x->size; k++) {
-		gsl_vector_memcpy(xx, x);
-		gsl_vector_set(xx, k, gsl_vector_get(x, k) - RF_H);
-		rc = lm_f(xx, p, lo);
-		gsl_vector_set(xx, k, gsl_vector_get(x, k) + RF_H);
-		if (rc == GSL_SUCCESS)
-			rc = lm_f(xx, p, hi);
-		for (size_t r = 0; rc == GSL_SUCCESS && r < m; r++)
-			gsl_matrix_set(J, r, k, (gsl_vector_get(hi, r) - gsl_vector_get(lo, r)) /
-							(2 * RF_H));
-	}
-	gsl_vector_free(xx);
-	gsl_vector_free(lo);
-	gsl_vector_free(hi);
-	return rc;
+	double c[RF_NP];
+	sb_error e;
+	coef_of_x(p, x->data, c);
+	return jacobian(p, c, RF_H, J, &e) < 0 ? GSL_EDOM : GSL_SUCCESS;
 }
 
 /* Levenberg-Marquardt in the log coefficients from c (updated when it
@@ -564,34 +579,6 @@ static double lag1(const double *r, size_t m)
 	return rho < 0 ? 0 : rho > 0.9 ? 0.9 : rho;
 }
 
-/* J (m x np): derivatives of the residuals in the log coefficients at c,
- * central differences of h. */
-static int jacobian(rf_problem *p, const double *c, double h, gsl_matrix *J, sb_error *e)
-{
-	size_t m = rf_n_residuals(p);
-	double *lo = malloc(m * sizeof(double)), *hi = malloc(m * sizeof(double));
-	int rc = lo && hi ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
-	for (int i = 0, k = 0; rc == 0 && i < RF_NP; i++) {
-		if (!rf_active(p, i))
-			continue;
-		double cc[RF_NP];
-		memcpy(cc, c, sizeof(cc));
-		cc[i] = c[i] * exp(-h);
-		if (!isfinite(rf_rss(p, cc)))
-			rc = sb_error_set(e, "a replay failed while taking derivatives");
-		memcpy(lo, p->res, m * sizeof(double));
-		cc[i] = c[i] * exp(h);
-		if (rc == 0 && !isfinite(rf_rss(p, cc)))
-			rc = sb_error_set(e, "a replay failed while taking derivatives");
-		memcpy(hi, p->res, m * sizeof(double));
-		for (size_t r = 0; r < m; r++)
-			gsl_matrix_set(J, r, (size_t)k, (hi[r] - lo[r]) / (2 * h));
-		k++;
-	}
-	free(lo);
-	free(hi);
-	return rc;
-}
 
 /* cov (np x np) of the log coefficients = s²·(JᵀJ)⁺ (SVD pseudo-inverse:
  * a direction the data does not move gets an infinite variance). */
