@@ -332,7 +332,7 @@ static int measure_url(sb_survey *p, sb_error *e)
 	cmd.survey.slots = cmd.fit.slots;
 	cmd.survey.progress = cmd.quiet ? NULL : stderr;
 	if (!cmd.quiet)
-		fprintf(stderr, PROG ": measuring %s (prompt-length sweep at concurrency 1, a "
+		fprintf(stderr, PROG ": measuring %s (prompt-length sweep at concurrency 1, up and back, a "
 				"concurrency sweep, then requests sent together)\n",
 			cmd.survey.url);
 	int r = sb_survey_measure(&cmd.survey, p, e);

@@ -109,8 +109,8 @@ static int shape_breaks(const sb_survey *p, size_t first, int n, int *again)
 	return marked;
 }
 
-/* The prompt-length sweep at concurrency 1; learns the slot count from the
- * server's report when o->slots is 0. */
+/* The prompt-length sweep at concurrency 1, up and back down; learns the
+ * slot count from the server's report when o->slots is 0. */
 static int measure_prompts(const sb_survey_opts *o, sb_bench *b, sb_survey *p, sb_error *e)
 {
 	/* fewer of the long prompts: they cost the most server time and their
@@ -135,6 +135,18 @@ static int measure_prompts(const sb_survey_opts *o, sb_bench *b, sb_survey *p, s
 		if (p->slots <= 0)
 			return sb_error_code(e, -EINVAL, "%s does not report its slot count: pass --slots S",
 					     o->url);
+	}
+	/* the same lengths again in reverse order: a server whose speed drifts
+	 * steadily through the sweep tilts neither line (each length's
+	 * requests sit, on average, at the sweep's middle), and the two
+	 * measurements of one length show how far the speed moved */
+	for (int i = n - 1; i >= 0; i--) {
+		char name[64];
+		snprintf(name, sizeof(name), "prompt-%ld-back.json", Ps[i]);
+		double one = 1;
+		int r = run_part(o, b, p, name, &one, 1, Ps[i], 32, reps[i], 1, 0, e);
+		if (r < 0)
+			return r;
 	}
 	/* a longer prompt prefilled faster than a shorter one: both measured
 	 * again before the fit believes it (checks.h) */

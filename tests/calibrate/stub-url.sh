@@ -63,6 +63,7 @@ start_stub steady
 cat "$dir/report"
 grep -q '^server time: ' "$dir/report"
 ls "$dir/res/prompt-16.json" "$dir/res/prompt-2048.json" "$dir/res/sweep.json" \
+	"$dir/res/prompt-2048-back.json" "$dir/res/prompt-16-back.json" \
 	"$dir/res/together-1.json" "$dir/res/together-crowded-1.json" \
 	"$dir/res/prefill-groups-1.json" "$dir/res/prefill-groups-4.json" >/dev/null
 python3 "$(dirname "$0")/check_survey.py" "$dir/model.json" "$dir/report"

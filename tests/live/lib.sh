@@ -84,8 +84,9 @@ validate_twice() {
 # replay_all PREFIX MODEL SLOTS REF: both measurements through MODEL and
 # through the wrong models, each measurement at the server's speed while it
 # was measured (validate --speed-factors: the p50 TTFT and ITL of every
-# request of its drift runs pooled, against REF's, the calibration's own
-# measurement of the same load: livecheck.py pooled-factors); sets
+# request of its drift runs pooled, against REF's and REF-back's pooled, the
+# calibration's own measurements of the same load: livecheck.py
+# pooled-factors); sets
 # JUDGE_ARGS for livecheck.py judge (--pooled-drift: the drift term is how
 # far such a factor can be from the calibration's speed). The wrong models:
 # every time x1.2, decode passes of 2+ sequences x1.25 (beyond 1 slot),
@@ -99,6 +100,8 @@ validate_twice() {
 # controls' shifted alike. Inside the table the band is the model itself.
 replay_all() {
   local p=$1 model=$2 S=$3 ref=$4 n=0 kv other f1 f2 z top
+  # calibrate --url measured REF's load up its prompt sweep and back down
+  [[ -f ${ref%.json}-back.json ]] && ref+=",${ref%.json}-back.json"
   f1=$("$PY" "$LC" pooled-factors "$ref" "$p-m1.json")
   f2=$("$PY" "$LC" pooled-factors "$ref" "$p-m2.json")
   echo "the server's speed in each validation against the calibration's measurement of the same load (TTFT, ITL; drift runs pooled): x$f1 x$f2"

@@ -16,11 +16,18 @@ is measured without any model:
            (--drift-each-level), measured against measured. Each
            validation is replayed at one pair of factors: the p50 TTFT and
            the p50 inter-token gap of all its drift runs' requests pooled,
-           over the reference's (pooled_factors; validate
-           --speed-factors). The term (pooled_drift_term) is the 90% bound
-           of that factor's error from the reference's own sampling noise
-           and the pooled runs' (bootstraps over requests) or the two
-           validations' disagreement, whichever is larger. How far one
+           over the calibration's two measurements of that load pooled
+           (calibrate --url measures it on its prompt sweep up and again
+           on the way back: pooled_factors; validate --speed-factors). The
+           term (pooled_drift_term) is the 90% bound of that factor's
+           error from the references' spread (their sampling noise, or how
+           far the two disagree: the server's speed moving during the
+           calibration) and the pooled runs' (bootstraps over requests) or
+           the two validations' disagreement, whichever is larger. (Until
+           2026-12-06 one reference alone, its speed at that moment taken
+           for the calibration's: CI failed a 2-slot unloaded TPOT cell by
+           13.8% against 13.5%, where the model's line through the sweep
+           sat 5.6% below that reference.) How far one
            level's speed strays from its validation's mean shows in the
            repeat: the two validations measure it at different times.
            (Until 2026-12-05 each level was replayed at the mean of the
@@ -193,21 +200,44 @@ def boot_log_se(reqs, n=400, seed=20261205):
     return sd(logs[0]), sd(logs[1])
 
 
-def pooled_factors(ref, doc):
+def reference_requests(refs):
+    """Every counted request of the reference levels of refs (the
+    calibration's measurements of the drift load: calibrate --url measures
+    it on the way up its prompt sweep and again on the way back down)."""
+    return [q for ref in refs for q in counted(reference_level(ref))]
+
+
+def pooled_factors(refs, doc):
     """(FP, FD): the server's speed during one validation against the
-    calibration's own measurement of the same load, measured against
+    calibration's own measurements of the same load, measured against
     measured: the p50 TTFT and ITL of every request of its drift runs
-    pooled, over the reference level's."""
-    rt, ri = pooled_p50s(counted(reference_level(ref)))
+    pooled, over the references' requests pooled."""
+    rt, ri = pooled_p50s(reference_requests(refs))
     t, i = pooled_p50s(pooled_requests(doc))
     return t / rt, i / ri
 
 
-def pooled_drift_term(ref, docs):
+def reference_spread(refs):
+    """(TTFT, ITL): the sd of log speed of the pooled references about the
+    calibration's own mean speed: the larger of the pooled bootstrap SE and,
+    with two references (the sweep's two ends), |ln(p50_1 / p50_2)| / 2
+    (each one draw of the calibration's wandering speed, sd |d| / sqrt 2;
+    their mean's sd half |d|). A server whose speed moved during the
+    calibration gave the model an average of it; how far the references
+    stray from that average is measured here, without the model."""
+    import math
+    se = boot_log_se(reference_requests(refs))
+    if len(refs) != 2:
+        return se
+    a, b = (pooled_p50s(counted(reference_level(r))) for r in refs)
+    return tuple(max(se[j], abs(math.log(a[j] / b[j])) / 2) for j in range(2))
+
+
+def pooled_drift_term(refs, docs):
     """{q: %}: the 90% bound of how far a validation's pooled factor can be
     from the speed the model was calibrated at, from measurements alone:
-    1.645 x sqrt(se_ref^2 + s^2), with se_ref the bootstrap SE of the
-    reference's own p50 (common to every level and both validations) and s
+    1.645 x sqrt(s_ref^2 + s^2), with s_ref the references' spread
+    (reference_spread: common to every level and both validations) and s
     the larger of each validation's pooled bootstrap SE and the two
     validations' factors' difference |ln(F1/F2)| / sqrt(2) (the sd of one
     factor, if the server kept its speed between them; if it did not, the
@@ -216,15 +246,15 @@ def pooled_drift_term(ref, docs):
     validation's mean shows in the repeat: the two validations measure
     each level at different times."""
     import math
-    se_ref = boot_log_se(counted(reference_level(ref)))
+    s_ref = reference_spread(refs)
     ses = [boot_log_se(pooled_requests(d)) for d in docs]
-    fs = [pooled_factors(ref, d) for d in docs]
+    fs = [pooled_factors(refs, d) for d in docs]
     out = {}
     for j, q in enumerate(("ttft", "tpot")):
         s = max(se[j] for se in ses)
         if len(fs) == 2:
             s = max(s, abs(math.log(fs[0][j] / fs[1][j])) / 2 ** 0.5)
-        out[q] = 1.645 * (se_ref[j] ** 2 + s ** 2) ** 0.5 * 100
+        out[q] = 1.645 * (s_ref[j] ** 2 + s ** 2) ** 0.5 * 100
     out["e2e"] = max(out["ttft"], out["tpot"])
     return out
 
@@ -677,16 +707,22 @@ def finish(test, verdict, reasons, rec, extra=None):
     return verdict
 
 
+def load_refs(arg):
+    """The reference documents named by REF or REF1,REF2."""
+    return [load(p) for p in arg.split(",")]
+
+
 def main(argv):
     """livecheck.py factors VALIDATE.json...   prints FP,FD (speed_factors)
     livecheck.py cal2cal --test NAME --first A --second B --cal DIR --cal2 DIR
     livecheck.py measure-drift REF.json RUN.json...   prints a drift document
-    livecheck.py pooled-factors REF.json MEASURED.json   prints FP,FD (pooled_factors)
+    livecheck.py pooled-factors REF.json[,REF2.json] MEASURED.json   prints FP,FD (pooled_factors)
     livecheck.py form-bound MODEL.json   prints Z (form_bound)
     livecheck.py judge --test NAME --slots S --right A B [--control NAME A B]...
         [--in-sample MODE:LEVEL]... [--known-gap PATTERN:REASON]... [--extra JSON]
-        [--drift DOC... | --pooled-drift REF M1 M2] [--block KEY] [--band LO1 LO2 HI1 HI2]
-    A and B: the two replays' validate JSON documents (validate --measured)."""
+        [--drift DOC... | --pooled-drift REF[,REF2] M1 M2] [--block KEY] [--band LO1 LO2 HI1 HI2]
+    A and B: the two replays' validate JSON documents (validate --measured).
+    REF[,REF2]: the calibration's measurements of the drift load, pooled."""
     import argparse
     if argv[:1] == ["cal2cal"]:
         ap = argparse.ArgumentParser(prog="livecheck.py cal2cal")
@@ -699,7 +735,7 @@ def main(argv):
         print(json.dumps(drift_doc(load(argv[1]), [load(p) for p in argv[2:]])))
         return 0
     if argv[:1] == ["pooled-factors"]:
-        print("%.4f,%.4f" % pooled_factors(load(argv[1]), load(argv[2])))
+        print("%.4f,%.4f" % pooled_factors(load_refs(argv[1]), load(argv[2])))
         return 0
     if argv[:1] == ["form-bound"]:
         print("%.4f" % form_bound(load(argv[1])))
@@ -740,7 +776,7 @@ def main(argv):
     ddocs = [load(p) for p in a.drift] if a.drift else right
     runs = drift_runs(ddocs)
     if a.pooled_drift:
-        ref, meas = load(a.pooled_drift[0]), [load(x) for x in a.pooled_drift[1:]]
+        ref, meas = load_refs(a.pooled_drift[0]), [load(x) for x in a.pooled_drift[1:]]
         if not all(pooled_requests(m) for m in meas):
             print("livecheck: --pooled-drift: a measured document holds no drift run")
             return FAIL

@@ -233,7 +233,7 @@ def meas_doc(runs):
 
 
 prng = random.Random(5)
-ref = ref_doc(reqs(prng, 300, 10, 8, 0.02))
+ref = [ref_doc(reqs(prng, 300, 10, 8, 0.02))]
 slow = meas_doc([reqs(prng, 360, 11, 8, 0.02) for _ in range(6)])
 fp, fd = lc.pooled_factors(ref, slow)
 assert abs(fp - 1.2) < 0.03 and abs(fd - 1.1) < 0.03, (fp, fd)
@@ -243,8 +243,16 @@ assert steady["ttft"] < 4 and steady["tpot"] < 4 and steady["e2e"] == max(steady
 apart = lc.pooled_drift_term(ref, [slow, meas_doc([reqs(prng, 468, 11, 8, 0.02) for _ in range(6)])])
 assert apart["ttft"] > 25 and apart["tpot"] < 4, apart
 # a reference of 8 widely scattered requests: its own noise is in the term
-wide = lc.pooled_drift_term(ref_doc(reqs(prng, 300, 10, 8, 0.3)), [slow, slow])
+wide = lc.pooled_drift_term([ref_doc(reqs(prng, 300, 10, 8, 0.3))], [slow, slow])
 assert wide["ttft"] > 10 and wide["tpot"] > steady["tpot"], wide
+# two references (the calibration's sweep up and back) pooled: the factor
+# is against their pooled p50s, and their disagreement (ITL 10 and 12.1:
+# ln 1.21 / 2 = 9.5% sd, x 1.645 = 15.7%) is in the term; TTFT agreed
+two = [ref[0], ref_doc(reqs(prng, 300, 12.1, 8, 0.02))]
+fp2, fd2 = lc.pooled_factors(two, slow)
+assert abs(fp2 - 1.2) < 0.03 and 0.9 < fd2 < 1.05, (fp2, fd2)
+moved = lc.pooled_drift_term(two, [slow, slow])
+assert 15 < moved["tpot"] < 17 and moved["ttft"] < 4, moved
 assert lc.t95(3) == 2.353 and lc.t95(11) == 1.812 and lc.t95(100) == 1.645
 print("livecheck: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
