@@ -61,6 +61,14 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("input-len", SB_CLI_STRING, &F->input_len, 0, 0, "N|DIST",
 		   "prompt tokens (DIST: lognormal:MU,SIGMA ...)"),
 	SB_CLI_OPT("output-len", SB_CLI_STRING, &F->output_len, 0, 0, "N|DIST", "output tokens"),
+	SB_CLI_OPT("prefix-len", SB_CLI_LONG, &F->prefix_len, 1, 1e8, "N",
+		   "every prompt starts with a shared prefix of N tokens\n"
+		   "(a system prompt, a RAG template) before its own\n"
+		   "--input-len tokens; the model's prompt_cache decides\n"
+		   "what is reused"),
+	SB_CLI_OPT("prefix-groups", SB_CLI_LONG, &F->prefix_groups, 1, 1e8, "G",
+		   "--prefix-len: G different prefixes, one drawn per\n"
+		   "request (default 1)"),
 	SB_CLI_OPT("requests", SB_CLI_LONG, &F->requests, 1, 1e12, "N",
 		   "counted requests per level (default 2000)"),
 	SB_CLI_OPT("duration-s", SB_CLI_DOUBLE, &F->duration_s, 1e-6, 1e12, "S",
@@ -88,6 +96,12 @@ static const sb_cli_opt opts[] = {
 		   "exp:MEAN_S|det:S|lognormal:MU,SIGMA|gamma:K,THETA",
 		   "independent-service mode (M/G/c, no batching)"),
 	SB_WHATIF_FLAG_ROWS(F)
+	{ "prompt-cache", 0, SB_CLI_CHOICE, &F->what_if.prompt_cache, 0, 0,
+	  SB_WHATIF_PCACHE_CHOICES,
+	  "what-if: what the server keeps of earlier prompts: nothing,\n"
+	  "each slot its last prompt (llama.cpp, Ollama), or every\n"
+	  "prefix (vLLM's prefix blocks) (model server.prompt_cache)",
+	  SB_WHATIF_PCACHE_CHOICES, NULL },
 	SB_CLI_OPT("pin-slots", SB_CLI_LONG, &F->pin_slots, 1, 4096, "K",
 		   "a request takes the lowest free slot of 0, K, 2K... (as\n"
 		   "servebench run --pin-slots K on llama.cpp)"),

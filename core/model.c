@@ -157,7 +157,7 @@ static int context_from_json(const json_t *server, sb_model *m, sb_error *e)
 }
 
 /* Reads the engine keys of the "server" object (engine, block_size,
- * gpu_blocks) into m. Returns 0 or -EINVAL. */
+ * gpu_blocks, prompt_cache) into m. Returns 0 or -EINVAL. */
 static int engine_from_json(const json_t *server, sb_model *m, sb_error *e)
 {
 	const char *en = NULL;
@@ -172,6 +172,16 @@ static int engine_from_json(const json_t *server, sb_model *m, sb_error *e)
 	else if (en && strcmp(en, "llama.cpp"))
 		return sb_error_set(e, "model.server.engine: \"%s\" is neither \"llama.cpp\" "
 				       "nor \"vllm\"", en);
+	const char *pc = NULL;
+	if (sb_json_get_string(server, "prompt_cache", &pc, "model.server", e) < 0)
+		return -EINVAL;
+	if (pc && !strcmp(pc, "slot"))
+		m->prompt_cache = SB_PCACHE_SLOT;
+	else if (pc && !strcmp(pc, "shared"))
+		m->prompt_cache = SB_PCACHE_SHARED;
+	else if (pc && strcmp(pc, "none"))
+		return sb_error_set(e, "model.server.prompt_cache: \"%s\" is none of \"none\", "
+				       "\"slot\" and \"shared\"", pc);
 	return 0;
 }
 
@@ -182,7 +192,7 @@ static int server_from_json(const json_t *j, sb_model *m, sb_error *e)
 	static const char *const server_keys[] = { "slots", "max_queue", "batch_tokens",
 						   "kv_cache", "ctx_per_slot", "kv_bytes_per_token",
 						   "context_overflow", "engine", "block_size",
-						   "gpu_blocks", NULL };
+						   "gpu_blocks", "prompt_cache", NULL };
 	const json_t *server = json_object_get(j, "server");
 	if (!server)
 		return 0;
@@ -231,7 +241,7 @@ static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
 						 "per_seq",	     "per_kv_token",
 						 "per_prefill_token", "per_prefill_attn",
 						 "prefill_base",     "prefill_per_prompt",
-						 NULL };
+						 "per_cached_token", NULL };
 	const json_t *step = json_object_get(j, "step_ms");
 	if (!json_is_object(step))
 		return sb_error_set(e, "model: missing \"step_ms\" object (the step-time coefficients)");
@@ -244,7 +254,8 @@ static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
 	    sb_json_get_double(step, "per_prefill_attn", 0, 1e6, &m->per_prefill_attn_ms, w, e) < 0 ||
 	    sb_json_get_double(step, "prefill_base", 0, 1e7, &m->prefill_base_ms, w, e) < 0 ||
 	    sb_json_get_double(step, "prefill_per_prompt", 0, 1e7, &m->prefill_per_prompt_ms, w,
-			       e) < 0)
+			       e) < 0 ||
+	    sb_json_get_double(step, "per_cached_token", 0, 1e6, &m->per_cached_token_ms, w, e) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -410,6 +421,12 @@ json_t *sb_model_to_json(const sb_model *m)
 	if (j && m->kv_cache != SB_KV_UNIFIED)
 		json_object_set_new(json_object_get(j, "server"), "kv_cache",
 				    json_string(sb_kv_cache_name(m->kv_cache)));
+	if (j && m->prompt_cache != SB_PCACHE_NONE) {
+		json_object_set_new(json_object_get(j, "server"), "prompt_cache",
+				    json_string(sb_prompt_cache_name(m->prompt_cache)));
+		json_object_set_new(json_object_get(j, "step_ms"), "per_cached_token",
+				    sb_json_number(m->per_cached_token_ms));
+	}
 	if (j)
 		context_to_json(m, json_object_get(j, "server"));
 	if (j && m->engine == SB_ENGINE_VLLM) {
@@ -567,7 +584,7 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 	const double c[] = { m->overhead_ms,	      m->overhead_sd_ms,     m->overhead_per_token_ms,
 			     m->per_kv_token_ms,
 			     m->per_prefill_token_ms, m->per_prefill_attn_ms, m->prefill_base_ms,
-			     m->prefill_per_prompt_ms,
+			     m->prefill_per_prompt_ms, m->per_cached_token_ms,
 			     m->admit_delay_ms,	      m->noise_cv,	     m->noise_prefill_cv };
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		if (!isfinite(c[i]) || c[i] < 0)
@@ -605,6 +622,11 @@ double sb_model_step_base_ms(const sb_model *m)
 const char *sb_engine_name(sb_engine k)
 {
 	return k == SB_ENGINE_VLLM ? "vllm" : "llama.cpp";
+}
+
+const char *sb_prompt_cache_name(sb_prompt_cache k)
+{
+	return k == SB_PCACHE_SLOT ? "slot" : k == SB_PCACHE_SHARED ? "shared" : "none";
 }
 
 const char *sb_kv_cache_name(sb_kv_cache k)

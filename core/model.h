@@ -106,6 +106,21 @@
  *    (fitted models leave them 0); prefill_base_ms is the cost of a step with
  *    prompt tokens and no decoding sequence, as base is with them.
  * A prompt longer than gpu_blocks * block_size is rejected (too long).
+ * prompt_cache: what a request's prompt may find already computed, when the
+ * workload's prompts share prefixes (workload prefix_len, prefix_groups;
+ * measured requests carry none and are prefilled whole):
+ *   "none"   (the default) nothing;
+ *   "slot"   the slot's last prompt (llama.cpp's cache_prompt, Ollama): its
+ *            shared prefix is reused when the request lands on a slot that
+ *            last held a prompt of the same prefix group; a free slot that
+ *            did is preferred when the prefix is at least a tenth of the
+ *            prompt (llama.cpp's --slot-prompt-similarity 0.10);
+ *   "shared" any prefix prefilled before on this server (vLLM's prefix
+ *            blocks, whole blocks only; llama.cpp's RAM prompt cache), no
+ *            capacity limit.
+ * At least one prompt token is always prefilled; the reused ones skip
+ * their prefill (later tokens still attend to them) and cost
+ * step_ms.per_cached_token each, paid before the prompt's first step.
  * (What was measured behind these parameters: docs/model-notes.md.)
  *
  * JSON:
@@ -116,16 +131,18 @@
  *                 "kv_bytes_per_token": 36864, (optional, default 0: unknown)
  *                 "context_overflow": "reject",  (or "truncate"; default
  *                                             "reject")
- *                 "engine": "vllm", "block_size": 16, "gpu_blocks": 2588 },
+ *                 "engine": "vllm", "block_size": 16, "gpu_blocks": 2588,
  *                                (optional; default "llama.cpp", block_size 16,
  *                                 gpu_blocks 0: unlimited)
+ *                 "prompt_cache": "slot" },  (optional, default "none")
  *    "overhead_ms": 20.0, "overhead_sd_ms": 0.5,
  *    "overhead_per_prompt_token_ms": 0.0,        (optional, default 0)
  *    "step_ms": { "decode_ms": { "1": 4.9, "4": 9.4, "8": 16.0 },
  *                 "decode_kv": { "1": 0.005, "4": 0.01 },   (optional)
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
  *                 "per_prefill_attn": 0.0, "prefill_base": 0.0,
- *                 "prefill_per_prompt": 0.0 },       (optional, default 0)
+ *                 "prefill_per_prompt": 0.0,         (optional, default 0)
+ *                 "per_cached_token": 0.0 },         (optional, default 0)
  *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0,
  *                   "split_prob_crowded": 0.0,
  *                   "release_ms": { "4": 35, "8": 304 },  (optional; or a number)
@@ -173,6 +190,14 @@ typedef enum sb_ctx_overflow {
 	SB_CTX_TRUNCATE,
 } sb_ctx_overflow;
 
+/* What the server keeps of earlier prompts (server.prompt_cache). */
+typedef enum sb_prompt_cache {
+	SB_PCACHE_NONE = 0, /* "none": every prompt is prefilled whole */
+	SB_PCACHE_SLOT,     /* "slot": each slot its last prompt (llama.cpp, Ollama) */
+	SB_PCACHE_SHARED,   /* "shared": every prefix prefilled before (vLLM's
+			       prefix blocks, llama.cpp's RAM prompt cache) */
+} sb_prompt_cache;
+
 /* Which server's scheduler the engine follows (server.engine). */
 typedef enum sb_engine {
 	SB_ENGINE_LLAMACPP = 0, /* "llama.cpp": slots, a FIFO queue (also Ollama) */
@@ -196,6 +221,8 @@ typedef struct sb_model {
 	sb_engine engine;
 	long block_size;              /* vllm: tokens per KV block */
 	long gpu_blocks;              /* vllm: KV blocks of the server; 0: unlimited */
+	sb_prompt_cache prompt_cache; /* what a prompt may find already computed */
+	double per_cached_token_ms;   /* what each reused prompt token costs */
 	double overhead_ms, overhead_sd_ms, overhead_per_token_ms;
 	sb_decode_point decode[SB_MODEL_MAX_DECODE]; /* batch ascending */
 	int n_decode;
@@ -259,6 +286,8 @@ double sb_model_decode_kv(const sb_model *m, int batch);
  * ascending and positive). */
 int sb_model_validate(const sb_model *m, sb_error *e);
 const char *sb_noise_name(sb_noise_kind k);
+/* "none" / "slot" / "shared". */
+const char *sb_prompt_cache_name(sb_prompt_cache k);
 /* "unified" / "per-slot". */
 const char *sb_kv_cache_name(sb_kv_cache k);
 /* "llama.cpp" / "vllm". */

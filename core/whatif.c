@@ -11,17 +11,20 @@
 
 _Static_assert(SB_KV_UNIFIED == 0 && SB_KV_PER_SLOT == 1,
 	       "SB_WHATIF_KV_CHOICES lists the layouts in sb_kv_cache order");
+_Static_assert(SB_PCACHE_NONE == 0 && SB_PCACHE_SLOT == 1 && SB_PCACHE_SHARED == 2,
+	       "SB_WHATIF_PCACHE_CHOICES lists the kinds in sb_prompt_cache order");
 
 void sb_whatif_init(sb_whatif *w)
 {
 	memset(w, 0, sizeof(*w));
 	w->kv_cache = -1;
+	w->prompt_cache = -1;
 }
 
 int sb_whatif_given(const sb_whatif *w)
 {
 	return sb_model_scale_given(&w->scale) || w->n_set > 0 || w->sim_slots > 0 ||
-	       w->kv_cache >= 0;
+	       w->kv_cache >= 0 || w->prompt_cache >= 0;
 }
 
 /* One "NAME=V" item into the sb_whatif at ctx. */
@@ -75,6 +78,8 @@ int sb_whatif_apply(const sb_whatif *w, sb_model *m, sb_error *e)
 	}
 	if (w->kv_cache >= 0)
 		m->kv_cache = (sb_kv_cache)w->kv_cache;
+	if (w->prompt_cache >= 0)
+		m->prompt_cache = (sb_prompt_cache)w->prompt_cache;
 	return 0;
 }
 
@@ -88,10 +93,17 @@ json_t *sb_whatif_to_json(const sb_whatif *w)
 		json_decref(set);
 		return NULL;
 	}
-	return json_pack("{s:o,s:o,s:o,s:o}", "scale", sc, "set", set, "sim_slots",
-			 w->sim_slots > 0 ? json_integer(w->sim_slots) : json_null(), "kv_cache",
-			 w->kv_cache >= 0 ? json_string(sb_kv_cache_name((sb_kv_cache)w->kv_cache))
-					  : json_null());
+	json_t *j = json_pack("{s:o,s:o,s:o,s:o}", "scale", sc, "set", set, "sim_slots",
+			      w->sim_slots > 0 ? json_integer(w->sim_slots) : json_null(),
+			      "kv_cache",
+			      w->kv_cache >= 0
+				      ? json_string(sb_kv_cache_name((sb_kv_cache)w->kv_cache))
+				      : json_null());
+	if (j && w->prompt_cache >= 0)
+		json_object_set_new(
+			j, "prompt_cache",
+			json_string(sb_prompt_cache_name((sb_prompt_cache)w->prompt_cache)));
+	return j;
 }
 
 void sb_whatif_describe(const sb_whatif *w, char *buf, size_t len)
@@ -113,6 +125,9 @@ void sb_whatif_describe(const sb_whatif *w, char *buf, size_t len)
 	if (w->kv_cache >= 0 && o < len)
 		o += (size_t)snprintf(buf + o, len - o, "%sKV cache %s", o ? "; " : "",
 				      sb_kv_cache_name((sb_kv_cache)w->kv_cache));
+	if (w->prompt_cache >= 0 && o < len)
+		o += (size_t)snprintf(buf + o, len - o, "%sprompt cache %s", o ? "; " : "",
+				      sb_prompt_cache_name((sb_prompt_cache)w->prompt_cache));
 	if (o == 0)
 		snprintf(buf, len, "nothing");
 }

@@ -23,6 +23,8 @@
 /* The choices of --kv-cache in sb_kv_cache order (a CLI choice's index is
  * the enum value). */
 #define SB_WHATIF_KV_CHOICES "unified|per-slot"
+/* --prompt-cache's, in sb_prompt_cache order. */
+#define SB_WHATIF_PCACHE_CHOICES "none|slot|shared"
 
 /* The most coefficients one --set names. */
 #define SB_WHATIF_MAX_SETS 8
@@ -38,6 +40,7 @@ typedef struct sb_whatif {
 	int n_set;
 	long sim_slots; /* slots simulated whatever the server has; 0: not given */
 	int kv_cache;   /* an sb_kv_cache; -1: not given */
+	int prompt_cache; /* an sb_prompt_cache; -1: not given */
 } sb_whatif;
 
 /* Nothing changed. */
@@ -51,7 +54,8 @@ int sb_whatif_given(const sb_whatif *w);
  * name (decode_ms[B] needs the entry) is known only when applied. */
 int sb_whatif_set_cli(const char *text, void *dest, const char *flag, sb_error *e);
 
-/* The scale, then the coefficients set, and the KV-cache layout into m.
+/* The scale, then the coefficients set, the KV-cache layout and the prompt
+ * cache into m.
  * The slot count is left to the caller, which knows the slots a run would
  * otherwise simulate (the server's). Returns 0, or -EINVAL naming a --set
  * name m does not have or a value below its floor (m then partly
@@ -60,7 +64,8 @@ int sb_whatif_apply(const sb_whatif *w, sb_model *m, sb_error *e);
 
 /* {"scale": {...} (sb_model_scale_to_json; {} when none), "set": {NAME:
  * V, ...} ({} when none), "sim_slots": N or null, "kv_cache":
- * "unified"/"per-slot" or null} (new reference; NULL when out of memory). */
+ * "unified"/"per-slot" or null, and "prompt_cache" when given} (new
+ * reference; NULL when out of memory). */
 json_t *sb_whatif_to_json(const sb_whatif *w);
 
 /* "times scaled all=1.2; set form_decode=0.33; 1 slot simulated; KV cache

@@ -73,7 +73,7 @@ static int from_json(const json_t *j, sb_workload *w, const char *where, int str
 	static const char *const known[] = {
 		"mode",	      "levels",	  "arrival",  "arrival_cv", "input_len", "output_len",
 		"think_s",    "requests", "duration_s", "warmup",   "seed",	     "slo",
-		"description", NULL
+		"description", "prefix_len", "prefix_groups", NULL
 	};
 	char wh[160];
 	snprintf(wh, sizeof(wh), "%s", where ? where : "workload");
@@ -145,7 +145,9 @@ static int from_json(const json_t *j, sb_workload *w, const char *where, int str
 	if (sb_json_get_long(j, "requests", 1, 1000000000000L, &w->requests, wh, e) < 0 ||
 	    sb_json_get_double(j, "duration_s", 0, 1e9, &w->duration_s, wh, e) < 0 ||
 	    sb_json_get_long(j, "warmup", 0, 1000000000L, &w->warmup, wh, e) < 0 ||
-	    sb_json_get_long(j, "seed", 0, 0x7fffffffffffffffL, &seed, wh, e) < 0)
+	    sb_json_get_long(j, "seed", 0, 0x7fffffffffffffffL, &seed, wh, e) < 0 ||
+	    sb_json_get_long(j, "prefix_len", 0, 100000000L, &w->prefix_len, wh, e) < 0 ||
+	    sb_json_get_long(j, "prefix_groups", 0, 100000000L, &w->prefix_groups, wh, e) < 0)
 		return -EINVAL;
 	w->seed = (unsigned long)seed;
 	const json_t *slo = json_object_get(j, "slo");
@@ -171,7 +173,7 @@ json_t *sb_workload_to_json(const sb_workload *w)
 	json_t *levels = json_array();
 	for (int i = 0; i < w->n_levels; i++)
 		json_array_append_new(levels, sb_json_number(w->levels[i]));
-	return json_pack("{s:s,s:o,s:s,s:f,s:o,s:o,s:o,s:I,s:f,s:I,s:I,s:{s:f,s:f,s:f}}",
+	json_t *j = json_pack("{s:s,s:o,s:s,s:f,s:o,s:o,s:o,s:I,s:f,s:I,s:I,s:{s:f,s:f,s:f}}",
 			 "mode", sb_mode_name(w->mode), "levels", levels, "arrival",
 			 sb_arrival_name(w->arrival), "arrival_cv", w->arrival_cv, "input_len",
 			 sb_dist_to_json(&w->input_len), "output_len",
@@ -180,6 +182,11 @@ json_t *sb_workload_to_json(const sb_workload *w)
 			 "warmup", (json_int_t)w->warmup, "seed", (json_int_t)w->seed, "slo",
 			 "ttft_ms", w->slo.ttft_ms, "tpot_ms", w->slo.tpot_ms, "percentile",
 			 w->slo.percentile);
+	if (j && w->prefix_len > 0) {
+		json_object_set_new(j, "prefix_len", json_integer(w->prefix_len));
+		json_object_set_new(j, "prefix_groups", json_integer(w->prefix_groups));
+	}
+	return j;
 }
 
 int sb_workload_validate(const sb_workload *w, sb_error *e)
@@ -203,6 +210,12 @@ int sb_workload_validate(const sb_workload *w, sb_error *e)
 		return sb_error_set(e, "workload: need requests >= 1 or duration_s > 0");
 	if (w->arrival == SB_ARRIVAL_GAMMA && !(w->arrival_cv > 0))
 		return sb_error_set(e, "workload: gamma arrivals need arrival_cv > 0");
+	if (w->prefix_groups > 0 && w->prefix_len <= 0)
+		return sb_error_set(e, "workload: prefix_groups %ld without a prefix_len",
+				    w->prefix_groups);
+	if (w->prefix_len > 0 && w->prefix_groups < 1)
+		return sb_error_set(e, "workload: prefix_len %ld needs prefix_groups >= 1",
+				    w->prefix_len);
 	return 0;
 }
 

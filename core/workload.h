@@ -32,6 +32,10 @@ typedef struct sb_workload {
 	long warmup;
 	unsigned long seed;
 	sb_slo slo;
+	/* shared prefixes: every prompt starts with one of prefix_groups
+	 * prefixes of prefix_len tokens, drawn uniformly, before its own
+	 * input_len tokens (0: none; simulated only, servebench run refuses) */
+	long prefix_len, prefix_groups;
 } sb_workload;
 
 /* The defaults above (closed loop, levels {1}, 256 in / 128 out, 64 requests,

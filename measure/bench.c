@@ -817,6 +817,9 @@ int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 	*results = NULL;
 	if (sb_workload_validate(w, e) < 0)
 		return -EINVAL;
+	if (w->prefix_len > 0)
+		return sb_error_set(e, "workload: prefix_len: servebench run does not send shared "
+				       "prefixes yet (sbsim simulates them)");
 	int ret;
 	if (o && ((ret = pin_check(b, w, o, e)) < 0 || (ret = trace_check(w, o, e)) < 0))
 		return ret;

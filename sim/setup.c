@@ -19,7 +19,7 @@ void sb_setup_flags_init(sb_setup_flags *f)
 	f->arrival_cv = f->bursty = NAN;
 	f->duration_s = f->warmup_s = NAN;
 	f->slo_ttft_ms = f->slo_tpot_ms = f->slo_percentile = NAN;
-	f->ctx_per_slot = LONG_MIN;
+	f->ctx_per_slot = f->prefix_len = f->prefix_groups = LONG_MIN;
 	f->kv_bytes_per_token = f->kv_memory_gb = NAN;
 	f->replicas = f->jobs = LONG_MIN;
 	sb_whatif_init(&f->what_if);
@@ -119,6 +119,13 @@ static void apply_counts(const sb_setup_flags *f, sb_setup *s)
 		w->duration_s = f->duration_s;
 	if (GIVEN_L(f->warmup))
 		w->warmup = f->warmup;
+	if (GIVEN_L(f->prefix_len)) {
+		w->prefix_len = f->prefix_len;
+		if (w->prefix_groups < 1)
+			w->prefix_groups = 1;
+	}
+	if (GIVEN_L(f->prefix_groups))
+		w->prefix_groups = f->prefix_groups;
 	if (GIVEN_D(f->warmup_s))
 		s->opts.warmup_s = f->warmup_s;
 	if (GIVEN_L(f->seed))
@@ -446,6 +453,12 @@ static void print_load(FILE *out, const sb_setup *s)
 	}
 	if (!s->opts.service_mode)
 		fprintf(out, ", input %s / output %s tokens", in, outl);
+	if (!s->opts.service_mode && w->prefix_len > 0 && w->prefix_groups == 1)
+		fprintf(out, " after a shared prefix of %ld tokens (prompt cache: %s)", w->prefix_len,
+			sb_prompt_cache_name(s->model.prompt_cache));
+	else if (!s->opts.service_mode && w->prefix_len > 0)
+		fprintf(out, " after one of %ld shared prefixes of %ld tokens (prompt cache: %s)",
+			w->prefix_groups, w->prefix_len, sb_prompt_cache_name(s->model.prompt_cache));
 	if (w->duration_s > 0)
 		fprintf(out, ", %g s per level", w->duration_s);
 	else

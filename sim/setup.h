@@ -39,6 +39,7 @@ typedef struct sb_setup_flags {
 	int no_noise, plan, check, json_requests;
 	int uncertainty, no_uncertainty; /* --uncertainty, --no-uncertainty */
 	long ctx_per_slot;                 /* --ctx-per-slot */
+	long prefix_len, prefix_groups;    /* --prefix-len, --prefix-groups */
 	double kv_bytes_per_token, kv_memory_gb; /* --kv-bytes-per-token, --kv-memory-gb */
 	const char *context_overflow;      /* --context-overflow */
 	/* fleets (setup_fleet.c): replicas per group, the route, worker

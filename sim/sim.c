@@ -189,7 +189,7 @@ static long q_take(const sim *s, server *v, int si)
 /* ---- engine runs ---------------------------------------------------- */
 
 static void assign(sim *s, server *v, int si, long ri, double t, double ready, int from_net);
-static int take_free_slot(server *v, int want, int pin_stride);
+static int take_free_slot(server *v, int want, int pin_stride, long group);
 static void complete(sim *s, server *v, int si, double t);
 
 static void start_run(sim *s, server *v, double T);
@@ -306,7 +306,7 @@ static void vllm_admit(sim *s, server *v, double t)
 		if (!paged_fits(v, r->in_len + r->gen_done))
 			return;
 		q_pop(v);
-		assign(s, v, take_free_slot(v, -1, 0), ri, t, t, 0);
+		assign(s, v, take_free_slot(v, -1, 0, -1), ri, t, t, 0);
 	}
 }
 
@@ -591,6 +591,48 @@ static void draw_joiners(sim *s, server *v, double t)
 	}
 }
 
+/* Whether v's shared prompt cache holds prefix group g (marking it held
+ * from now on); 0 out of memory (s->oom). */
+static int shared_holds(sim *s, server *v, long g)
+{
+	if (!v->seen && !(v->seen = calloc((size_t)s->w->prefix_groups, 1))) {
+		s->oom = 1;
+		return 0;
+	}
+	int held = v->seen[g];
+	v->seen[g] = 1;
+	return held;
+}
+
+/* Prompt tokens of r that slot sl of v finds already computed (model
+ * prompt_cache: its shared prefix, whole blocks for a vllm engine, never
+ * the whole prompt); the slot holds r's prompt from now on. */
+static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
+{
+	int hit = 0;
+	if (r->group >= 0 && v->pcache == SB_PCACHE_SLOT)
+		hit = sl->cache_group == r->group;
+	else if (r->group >= 0 && v->pcache == SB_PCACHE_SHARED)
+		hit = shared_holds(s, v, r->group);
+	sl->cache_group = r->group;
+	if (!hit)
+		return 0;
+	long c = s->w->prefix_len < r->in_len ? s->w->prefix_len : r->in_len - 1;
+	if (v->vllm)
+		c -= c % v->block_size;
+	return c > 0 ? c : 0;
+}
+
+/* The prefix group whose slot r prefers (llama.cpp's slot choice by prompt
+ * similarity: a free slot holding its prefix, when the prefix is at least a
+ * tenth of the prompt), or -1. */
+static long preferred_group(const sim *s, const server *v, const req *r)
+{
+	if (v->pcache != SB_PCACHE_SLOT || r->group < 0 || 10 * s->w->prefix_len < r->in_len)
+		return -1;
+	return r->group;
+}
+
 /* Gives slot si to request ri at t; it enters the batch at `ready`. from_net:
  * it just arrived (so it may miss an idle engine's first step, see
  * split_prob), rather than being launched from the queue. */
@@ -604,8 +646,14 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 	sl->counted = r->counted;
 	sl->pre_len = r->in_len + r->gen_done;
 	sl->seq = ++v->seq;
-	sl->pos = 0;
+	sl->pos = v->pcache ? prompt_cached(s, v, sl, r) : 0;
 	sl->gen = 0;
+	if (r->counted && !r->preempts) {
+		s->cached_tokens += sl->pos;
+		s->prompt_tokens += r->in_len;
+	}
+	/* reused tokens are restored before the prompt's first step */
+	ready += (double)sl->pos * v->m->per_cached_token_ms / 1000.0;
 	r->slot = si;
 	busy_change(s, v, t, +1);
 	if (s->router && sb_router_note(s->router, r->srv, 0, -1) < 0)
@@ -646,11 +694,13 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 
 /* Takes a free slot (nfreeslot > 0): unified, the top of the stack (the
  * lowest-numbered at the start); pinned, the lowest of 0, k, 2k...;
- * per-slot, llama.cpp's choice: the one released longest ago, ties to the
- * highest id. A replayed request whose measured slot is free gets that one. */
-static int take_free_slot(server *v, int want, int pin_stride)
+ * per-slot, or with a slot prompt cache, llama.cpp's choice: one holding
+ * prefix group `group` (>= 0: preferred_group), else the one released
+ * longest ago, ties to the highest id. A replayed request whose measured
+ * slot is free gets that one. */
+static int take_free_slot(server *v, int want, int pin_stride, long group)
 {
-	int top = v->nfreeslot - 1, best = top;
+	int top = v->nfreeslot - 1, best = top, found = 0;
 	for (int i = 0; want >= 0 && i <= top; i++) {
 		if (v->freeslot[i] == want) {
 			v->freeslot[i] = v->freeslot[top];
@@ -667,7 +717,13 @@ static int take_free_slot(server *v, int want, int pin_stride)
 			if ((a % k == 0) != (b % k == 0) ? a % k == 0 : a < b)
 				best = i;
 		}
-	} else if (v->per_slot) {
+	} else if (group >= 0) {
+		for (int i = top; i >= 0 && !found; i--) {
+			found = v->slots[v->freeslot[i]].cache_group == group;
+			best = found ? i : best;
+		}
+	}
+	if (!pin_stride && !found && (v->per_slot || v->pcache == SB_PCACHE_SLOT)) {
 		for (int k = 0; k < top; k++) {
 			const slot *a = &v->slots[v->freeslot[k]], *b = &v->slots[v->freeslot[best]];
 			if (a->released < b->released ||
@@ -701,8 +757,10 @@ static void free_slot(sim *s, server *v, int si, double t)
 	}
 	v->freeslot[v->nfreeslot++] = si;
 	if (ri >= 0)
-		assign(s, v, take_free_slot(v, s->reqs[ri].want_slot, s->pin_stride), ri, t,
-		       t + v->admit_s, 0);
+		assign(s, v,
+		       take_free_slot(v, s->reqs[ri].want_slot, s->pin_stride,
+				      preferred_group(s, v, &s->reqs[ri])),
+		       ri, t, t + v->admit_s, 0);
 }
 
 /* The slot's context on v against request r (core/slotctx.h): its lengths
@@ -743,7 +801,8 @@ static void arrive(sim *s, long ri, double t)
 	}
 	if (v->nfreeslot > 0 && !waits_for_its_slot(s, v, r) &&
 	    (!v->vllm || (v->qlen == 0 && paged_fits(v, r->in_len)))) {
-		assign(s, v, take_free_slot(v, r->want_slot, s->pin_stride), ri, t, t, 1);
+		assign(s, v, take_free_slot(v, r->want_slot, s->pin_stride, preferred_group(s, v, r)),
+		       ri, t, t, 1);
 		return;
 	}
 	if (v->max_queue >= 0 && (long)v->qlen >= v->max_queue) {
@@ -947,6 +1006,12 @@ static void on_gen(sim *s, double t, long arg)
 	r->cookie = NULL;
 	r->gen_done = 0;
 	r->preempts = 0;
+	r->group = -1;
+	if (idx < 0 && !s->service_mode && s->w->prefix_len > 0) {
+		/* its prompt: one of the shared prefixes, then its own tokens */
+		r->group = (long)gsl_rng_uniform_int(s->rl, (unsigned long)s->w->prefix_groups);
+		r->in_len += s->w->prefix_len;
+	}
 	if (s->router) {
 		r->srv = sb_router_pick(s->router, s->rr);
 		if (sb_router_note(s->router, r->srv, +1, +1) < 0)
@@ -1079,6 +1144,7 @@ long sim_submit(sim *s, double t, long in_len, long out_len)
 	r->t_sched = r->t_arr = r->t_join = t;
 	r->t_first = NAN;
 	r->slot = r->want_slot = -1;
+	r->group = -1;
 	gen_send(s, ri, t);
 	return s->oom ? -1 : ri;
 }

@@ -146,6 +146,9 @@ typedef struct sb_sim_level {
 	long output_cut;       /* outputs stopped at the slot's context */
 	long preempted;        /* vllm: preemptions of counted requests (a
 				  request preempted twice counts twice) */
+	long cached_tokens;    /* counted requests' prompt tokens reused from
+				  the prompt cache (model prompt_cache) */
+	long prompt_tokens;    /* counted requests' prompt tokens, all */
 	long generated;        /* requests issued, counted or not */
 	long max_waiting;      /* longest queue seen */
 	int diverged;          /* open loop: queue reached queue_cap */

@@ -37,6 +37,7 @@ typedef struct req {
 	int srv;        /* the server it was routed to */
 	int cancelled;  /* live: the client went away before it arrived */
 	void *cookie;   /* live: the caller's */
+	long group;     /* its prompt's prefix group (workload prefix_groups; -1: none) */
 	long gen_done;  /* vllm: tokens produced before its last preemption */
 	int preempts;   /* vllm: times it was preempted */
 } req;
@@ -58,6 +59,8 @@ typedef struct slot {
 	long pre_len;   /* prompt tokens to prefill: in_len, or after a preemption
 			   in_len + the tokens produced (vllm's recompute) */
 	long seq;       /* vllm: order of admission (the last is preempted first) */
+	long cache_group; /* prompt_cache slot: the prefix group of the prompt
+			     it last held (-1: none) */
 	long pos;       /* prompt tokens prefilled */
 	long gen;       /* output tokens produced */
 	int counted;    /* the request's */
@@ -74,6 +77,9 @@ typedef struct server {
 	int per_slot;   /* model.server.kv_cache == per-slot */
 	int vllm;       /* model.server.engine == vllm (core/model.h) */
 	long block_size, gpu_blocks; /* vllm's paged KV (gpu_blocks 0: unlimited) */
+	int pcache;     /* model.server.prompt_cache (sb_prompt_cache) */
+	unsigned char *seen; /* prompt_cache shared: the prefix groups prefilled
+				here (workload prefix_groups entries; lazily) */
 	long seq;       /* admissions so far (slot.seq) */
 	long max_queue, batch_tokens;
 	double noise_cv, prefill_cv;
@@ -161,6 +167,8 @@ typedef struct sim {
 	long rejected, max_waiting;
 	long too_long, truncated, output_cut; /* context overflow (counted requests) */
 	long preempted; /* vllm: preemptions of counted requests */
+	long cached_tokens, prompt_tokens; /* counted requests' prompt tokens
+				reused from the prompt cache, and all of them */
 	int xlo, xhi;   /* pass sizes beyond a decode table that a step used (0: none) */
 	int diverged;
 	sb_sim_rec *recs;

@@ -31,6 +31,7 @@ void sim_free(sim *s)
 	for (int i = 0; s->srv && i < s->n_srv; i++) {
 		free(s->srv[i].q);
 		free(s->srv[i].slots);
+		free(s->srv[i].seen);
 		free(s->srv[i].freeslot);
 	}
 	free(s->srv);
@@ -80,10 +81,12 @@ static int server_init(sim *s, server *v, const sb_model *m, int group)
 	v->vllm = !s->service_mode && m->engine == SB_ENGINE_VLLM;
 	v->block_size = m->block_size;
 	v->gpu_blocks = m->gpu_blocks;
+	v->pcache = s->service_mode ? SB_PCACHE_NONE : (int)m->prompt_cache;
 	if (v->vllm)
 		v->split_prob = v->split_crowded = 0;
 	for (int i = 0; i < v->S; i++) {
 		v->slots[i].r = -1;
+		v->slots[i].cache_group = -1;
 		/* per-slot: which slot was released longest ago is not known
 		 * at a level's start (the server's history decides it), so
 		 * the order is drawn; it sets which slots requests share */
@@ -204,6 +207,8 @@ static int sim_finish(sim *s, double level, sb_mode mode, sb_sim_level *out)
 	out->rejected = s->rejected;
 	out->too_long = s->too_long;
 	out->preempted = s->preempted;
+	out->cached_tokens = s->cached_tokens;
+	out->prompt_tokens = s->prompt_tokens;
 	out->truncated = s->truncated;
 	out->output_cut = s->output_cut;
 	out->extrap_lo = s->xlo;

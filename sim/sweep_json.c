@@ -175,6 +175,20 @@ static void context_counts(json_t *lj, const sb_sweep_level *l)
 	json_object_set_new(lj, "preempted", json_integer(pre));
 }
 
+/* The prompt cache's reuse over the replications: "prompt_cache":
+ * {"cached_tokens", "prompt_tokens"} of the counted requests. */
+static void cache_counts(json_t *lj, const sb_sweep_level *l)
+{
+	long c = 0, p = 0;
+	for (int r = 0; r < l->n_reps; r++) {
+		c += l->reps[r].cached_tokens;
+		p += l->reps[r].prompt_tokens;
+	}
+	json_object_set_new(lj, "prompt_cache", json_pack("{s:I,s:I}", "cached_tokens",
+							  (json_int_t)c, "prompt_tokens",
+							  (json_int_t)p));
+}
+
 /* A fleet level's "replicas" array and "fleet" unevenness (means across
  * replications). */
 static void replicas_json(json_t *lj, const sb_sweep_level *l)
@@ -217,6 +231,8 @@ static void level_extras(json_t *lj, const sb_sweep *sw, const sb_model *m, int 
 	}
 	json_object_set_new(lj, "rejected", json_integer(rej));
 	context_counts(lj, l);
+	if (m->prompt_cache != SB_PCACHE_NONE)
+		cache_counts(lj, l);
 	json_object_set_new(lj, "overloaded", json_boolean(l->overloaded));
 	json_object_set_new(lj, "diverged", json_boolean(l->diverged));
 	json_object_set_new(lj, "knee", json_boolean(sw->knee == i));

@@ -120,6 +120,19 @@ static void print_reject_note(FILE *out, const sb_sweep_level *l, const sb_model
 			m->block_size);
 }
 
+/* "level L: 41% of prompt tokens reused from the prompt cache (slot)". */
+static void print_cache_note(FILE *out, const sb_sweep_level *l, const sb_model *m)
+{
+	long c = 0, p = 0;
+	for (int r = 0; r < l->n_reps; r++) {
+		c += l->reps[r].cached_tokens;
+		p += l->reps[r].prompt_tokens;
+	}
+	if (p > 0)
+		fprintf(out, "level %g: %.0f%% of prompt tokens reused from the prompt cache (%s)\n",
+			l->level, 100.0 * (double)c / (double)p, sb_prompt_cache_name(m->prompt_cache));
+}
+
 /* The lines under the table for overloaded, diverged and rejecting levels. */
 static void print_level_notes(FILE *out, const sb_sweep *sw, const sb_model *m)
 {
@@ -139,6 +152,8 @@ static void print_level_notes(FILE *out, const sb_sweep *sw, const sb_model *m)
 				     "(λ=%.3f vs capacity μ≈%.3f req/s); run stopped early\n",
 				l->level, l->max_waiting, l->level, sw->capacity);
 		print_reject_note(out, l, m);
+		if (m->prompt_cache != SB_PCACHE_NONE)
+			print_cache_note(out, l, m);
 		char x[128];
 		sb_extrap_label(x, sizeof x, l, m);
 		if (x[0])

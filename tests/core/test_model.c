@@ -187,6 +187,54 @@ static void test_vllm(void)
 	sb_model_fini(&m);
 }
 
+/* A prompt cache: its kind and per_cached_token round-trip; no key, none;
+ * an unknown kind or a negative cost is refused naming the field. */
+static void test_prompt_cache(void)
+{
+	sb_model m, m2;
+	sb_error e;
+	sb_model_init(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"server\":{\"prompt_cache\":\"slot\"},"
+		   "\"step_ms\":{\"decode_ms\":{\"1\":10},\"per_cached_token\":0.02}}",
+		   &m, &e) == 0);
+	CHECK(m.prompt_cache == SB_PCACHE_SLOT);
+	CHECK_NEAR(m.per_cached_token_ms, 0.02, 1e-12);
+	json_t *j = sb_model_to_json(&m);
+	sb_model_init(&m2);
+	CHECK(sb_model_from_json(j, &m2, &e) == 0);
+	CHECK(m2.prompt_cache == SB_PCACHE_SLOT);
+	CHECK_NEAR(m2.per_cached_token_ms, 0.02, 1e-12);
+	json_decref(j);
+	sb_model_fini(&m);
+	sb_model_fini(&m2);
+	sb_model_init(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"server\":{\"prompt_cache\":\"shared\"},"
+		   "\"step_ms\":{\"decode_ms\":{\"1\":10}}}",
+		   &m, &e) == 0 &&
+	      m.prompt_cache == SB_PCACHE_SHARED);
+	sb_model_fini(&m);
+	sb_model_init(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":{\"1\":10}}}",
+		   &m, &e) == 0 &&
+	      m.prompt_cache == SB_PCACHE_NONE);
+	j = sb_model_to_json(&m);
+	CHECK(!json_object_get(json_object_get(j, "server"), "prompt_cache"));
+	json_decref(j);
+	sb_model_fini(&m);
+	sb_model_init(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"server\":{\"prompt_cache\":\"lru\"},"
+		   "\"step_ms\":{\"decode_ms\":{\"1\":10}}}",
+		   &m, &e) < 0 &&
+	      strstr(e.msg, "model.server.prompt_cache"));
+	sb_model_fini(&m);
+	sb_model_init(&m);
+	CHECK(load("{\"schema\":\"servebench.model/1\",\"step_ms\":{\"decode_ms\":{\"1\":10},"
+		   "\"per_cached_token\":-1}}",
+		   &m, &e) < 0 &&
+	      strstr(e.msg, "per_cached_token"));
+	sb_model_fini(&m);
+}
+
 int main(void)
 {
 	sb_error e;
@@ -196,6 +244,7 @@ int main(void)
 	test_bad_models();
 	test_optional_fields();
 	test_vllm();
+	test_prompt_cache();
 	CHECK(sb_model_load("/nonexistent/m.json", &m, &e) < 0 && strstr(e.msg, "/nonexistent"));
 	sb_model_fini(NULL);
 	CHECK_DONE();

@@ -27,3 +27,8 @@ has() {
 	file=$1 want=$2
 	grep -qF -- "$want" "$file" || { echo "FAIL: $file lacks '$want':"; cat "$file"; fails=$((fails+1)); }
 }
+
+# field FILE PYTHON-EXPR: prints EXPR over the JSON document d in FILE
+field() {
+	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
+}

@@ -28,9 +28,6 @@ model() { # BLOCKS ENGINE
  "noise": {"kind": "none", "cv": 0}}
 JSON
 }
-field() { # FILE PYTHON-EXPR over the document d
-	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
-}
 
 model 0 vllm
 ok --model-file "$T/m.json" --concurrency 1 --requests 3 --warmup 0 --input-len 3000 \

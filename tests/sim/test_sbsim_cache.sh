@@ -1,0 +1,77 @@
+#!/bin/sh
+# test_sbsim_cache.sh SBSIM — prompts that share prefixes (--prefix-len,
+# --prefix-groups) through a model with a prompt cache (server.prompt_cache):
+#  - known answer, one slot, one prefix group, "slot" cache: every counted
+#    prompt of 900 shared + 100 own tokens finds its prefix in the slot and
+#    prefills 100 tokens (100 x 0.1 ms) after restoring 900 (900 x 0.01 ms)
+#    and 5 ms of overhead: TTFT 24 ms, E2E 34 ms (one more token at 10 ms);
+#    without a cache (--prompt-cache none) TTFT 105 ms;
+#  - the JSON counts what was reused (prompt_cache.cached_tokens of all
+#    prompt_tokens) and the text says it under the table;
+#  - two prefix groups on one slot: the slot's last prompt is reused about
+#    half the time, a shared cache nearly always;
+#  - a vllm engine reuses whole blocks only (896 of 900 tokens, blocks of 16);
+#  - --prefix-groups without --prefix-len and an unknown cache kind are
+#    refused naming what was wrong.
+set -u
+SBSIM=$1
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT INT TERM
+fails=0
+. "$(dirname "$0")/sbsim_checks.sh"
+
+model() { # CACHE ENGINE
+	cat > "$T/m.json" <<JSON
+{"schema": "servebench.model/1", "name": "cache test",
+ "server": {"slots": 1, "max_queue": -1, "batch_tokens": 4096,
+            "engine": "$2", "prompt_cache": "$1"},
+ "overhead_ms": 5.0, "overhead_sd_ms": 0,
+ "step_ms": {"decode_ms": {"1": 10.0}, "per_kv_token": 0,
+             "per_prefill_token": 0.1, "per_cached_token": 0.01},
+ "noise": {"kind": "none", "cv": 0}}
+JSON
+}
+want() { # FILE EXPR VALUE WHAT
+	got=$(field "$1" "$2")
+	[ "$got" = "$3" ] || { echo "FAIL: $4: $got, want $3"; fails=$((fails+1)); }
+}
+common="--concurrency 1 --warmup 1 --input-len 100 --output-len 2 --prefix-len 900 --no-uncertainty"
+
+model slot llama.cpp
+ok --model-file "$T/m.json" $common --requests 5 --json "$T/slot.json"
+want "$T/slot.json" "round(d['levels'][0]['ttft_ms']['mean'], 6)" 24.0 "cached TTFT mean"
+want "$T/slot.json" "round(d['levels'][0]['e2e_ms']['mean'], 6)" 34.0 "cached E2E mean"
+want "$T/slot.json" "d['levels'][0]['prompt_cache']['cached_tokens']" 4500 "tokens reused"
+want "$T/slot.json" "d['levels'][0]['prompt_cache']['prompt_tokens']" 5000 "prompt tokens"
+want "$T/slot.json" "d['workload']['prefix_len'], d['workload']['prefix_groups']" "900 1" \
+	"workload's prefix"
+ok --model-file "$T/m.json" $common --requests 5
+has "$T/out" "after a shared prefix of 900 tokens (prompt cache: slot)"
+has "$T/out" "90% of prompt tokens reused from the prompt cache (slot)"
+
+ok --model-file "$T/m.json" $common --requests 5 --prompt-cache none --json "$T/none.json"
+want "$T/none.json" "round(d['levels'][0]['ttft_ms']['mean'], 6)" 105.0 "uncached TTFT mean"
+want "$T/none.json" "'prompt_cache' in d['levels'][0]" False "no cache counts without a cache"
+
+# two groups, one slot: the slot holds the last group (a hit when two in a
+# row share it, about half); a shared cache holds both after their first
+ok --model-file "$T/m.json" $common --requests 400 --prefix-groups 2 --json "$T/g2slot.json"
+ok --model-file "$T/m.json" $common --requests 400 --prefix-groups 2 --prompt-cache shared \
+	--json "$T/g2shared.json"
+share() { field "$1" "round(100 * d['levels'][0]['prompt_cache']['cached_tokens'] / d['levels'][0]['prompt_cache']['prompt_tokens'])"; }
+s1=$(share "$T/g2slot.json") s2=$(share "$T/g2shared.json")
+# 400 draws of p = 1/2: sd 2.5 points of the hit rate, x 0.9 of the tokens
+[ "$s1" -ge 38 ] && [ "$s1" -le 52 ] || { echo "FAIL: slot cache, 2 groups: $s1% reused, want ~45%"; fails=$((fails+1)); }
+[ "$s2" -ge 89 ] || { echo "FAIL: shared cache, 2 groups: $s2% reused, want ~90%"; fails=$((fails+1)); }
+
+model shared vllm
+ok --model-file "$T/m.json" $common --requests 5 --json "$T/vllm.json"
+want "$T/vllm.json" "d['levels'][0]['prompt_cache']['cached_tokens']" 4480 "vllm: whole blocks reused"
+
+model slot llama.cpp
+bad "prefix_groups" --model-file "$T/m.json" --concurrency 1 --prefix-groups 3
+model lru llama.cpp
+bad 'model.server.prompt_cache: "lru"' --model-file "$T/m.json" --concurrency 1
+
+echo "sbsim cache: $fails failure(s)"
+[ $fails -eq 0 ]
