@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "core/dist.h"
+#include "core/jsonfile.h"
 #include "core/model.h"
 #include "core/results.h"
 #include "core/stats.h"
@@ -68,8 +69,9 @@ static int run_part(const sb_survey_opts *o, sb_bench *b, sb_survey *p, const ch
 }
 
 /* Median over doc's successful requests of the server's prompt_ms (TTFT
- * when the server does not report it); NaN when there is none. */
-static double part_prefill_median(const json_t *doc)
+ * when the server does not report it), or with `tpot` of their TPOT ((E2E
+ * - TTFT) / (output - 1), 2 or more tokens); NaN when there is none. */
+static double part_median(const json_t *doc, int tpot)
 {
 	sb_results r;
 	if (sb_results_from_json((json_t *)doc, &r, "part", NULL) < 0)
@@ -82,8 +84,12 @@ static double part_prefill_median(const json_t *doc)
 		for (size_t i = 0; i < r.levels[l].n_reqs; i++) {
 			const sb_reqrec *q = &r.levels[l].reqs[i];
 			double pm = r.levels[l].timing[i].prompt_ms;
-			if (!q->err_class && isfinite(q->ttft_ms))
+			if (q->err_class || !isfinite(q->ttft_ms))
+				continue;
+			if (!tpot)
 				v[n++] = isfinite(pm) ? pm : q->ttft_ms;
+			else if (q->output_tokens >= 2)
+				v[n++] = (q->e2e_ms - q->ttft_ms) / (double)(q->output_tokens - 1);
 		}
 	double m = sb_median_sort(v, n); /* NaN when n is 0 */
 	free(v);
@@ -99,7 +105,7 @@ static int shape_breaks(const sb_survey *p, size_t first, int n, int *again)
 	int marked = 0;
 	double prev = NAN;
 	for (int i = 0; i < n; i++) {
-		double m = part_prefill_median(p->docs[first + (size_t)i]);
+		double m = part_median(p->docs[first + (size_t)i], 0);
 		if (i > 0 && m < CAL_CHECKS_FALL * prev) {
 			marked += !again[i] + !again[i - 1];
 			again[i] = again[i - 1] = 1;
@@ -148,6 +154,14 @@ static int measure_prompts(const sb_survey_opts *o, sb_bench *b, sb_survey *p, s
 		if (r < 0)
 			return r;
 	}
+	for (int i = 0; i < n; i++) {
+		const json_t *up = p->docs[first + (size_t)i];
+		const json_t *back = p->docs[first + (size_t)(2 * n - 1 - i)];
+		p->sweep_len[i] = Ps[i];
+		p->sweep_prefill[i] = part_median(back, 0) / part_median(up, 0);
+		p->sweep_tpot[i] = part_median(back, 1) / part_median(up, 1);
+	}
+	p->n_sweep = n;
 	/* a longer prompt prefilled faster than a shorter one: both measured
 	 * again before the fit believes it (checks.h) */
 	int again[4] = { 0 };
@@ -387,8 +401,8 @@ static int measure_groups(const sb_survey_opts *o, sb_bench *b, sb_survey *p, sb
 	for (int g = 2; g <= G->sizes; g++) {
 		if (!G->first_part[g] || !G->first_part[g - 1])
 			continue;
-		double m = part_prefill_median(p->docs[G->first_part[g] - 1]);
-		double m0 = part_prefill_median(p->docs[G->first_part[g - 1] - 1]);
+		double m = part_median(p->docs[G->first_part[g] - 1], 0);
+		double m0 = part_median(p->docs[G->first_part[g - 1] - 1], 0);
 		if (m < CAL_CHECKS_FALL * m0) {
 			again[g] = again[g - 1] = 1;
 			G->rechecked[G->n_rechecked++] = g;
@@ -471,7 +485,14 @@ json_t *sb_survey_to_json(const sb_survey *p)
 	json_t *rp = json_array();
 	for (int i = 0; i < p->n_prompt_rechecked; i++)
 		json_array_append_new(rp, json_integer(p->prompt_rechecked[i]));
-	return json_pack("{s:f,s:o,s:s,s:o,s:o,s:o}", "server_time_s", p->server_s, "together", a,
+	json_t *sw = json_array();
+	for (int i = 0; i < p->n_sweep; i++)
+		json_array_append_new(sw, json_pack("{s:I,s:o,s:o}", "prompt_tokens",
+						    (json_int_t)p->sweep_len[i], "prefill_back_over_up",
+						    sb_json_number(p->sweep_prefill[i]),
+						    "tpot_back_over_up", sb_json_number(p->sweep_tpot[i])));
+	return json_pack("{s:f,s:o,s:o,s:s,s:o,s:o,s:o}", "server_time_s", p->server_s,
+			 "prompt_sweep", sw, "together", a,
 			 "pinned_decode",
 			 p->pinned > 0	 ? "measured"
 			 : p->pinned < 0 ? "not supported by this server (llama.cpp only)"
@@ -531,8 +552,34 @@ static void report_groups(FILE *f, const sb_survey *p)
 	fputc('\n', f);
 }
 
+/* One line on the prompt sweep's two passes: how far the server's speed
+ * moved between them (the largest change of a length's median prefill or
+ * TPOT), which the fit averages over. */
+static void report_sweep(FILE *f, const sb_survey *p)
+{
+	double worst = 0;
+	long at = 0;
+	const char *what = "prefill";
+	for (int i = 0; i < p->n_sweep; i++) {
+		double x[2] = { p->sweep_prefill[i], p->sweep_tpot[i] };
+		for (int k = 0; k < 2; k++) {
+			if (isfinite(x[k]) && fabs(x[k] - 1) > fabs(worst)) {
+				worst = x[k] - 1;
+				at = p->sweep_len[i];
+				what = k ? "TPOT" : "prefill";
+			}
+		}
+	}
+	if (p->n_sweep > 0)
+		fprintf(f, "prompt sweep up and back: the server's speed moved by up to %+.1f%% "
+			   "between the passes (%s at %ld tokens); the fit uses both%s\n",
+			100 * worst, what, at,
+			fabs(worst) > 0.1 ? " - a busy machine: its coefficients are less sure" : "");
+}
+
 void sb_survey_report(FILE *f, const sb_survey *p)
 {
+	report_sweep(f, p);
 	report_together(f, p);
 	report_groups(f, p);
 }

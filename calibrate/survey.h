@@ -108,6 +108,12 @@ typedef struct sb_survey {
 	int n_rechecked;
 	long prompt_rechecked[4];        /* prompt lengths measured again (shape check) */
 	int n_prompt_rechecked;
+	/* the prompt sweep up and back: per length, the back pass's median
+	 * prefill (server prompt time, else TTFT) and TPOT over the up
+	 * pass's (NaN: none); how far the server's speed moved meanwhile */
+	long sweep_len[4];
+	double sweep_prefill[4], sweep_tpot[4];
+	int n_sweep;
 	sb_survey_groups groups;           /* prompts prefilled together */
 } sb_survey;
 

@@ -4,7 +4,9 @@ trials the plan wants, or the plan stopped at its stated budget of server
 time and the report says so; and the fit counted (nearly) all of them. The
 prefill groups (1..S prompts pinned to slots 0..G-1) stayed within their
 budget, every size was measured unless the budget stopped them, the fit
-found their steps, and every shape check says what became of it."""
+found their steps, and every shape check says what became of it. The
+prompt sweep, up and back, reports how far the server's speed moved between
+its passes."""
 import json
 import sys
 
@@ -38,6 +40,13 @@ if groups["measured"] == "measured":
     assert groups["stopped_at_budget"] or groups["sizes_measured"] == model["server"]["slots"], groups
     fg = model["fit"]["groups"]
     assert fg["steps"] >= groups["largest_group"], fg
+# the prompt sweep up and back: one entry per length, ascending, each a
+# ratio of the back pass's medians over the up pass's, and the report's line
+sweep = model["fit"]["survey"]["prompt_sweep"]
+lens = [x["prompt_tokens"] for x in sweep]
+assert len(lens) >= 2 and lens == sorted(lens), sweep
+assert all(x["prefill_back_over_up"] > 0 and x["tpot_back_over_up"] > 0 for x in sweep), sweep
+assert "prompt sweep up and back: the server's speed moved by up to" in report, "no sweep line"
 for c in model["fit"]["checks"]:
     assert set(c) == {"what", "measured", "expected_shape", "remeasured", "kept", "why"}, c
     assert c["kept"] or c["remeasured"], c  # dropped only after a re-measurement

@@ -62,6 +62,10 @@ start_stub steady
 	-o "$dir/model.json" >"$dir/report"
 cat "$dir/report"
 grep -q '^server time: ' "$dir/report"
+# the steady stub's speed does not move between the sweep's two passes (by
+# under 10%: its TPOT is timed by the client, beside other tests)
+grep -q '^prompt sweep up and back: the server.s speed moved by up to [-+][0-9]\.[0-9]%' "$dir/report" \
+	|| { echo "stub-url: the sweep's two passes differ on a steady stub"; exit 1; }
 ls "$dir/res/prompt-16.json" "$dir/res/prompt-2048.json" "$dir/res/sweep.json" \
 	"$dir/res/prompt-2048-back.json" "$dir/res/prompt-16-back.json" \
 	"$dir/res/together-1.json" "$dir/res/together-crowded-1.json" \
