@@ -115,6 +115,32 @@ static int shape_breaks(const sb_survey *p, size_t first, int n, int *again)
 	return marked;
 }
 
+/* One client, prompts of P tokens and 32 output tokens, n requests after
+ * one warm-up: the part "prompt-P<suffix>.json" of the prompt sweep. */
+static int prompt_part(const sb_survey_opts *o, sb_bench *b, sb_survey *p, long P, long n,
+		       const char *suffix, sb_error *e)
+{
+	char name[64];
+	snprintf(name, sizeof(name), "prompt-%ld%s.json", P, suffix);
+	double one = 1;
+	return run_part(o, b, p, name, &one, 1, P, 32, n, 1, 0, e);
+}
+
+/* How far the server's speed moved between the sweep's passes: per length
+ * the back pass's medians over the up pass's (the n parts from `first` up,
+ * the next n back down). */
+static void sweep_moved(sb_survey *p, size_t first, const long *Ps, int n)
+{
+	for (int i = 0; i < n; i++) {
+		const json_t *up = p->docs[first + (size_t)i];
+		const json_t *back = p->docs[first + (size_t)(2 * n - 1 - i)];
+		p->sweep_len[i] = Ps[i];
+		p->sweep_prefill[i] = part_median(back, 0) / part_median(up, 0);
+		p->sweep_tpot[i] = part_median(back, 1) / part_median(up, 1);
+	}
+	p->n_sweep = n;
+}
+
 /* The prompt-length sweep at concurrency 1, up and back down; learns the
  * slot count from the server's report when o->slots is 0. */
 static int measure_prompts(const sb_survey_opts *o, sb_bench *b, sb_survey *p, sb_error *e)
@@ -123,18 +149,14 @@ static int measure_prompts(const sb_survey_opts *o, sb_bench *b, sb_survey *p, s
 	 * prefill times scatter least (relative) */
 	static const long lens[4] = { 16, 256, 1024, 2048 }, reps[4] = { 8, 8, 6, 4 };
 	long prev = 0, Ps[4];
-	int n = 0;
+	int n = 0, r;
 	size_t first = p->n;
 	for (int i = 0; i < 4; i++) {
 		long P = lens[i] <= o->max_prompt ? lens[i] : o->max_prompt;
 		if (P <= prev)
 			break;
 		prev = Ps[n++] = P;
-		char name[64];
-		snprintf(name, sizeof(name), "prompt-%ld.json", P);
-		double one = 1;
-		int r = run_part(o, b, p, name, &one, 1, P, 32, reps[i], 1, 0, e);
-		if (r < 0)
+		if ((r = prompt_part(o, b, p, P, reps[i], "", e)) < 0)
 			return r;
 		if (p->slots <= 0 && sb_bench_slots(b) >= 1)
 			p->slots = (int)sb_bench_slots(b);
@@ -146,22 +168,10 @@ static int measure_prompts(const sb_survey_opts *o, sb_bench *b, sb_survey *p, s
 	 * steadily through the sweep tilts neither line (each length's
 	 * requests sit, on average, at the sweep's middle), and the two
 	 * measurements of one length show how far the speed moved */
-	for (int i = n - 1; i >= 0; i--) {
-		char name[64];
-		snprintf(name, sizeof(name), "prompt-%ld-back.json", Ps[i]);
-		double one = 1;
-		int r = run_part(o, b, p, name, &one, 1, Ps[i], 32, reps[i], 1, 0, e);
-		if (r < 0)
+	for (int i = n - 1; i >= 0; i--)
+		if ((r = prompt_part(o, b, p, Ps[i], reps[i], "-back", e)) < 0)
 			return r;
-	}
-	for (int i = 0; i < n; i++) {
-		const json_t *up = p->docs[first + (size_t)i];
-		const json_t *back = p->docs[first + (size_t)(2 * n - 1 - i)];
-		p->sweep_len[i] = Ps[i];
-		p->sweep_prefill[i] = part_median(back, 0) / part_median(up, 0);
-		p->sweep_tpot[i] = part_median(back, 1) / part_median(up, 1);
-	}
-	p->n_sweep = n;
+	sweep_moved(p, first, Ps, n);
 	/* a longer prompt prefilled faster than a shorter one: both measured
 	 * again before the fit believes it (checks.h) */
 	int again[4] = { 0 };
@@ -171,11 +181,7 @@ static int measure_prompts(const sb_survey_opts *o, sb_bench *b, sb_survey *p, s
 		if (!again[i])
 			continue;
 		p->prompt_rechecked[p->n_prompt_rechecked++] = Ps[i];
-		char name[64];
-		snprintf(name, sizeof(name), "prompt-%ld-again.json", Ps[i]);
-		double one = 1;
-		int r = run_part(o, b, p, name, &one, 1, Ps[i], 32, reps[i], 1, 0, e);
-		if (r < 0)
+		if ((r = prompt_part(o, b, p, Ps[i], reps[i], "-again", e)) < 0)
 			return r;
 	}
 	return 0;
