@@ -134,6 +134,7 @@ static void build_model(const cal_run *k, const sb_calib_input *in, const sb_cal
 	out->max_queue = -1;
 	out->batch_tokens = k->data.batch_tokens;
 	out->overhead_ms = g->overhead_ms;
+	out->overhead_per_token_ms = g->overhead_ms_per_token;
 	out->overhead_sd_ms = k->noise.overhead_sd_ms;
 	memcpy(out->decode, k->decode.table, sizeof(k->decode.table));
 	out->n_decode = k->decode.n_table;

@@ -54,8 +54,10 @@ replays' signed errors. Its limit is GOAL + noise: both terms are about
 one measurement's sd, bounds the mean of two replays' error at roughly
 90%), so an error beyond the limit is the model's. The cell is decided
 when its noise is at most CAP: only then does a pass say the goal is met.
-Also judged, per quantity: the worst level's central error against WORST x
-the largest central limit.
+Also judged, per regime and quantity: the worst level's central error
+against WORST x GOAL + its noise, the noise read from the regime's
+largest repeat (a worst level against the worst level's own kind of
+noise: worst_bounds).
 
 The verdict: FAIL when the model misses a decided cell, or an undecided
 one by more than GOAL + GROSS x its noise (a gross miss); else
@@ -135,24 +137,39 @@ def levels_of(cmp, in_sample=()):
 
 # ---- the terms measured without the model -----------------------------------
 
+def paired_diffs(meas_a, meas_b, slots):
+    """(regime, q, stat, |B - A| / A in %) for each level and statistic
+    both comparisons measured."""
+    a, b = levels_of(meas_a), levels_of(meas_b)
+    for k, la in a.items():
+        lb = b.get(k)
+        if lb is None:
+            continue
+        for q in QUANTS:
+            for stats in STATS.values():
+                for s in stats:
+                    x, y = metric(la, q, s, "measured"), metric(lb, q, s, "measured")
+                    if x and y:
+                        yield regime(la, slots), q, s, abs(y - x) / x * 100
+
+
 def repeat_diffs(meas_a, meas_b, slots):
     """{(regime, q, class): median |B - A| / A in %} over the levels both
     comparisons hold, from their measured figures."""
-    a, b = levels_of(meas_a), levels_of(meas_b)
+    d = list(paired_diffs(meas_a, meas_b, slots))
+    return {(r, q, cls): median([x for rr, qq, s, x in d if (rr, qq) == (r, q) and s in stats])
+            for r in REGIMES for q in QUANTS for cls, stats in STATS.items()}
+
+
+def worst_repeats(meas_a, meas_b, slots):
+    """{(regime, q): the largest |B - A| / A in % of a central statistic
+    over the regime's levels}: the noise of a worst level, measured as a
+    worst level (a median over levels, the cells' repeat, says what a
+    typical level does)."""
     out = {}
-    for r in REGIMES:
-        for q in QUANTS:
-            for cls, stats in STATS.items():
-                d = []
-                for k, la in a.items():
-                    lb = b.get(k)
-                    if lb is None or regime(la, slots) != r:
-                        continue
-                    for s in stats:
-                        x, y = metric(la, q, s, "measured"), metric(lb, q, s, "measured")
-                        if x and y:
-                            d.append(abs(y - x) / x * 100)
-                out[(r, q, cls)] = median(d)
+    for r, q, s, x in paired_diffs(meas_a, meas_b, slots):
+        if s in STATS["central"]:
+            out[(r, q)] = max(out.get((r, q), 0.0), x)
     return out
 
 
@@ -415,8 +432,9 @@ def control_distance(right, ctl, offsets=None):
 
 
 def cell_errors(errs, slots, gap=()):
-    """{(regime, q, class): median |error| %} and {q: (worst |central
-    error|, its level key)}, the worst over levels outside the known gaps."""
+    """{(regime, q, class): median |error| %} and {(regime, q): (worst
+    |central error|, its level key)}, the worst over the regime's levels,
+    known gaps left out."""
     cells, worst = {}, {}
     for r in REGIMES:
         for q in QUANTS:
@@ -424,16 +442,16 @@ def cell_errors(errs, slots, gap=()):
                 cells[(r, q, cls)] = median(
                     [abs(e[(q, s)]) for l, e in errs.values() if regime(l, slots) == r
                      for s in stats if (q, s) in e])
-    for q in QUANTS:
-        best = (float("nan"), None)
-        for k, (l, e) in errs.items():
-            if (regime(l, slots), q, "central") in gap:
+            if (r, q, "central") in gap:
                 continue
-            for s in STATS["central"]:
-                x = abs(e.get((q, s), float("nan")))
-                if x == x and not (x <= best[0]):
-                    best = (x, k)
-        worst[q] = best
+            best = (float("nan"), None)
+            for k, (l, e) in errs.items():
+                for s in STATS["central"]:
+                    x = abs(e.get((q, s), float("nan")))
+                    if regime(l, slots) == r and x == x and not (x <= best[0]):
+                        best = (x, k)
+            if best[1] is not None:
+                worst[(r, q)] = best
     return cells, worst
 
 
@@ -466,13 +484,36 @@ def cell_limit(noise, limit, decided):
     return limit - noise + GROSS * noise
 
 
-def misses(cells, worst, lim):
+def worst_bounds(wrep, spread, lim):
+    """{(regime, q): (noise, limit, fail_above)} for the regime's worst
+    level: its noise the regime's largest repeat (worst_repeats) and the
+    drift term combined as in bounds (a worst level against the worst
+    level's own kind of noise), its limit WORST x GOAL + noise; beyond it
+    the level fails when the regime's central cell is decided, else beyond
+    WORST x GOAL + GROSS x noise. (Until 2026-12-07 every worst level was
+    held to WORST x the largest central limit of its quantity, a noise
+    read from typical levels: CI failed an open-loop 2-slot TTFT level at
+    30.7% > 24.2%; open levels rest on 12 Poisson arrivals each, and one
+    measured twice with the same arrivals has differed by 44-53%, where
+    the median level differed by 5-9%.)"""
+    out = {}
+    for (r, q), w in wrep.items():
+        c = lim.get((r, q, "central"))
+        if c is None:
+            continue
+        terms = [x for x in (w, spread.get(q, float("nan"))) if x == x]
+        noise = sum(x * x for x in terms) ** 0.5
+        hard = noise if c[2] else GROSS * noise
+        out[(r, q)] = (noise, WORST * GOAL["central"] + noise, WORST * GOAL["central"] + hard)
+    return out
+
+
+def misses(cells, worst, lim, wlim=None):
     """(fails, unsure): the cells (and worst levels) whose errors fail the
     test, and those beyond their limit in undecided cells (too noisy to
     say the model missed: the run is inconclusive), as text. A decided
-    cell fails beyond its limit, an undecided one beyond cell_limit. A
-    quantity's worst level is judged against WORST x the largest of its
-    central limits (cell_limit's when one of them is undecided)."""
+    cell fails beyond its limit, an undecided one beyond cell_limit. Each
+    regime's worst level is judged against worst_bounds' wlim."""
     fails, unsure = [], []
     for c, (noise, limit, decided) in lim.items():
         e = cells.get(c)
@@ -484,16 +525,12 @@ def misses(cells, worst, lim):
             fails.append(text if decided else text + " (and > %.1f%%: %g x its noise)" % (hard, GROSS))
         else:
             unsure.append(text + " (undecided: noise %.1f%%)" % noise)
-    for q, (e, k) in worst.items():
-        cs = [v for c, v in lim.items() if c[1] == q and c[2] == "central" and v[1] == v[1]]
-        if not cs or e != e:
+    for (r, q), (e, k) in worst.items():
+        w = (wlim or {}).get((r, q))
+        if w is None or e != e or e <= w[1]:
             continue
-        wl = WORST * max(l for _, l, _ in cs)
-        if e <= wl:
-            continue
-        text = "worst level %s %g %s central %.1f%% > %.1f%%" % (k[0], k[1], q.upper(), e, wl)
-        hard = WORST * max(cell_limit(*v) for v in cs)
-        (fails if e > hard else unsure).append(text)
+        text = "worst level %s %g %s central %.1f%% > %.1f%%" % (k[0], k[1], q.upper(), e, w[1])
+        (fails if e > w[2] else unsure).append(text)
     return fails, unsure
 
 
@@ -519,12 +556,14 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None
     allim = {c: v for c, v in allim.items() if present(c, cells)}
     gap &= set(allim)
     lim = {c: v for c, v in allim.items() if c not in gap}
+    wrep = worst_repeats(right[0], right[1], slots)
+    wlim = worst_bounds(wrep, spread, lim)
     reasons, ctl = [], []
-    bad, unsure = misses(cells, worst, lim)
+    bad, unsure = misses(cells, worst, lim, wlim)
     for name, cmps in controls:
         ce = level_errors(cmps, in_sample)
         cc, cw = cell_errors(errors(ce), slots, gap)
-        m = sum(misses(cc, cw, lim), [])
+        m = sum(misses(cc, cw, lim, wlim), [])
         dist, _ = cell_errors(control_distance(right_e, ce, offsets), slots, gap)
         apart = max([x for c, x in dist.items() if c in lim and x == x] or [0.0])
         ctl.append({"name": name, "caught": bool(m), "misses": m, "apart": apart,
@@ -559,7 +598,9 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None
                       "drift": spread.get(c[1]), "limit": l, "decided": d, "known_gap": c in gap,
                       "fail_above": cell_limit(n, l, d)}
                      for c, (n, l, d) in allim.items()],
-           "worst": {q: {"error": e, "level": list(k) if k else None} for q, (e, k) in worst.items()},
+           "worst": {"%s/%s" % c: {"error": e, "level": list(k), "repeat": wrep.get(c),
+                                   "limit": wlim[c][1], "fail_above": wlim[c][2]}
+                     for c, (e, k) in worst.items() if c in wlim},
            "controls": ctl, "band": bool(band)}
     return verdict, reasons, rec
 
@@ -590,8 +631,9 @@ def print_table(rec, controls_names):
         print("%-22s %7s%s %7s %7s %7s  %s  %s" % (
             c["cell"], pct(c["error"]), " %7s" % pct(c.get("point_error")) if band else "",
             pct(c["repeat"]), pct(c["drift"]), pct(c["limit"]), row, state))
-    for q, w in rec["worst"].items():
-        print("worst level %-5s central %s at %s" % (q.upper(), pct(w["error"]), w["level"]))
+    for c, w in rec["worst"].items():
+        print("worst level %-14s central %s at %s (its regime's largest repeat %s, limit %s)"
+              % (c, pct(w["error"]), w["level"], pct(w["repeat"]).strip(), pct(w["limit"]).strip()))
     for c in rec["controls"]:
         print("control %-28s %s" % (c["name"], "caught: " + c["misses"][0] if c["caught"]
                                     else "NOT caught" if c["informative"]

@@ -123,6 +123,27 @@ assert lc.misses({c: 30.0}, {}, lim)[0] == [] and len(lc.misses({c: 30.0}, {}, l
 assert len(lc.misses({c: 56.0}, {}, lim)[0]) == 1            # > 10 + 3 x 15
 assert len(lc.misses({c: 30.0}, {}, {c: (8.0, 18.0, True)})[0]) == 1
 assert lc.misses({c: 17.0}, {}, {c: (8.0, 18.0, True)}) == ([], [])
+# A regime's worst level: held to WORST x GOAL + its noise, the noise the
+# regime's largest repeat with the drift term; a decided regime fails
+# there, an undecided one only beyond WORST x GOAL + GROSS x noise.
+o = ("open", "ttft")
+lev = {"mode": "rate", "level": 1.0}
+
+
+def two_levels(a, b):
+    return {"levels": [dict(lev, metrics={"ttft_mean": {"measured": a}, "ttft_p50": {"measured": a}})]}
+
+
+assert lc.worst_repeats(two_levels(100, 100), two_levels(144, 120), SLOTS) == {o: 44.0}
+quiet_w = lc.worst_bounds({o: 2.0}, {"ttft": 1.0}, {o + ("central",): (3.0, 13.0, True)})
+assert abs(quiet_w[o][1] - (20 + 5 ** 0.5)) < 1e-9 and quiet_w[o][1] == quiet_w[o][2]
+worst = {o: (30.0, ("rate", 1.0))}
+assert len(lc.misses({}, worst, {}, quiet_w)[0]) == 1          # 30% > 22.2%
+noisy_w = lc.worst_bounds({o: 20.0}, {"ttft": 1.0}, {o + ("central",): (3.0, 13.0, True)})
+assert lc.misses({}, worst, {}, noisy_w) == ([], [])            # the level repeated 20% apart
+loose = lc.worst_bounds({o: 20.0}, {"ttft": 1.0}, {o + ("central",): (12.0, 22.0, False)})
+assert lc.misses({}, {o: (50.0, ("rate", 1.0))}, {}, loose)[1] != []    # 40 < 50 < 80: unsure
+assert lc.misses({}, {o: (90.0, ("rate", 1.0))}, {}, loose)[0] != []    # > 20 + 3 x 20
 # On a moderately noisy one (sd 6%) an exact model never fails.
 for i in range(10):
     v, _, _ = run(rng, 0.06, exact, controls)

@@ -10,18 +10,19 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# model_without SRC OUT KEY...: the model SRC with each KEY (a dotted path)
-# set to 0 (the "fit" block dropped), into OUT.
+# model_without SRC OUT KEY[=VALUE]...: the model SRC with each KEY (a
+# dotted path) set to VALUE (default 0; the "fit" block dropped), into OUT.
 model_without() {
 	python3 - "$@" <<'PY'
 import json, sys
 m = json.load(open(sys.argv[1]))
-for key in sys.argv[3:]:
+for edit in sys.argv[3:]:
+    key, _, value = edit.partition("=")
     *path, last = key.split(".")
     o = m
     for p in path:
         o = o[p]
-    o[last] = 0
+    o[last] = float(value) if value else 0
 m.pop("fit", None)
 json.dump(m, open(sys.argv[2], "w"))
 PY
@@ -37,6 +38,13 @@ start_emulator() {
 	[ -s "$dir/ready" ] || { echo "FAIL: sbsim serve did not start"; cat "$dir/serve.log"; exit 1; }
 	url=$(head -1 "$dir/ready")
 	echo "emulator at $url"
+}
+
+# stop_emulator: the emulator started last, stopped (its ready file removed).
+stop_emulator() {
+	kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	pid=""
+	rm -f "$dir/ready"
 }
 
 # The emulator's own HTTP path: 20 round trips of GET /health (s) into FILE.
