@@ -44,6 +44,8 @@ typedef struct run {
 	sb_bench_opts o;
 	gsl_rng *rng_prompt, *rng_arrival, *rng_think;
 	char *reused;              /* the prompt of reuse_prompt */
+	char **prefix;             /* workload prefix_groups shared prefixes */
+	long prefix_words;         /* words in each */
 	sb_recorder *rec;
 	int rec_failed;
 	/* the level being measured */
@@ -52,6 +54,7 @@ typedef struct run {
 	sb_levelacc acc;
 	json_t *requests;
 	long *in_len, *out_len;    /* per request id: asked-for lengths */
+	long *group_of;            /* per request id: its prefix group (prefix_len) */
 	size_t cap_len;
 	long total;
 	sb_run_progress prog;
@@ -170,7 +173,7 @@ out:
 
 /* ---- phase callbacks ------------------------------------------------------- */
 
-static int remember_lengths(run *r, long id, long in, long out)
+static int remember_lengths(run *r, long id, long in, long out, long group)
 {
 	if ((size_t)id >= r->cap_len) {
 		size_t cap = r->cap_len ? r->cap_len : 256;
@@ -184,10 +187,15 @@ static int remember_lengths(run *r, long id, long in, long out)
 		if (!b)
 			return -ENOMEM;
 		r->out_len = b;
+		long *g = realloc(r->group_of, cap * sizeof(long));
+		if (!g)
+			return -ENOMEM;
+		r->group_of = g;
 		r->cap_len = cap;
 	}
 	r->in_len[id] = in;
 	r->out_len[id] = out;
+	r->group_of[id] = group;
 	return 0;
 }
 
@@ -255,20 +263,38 @@ static void body_lengths(run *r, long id, long *in, long *out)
 	*out = sb_workload_len(&r->w->output_len, r->rng_prompt);
 }
 
+/* New text of the prompt of `in` tokens of its own after shared prefix
+ * group g's (g < 0: no prefix): the words of prefix + in tokens, less the
+ * prefix's. */
+static char *prompt_text(run *r, long in, long g)
+{
+	if (g < 0)
+		return sb_prompt_text(r->rng_prompt, sb_prompt_words(&r->b->size, in));
+	long words = sb_prompt_words(&r->b->size, r->w->prefix_len + in) - r->prefix_words;
+	char *own = sb_prompt_text(r->rng_prompt, words > 1 ? words : 1), *text = NULL;
+	size_t n = own ? strlen(r->prefix[g]) + strlen(own) + 2 : 0;
+	if (own && (text = malloc(n)))
+		snprintf(text, n, "%s %s", r->prefix[g], own);
+	free(own);
+	return text;
+}
+
 static char *make_body(void *ud, long id)
 {
 	run *r = ud;
-	long in, out;
+	long in, out, g = -1;
 	body_lengths(r, id, &in, &out);
 	char *text = NULL;
 	if (r->reused) {
 		in = -1; /* the reused prompt's own length, reported by the server */
 	} else {
-		text = sb_prompt_text(r->rng_prompt, sb_prompt_words(&r->b->size, in));
-		if (!text)
+		if (r->prefix)
+			g = (long)gsl_rng_uniform_int(r->rng_prompt,
+						      (unsigned long)r->w->prefix_groups);
+		if (!(text = prompt_text(r, in, g)))
 			return NULL;
 	}
-	if (!r->warmup && remember_lengths(r, id, in, out) < 0) {
+	if (!r->warmup && remember_lengths(r, id, in, out, g) < 0) {
 		free(text);
 		return NULL;
 	}
@@ -361,6 +387,8 @@ static void on_done(void *ud, const sb_driver_done *d)
 		if (r->in_len[d->id] > 0)
 			json_object_set_new(j, "input_len", json_integer(r->in_len[d->id]));
 		json_object_set_new(j, "output_len", json_integer(r->out_len[d->id]));
+		if (r->group_of[d->id] >= 0)
+			json_object_set_new(j, "prefix_group", json_integer(r->group_of[d->id]));
 	}
 	json_object_set_new(j, "output_tokens_source", json_string(src));
 	if (d->retries)
@@ -750,14 +778,30 @@ static int trace_check(const sb_workload *w, const sb_bench_opts *o, sb_error *e
 	if (w->mode != SB_MODE_RATE || w->n_levels != 1 || w->duration_s > 0)
 		return sb_error_set(e, "a trace is sent as one open-loop level by its own times "
 				       "(no levels, no duration)");
-	if (o->reuse_prompt)
+	if (o->reuse_prompt || w->prefix_len > 0)
 		return sb_error_set(e, "a trace gives each request its own prompt length; "
-				       "reusing one prompt is not possible");
+				       "reusing one prompt or a shared prefix is not possible");
 	return 0;
 }
 
-/* Sets up r for a measurement of w: generators, the reused prompt, the
- * partial file. */
+/* The workload's shared prefixes, each of its own words (drawn from a
+ * generator of their own, so the requests' draws do not move). */
+static int make_prefixes(run *r, sb_error *e)
+{
+	const sb_workload *w = r->w;
+	gsl_rng *g = sb_rng_new(sb_seed_derive(w->seed, 6, 0));
+	r->prefix = calloc((size_t)w->prefix_groups, sizeof(char *));
+	r->prefix_words = sb_prompt_words(&r->b->size, w->prefix_len);
+	int ok = g && r->prefix;
+	for (long i = 0; ok && i < w->prefix_groups; i++)
+		ok = (r->prefix[i] = sb_prompt_text(g, r->prefix_words)) != NULL;
+	if (g)
+		gsl_rng_free(g);
+	return ok ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
+}
+
+/* Sets up r for a measurement of w: generators, the reused prompt or the
+ * shared prefixes, the partial file. */
 static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 		    sb_error *e)
 {
@@ -786,6 +830,8 @@ static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_be
 		long in = sb_workload_len(&w->input_len, r->rng_prompt);
 		r->reused = sb_prompt_text(r->rng_prompt, sb_prompt_words(&b->size, in));
 	}
+	if (w->prefix_len > 0 && make_prefixes(r, e) < 0)
+		return -ENOMEM;
 	if (r->o.partial_path && !(r->rec = sb_recorder_open(r->o.partial_path, e)))
 		return -EIO;
 	return 0;
@@ -795,6 +841,10 @@ static void run_fini(run *r)
 {
 	sb_recorder_close(r->rec);
 	free(r->reused);
+	for (long i = 0; r->prefix && i < r->w->prefix_groups; i++)
+		free(r->prefix[i]);
+	free(r->prefix);
+	free(r->group_of);
 	free(r->in_len);
 	free(r->out_len);
 	free(r->slot_of);
@@ -817,9 +867,6 @@ int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 	*results = NULL;
 	if (sb_workload_validate(w, e) < 0)
 		return -EINVAL;
-	if (w->prefix_len > 0)
-		return sb_error_set(e, "workload: prefix_len: servebench run does not send shared "
-				       "prefixes yet (sbsim simulates them)");
 	int ret;
 	if (o && ((ret = pin_check(b, w, o, e)) < 0 || (ret = trace_check(w, o, e)) < 0))
 		return ret;

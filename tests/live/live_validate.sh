@@ -9,8 +9,11 @@
 # 2. Calibrate. At 2 slots from short runs of `servebench run` (one client at
 #    32 and 256 prompt tokens, a sweep c = 1..3 at 128, pairs and fours sent
 #    together), then `calibrate FILES`; at other counts with `calibrate --url`
-#    (its own plan: prompts of 16 and 256 tokens alone, a sweep at 256/64
-#    tokens, pinned decode passes), twice, minutes apart (step 6).
+#    (its own plan with prompts up to 512 tokens: one client at 16, 256 and
+#    512 tokens up and back, a sweep at 256/64 tokens, pinned decode passes),
+#    twice, minutes apart (step 6). (The default plan's 1024 and 2048-token
+#    prompts took 2 x 136 s of the 20-minute test, for prompts 6-16x longer
+#    than the 128 it judges; calibrate-live-url runs the default plan.)
 # 3. Validate twice with one seed and the prompt cache off, so both send the
 #    same prompts at the same times (closed loop c = 1..S+2, open loop at
 #    validate's default 30/50/70/90% of the predicted capacity), with
@@ -20,7 +23,7 @@
 #    speed against its own earlier speed, measured against measured.
 #    What is judged differs from what was calibrated on: the prompts are 192
 #    tokens at 2 slots (calibrated at 32, 128, 256) and 128 at other counts
-#    (calibrated at 16 and 256), and no calibration ran open loop.
+#    (calibrated at 16, 256 and 512), and no calibration ran open loop.
 # 4. Replay both measurements (`validate --measured`, no server time) through
 #    the model and through wrong models — all times x1.2, decode passes of
 #    two or more sequences x1.25, prefill per token x1.25, one slot fewer,
@@ -69,8 +72,8 @@ if [[ $SLOTS == 2 ]]; then
 else
   for k in "" 2; do
     echo "== calibrate --url ($SLOTS slots)${k:+, again}"
-    sb 0 calibrate --url "$URL" --model live "${api[@]}" --slots "$SLOTS" --save "cal$k" \
-      -o "model$k.json" >"cal$k.txt"
+    sb 0 calibrate --url "$URL" --model live "${api[@]}" --slots "$SLOTS" --max-prompt 512 \
+      --save "cal$k" -o "model$k.json" >"cal$k.txt"
     grep -E '^(server time|slots|  decode_ms)' "cal$k.txt" || true
   done
   ref=cal/prompt-256.json   # one client, 256/32 tokens

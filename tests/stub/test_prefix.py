@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""`servebench run --prefix-len N --prefix-groups G` against the stub.
+
+Every prompt starts with one of G shared prefixes of about N tokens, then
+its own --input-len tokens: the stub's log shows each body's head, and the
+heads of the records of one prefix_group are one text, different groups'
+different; every record carries its prefix_group (0..G-1, every group
+drawn), the results' workload says prefix_len and prefix_groups, and the
+prompt token count the stub reports is about N + --input-len (the prompt
+size model's own accuracy: 10%). The same seed sends the same prompts.
+Refused with a message (exit 2): --prefix-groups without --prefix-len,
+--prefix-len beside --reuse-prompt or --trace. Without the flags no record
+has a prefix_group.
+
+Usage: test_prefix.py STUB_SERVER SERVEBENCH
+"""
+import os
+import re
+import subprocess
+
+import stubtest as st
+
+N, G, IN, REQS = 96, 3, 16, 12
+
+
+def heads(stub_proc):
+    """The prompt heads of the measured requests the stub logged (the last
+    REQS generation requests: before them, the prompt-sizing probes)."""
+    st.stop(stub_proc)
+    out = []
+    for line in stub_proc.stderr.read().splitlines():
+        m = re.search(r'POST \S+ .*"(?:content|prompt)":"([^"]*)', line)
+        if m:
+            out.append(m.group(1)[:60])
+    return out[-REQS:]
+
+
+def measured(stub, servebench, d, name, *args):
+    p, port = st.start_stub(stub, "--port", 0, "--ttft-ms", 2, "--itl-ms", 1, "--log")
+    out = os.path.join(d, name + ".json")
+    rc, res, _, err = st.run_client(servebench, port, out, "--concurrency", 2,
+                                    "--num-requests", REQS, "--input-len", IN,
+                                    "--output-len", 4, "--seed", 9, *args)
+    if rc != 0:
+        st.fail(f"{name}: exit {rc}: {err}")
+    st.check_schema(res)
+    return res, heads(p)
+
+
+def refused(servebench, d, args, words):
+    cmd = [servebench, "run", "--url", "http://127.0.0.1:9", "--model", "m",
+           "--concurrency", "1", *map(str, args)]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    if p.returncode != 2 or not all(w in p.stderr for w in words):
+        st.fail(f"{args}: expected exit 2 naming {words}, got {p.returncode}: {p.stderr}")
+
+
+def test(argv):
+    stub, servebench = argv[1], argv[2]
+    d = st.tmpdir()
+    res, hs = measured(stub, servebench, d, "prefix", "--prefix-len", N, "--prefix-groups", G)
+    reqs = st.all_requests(res)
+    if res["workload"].get("prefix_len") != N or res["workload"].get("prefix_groups") != G:
+        st.fail(f"workload: {res['workload']!r}")
+    groups = [r.get("prefix_group") for r in reqs]
+    if sorted(set(groups)) != list(range(G)):
+        st.fail(f"prefix groups {groups}: expected each of 0..{G - 1}")
+    for r in reqs:
+        if abs(r["prompt_tokens"] - (N + IN)) > 0.1 * (N + IN):
+            st.fail(f"record {r['id']}: {r['prompt_tokens']} prompt tokens, asked {N} + {IN}")
+    # the heads, in the order sent: concurrency 2 sends ids in order, and
+    # the stub logs each body when it arrives; match them as sets per group
+    if len(set(hs)) != G:
+        st.fail(f"{len(set(hs))} different prompt heads, expected {G}: {sorted(set(hs))}")
+    again, hs2 = measured(stub, servebench, d, "again", "--prefix-len", N, "--prefix-groups", G)
+    if [r.get("prefix_group") for r in st.all_requests(again)] != groups or set(hs2) != set(hs):
+        st.fail("the same seed sent other prefixes or groups")
+    plain, hs3 = measured(stub, servebench, d, "plain")
+    if any("prefix_group" in r for r in st.all_requests(plain)) or "prefix_len" in plain["workload"]:
+        st.fail("plain: a prefix without --prefix-len")
+    if len(set(hs3)) < REQS - 1:
+        st.fail(f"plain: prompts share their heads: {len(set(hs3))} different")
+    refused(servebench, d, ["--prefix-groups", 2, "--num-requests", 1], ["prefix_groups"])
+    refused(servebench, d, ["--prefix-len", 8, "--reuse-prompt", "--num-requests", 1],
+            ["--prefix-len", "--reuse-prompt"])
+    return 0
+
+
+if __name__ == "__main__":
+    st.main(test)
