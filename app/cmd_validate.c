@@ -200,6 +200,7 @@ static const sb_cli_opt opts[] = {
 	{ "kv-cache", 0, SB_CLI_CHOICE, &C->what_if.kv_cache, 0, 0, SB_WHATIF_KV_CHOICES,
 	  "simulate this KV-cache layout instead of the model's\n"
 	  "(server.kv_cache)", SB_WHATIF_KV_CHOICES, NULL },
+	SB_WHATIF_PCACHE_ROW(C),
 	SB_CLI_HEAD("the server's own drift:"),
 	SB_CLI_OPT("drift-ref", SB_CLI_STRING, &C->drift_ref, 0, 0, "FILE",
 		   "a results file (servebench run --out) whose first\n"

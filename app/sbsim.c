@@ -96,12 +96,7 @@ static const sb_cli_opt opts[] = {
 		   "exp:MEAN_S|det:S|lognormal:MU,SIGMA|gamma:K,THETA",
 		   "independent-service mode (M/G/c, no batching)"),
 	SB_WHATIF_FLAG_ROWS(F)
-	{ "prompt-cache", 0, SB_CLI_CHOICE, &F->what_if.prompt_cache, 0, 0,
-	  SB_WHATIF_PCACHE_CHOICES,
-	  "what-if: what the server keeps of earlier prompts: nothing,\n"
-	  "each slot its last prompt (llama.cpp, Ollama), or every\n"
-	  "prefix (vLLM's prefix blocks) (model server.prompt_cache)",
-	  SB_WHATIF_PCACHE_CHOICES, NULL },
+	SB_WHATIF_PCACHE_ROW(F),
 	SB_CLI_OPT("pin-slots", SB_CLI_LONG, &F->pin_slots, 1, 4096, "K",
 		   "a request takes the lowest free slot of 0, K, 2K... (as\n"
 		   "servebench run --pin-slots K on llama.cpp)"),
@@ -210,7 +205,7 @@ static int check_compare_flags(const sb_cli_args *a, sb_error *e)
 {
 	static const char *const ok[] = { "compare", "model-file", "slots",	"seed",
 					   "replications", "no-noise", "json", "second-model",
-					   "scale", "set", "kv-cache" };
+					   "scale", "set", "kv-cache", "prompt-cache" };
 	return check_only(a, "--compare replays the measured workload", ok,
 			  sizeof(ok) / sizeof(ok[0]), e);
 }

@@ -19,7 +19,8 @@ static int replay(const sb_trace *tr, const sb_model *m, const sb_sbsim_trace *t
 	sb_replay_pred *pd = malloc(tr->n * sizeof(*pd));
 	int rc = rq && pd ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
 	for (size_t i = 0; rc == 0 && i < tr->n; i++)
-		rq[i] = (sb_replay_req){ tr->r[i].t_s, tr->r[i].in_len, tr->r[i].out_len, -1 };
+		rq[i] = (sb_replay_req){ .t_sched_s = tr->r[i].t_s, .prompt_tokens = tr->r[i].in_len,
+					.output_tokens = tr->r[i].out_len, .slot = -1 };
 	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = t->seed, .no_noise = t->no_noise };
 	if (rc == 0)
 		rc = sb_sim_replay(m, &ro, rq, tr->n, pd, NULL, e);

@@ -43,6 +43,16 @@ int sb_parse_max_queue(const char *s, void *dest, const char *flag, sb_error *e)
 	  "(the decode rule's error per step beyond its table), ...),\n" \
 	  "after --scale; every model, --compare too", NULL, sb_whatif_set_cli }
 
+/* --prompt-cache, validate's and sbsim's. */
+#define SB_WHATIF_PCACHE_ROW(F) \
+	{ "prompt-cache", 0, SB_CLI_CHOICE, &F->what_if.prompt_cache, 0, 0, \
+	  SB_WHATIF_PCACHE_CHOICES, \
+	  "what-if: what the server keeps of earlier prompts: nothing,\n" \
+	  "each slot its last prompt (llama.cpp, Ollama), or every\n" \
+	  "prefix (vLLM's prefix blocks) (model server.prompt_cache);\n" \
+	  "--compare too (replays use the records' prefix_group)", \
+	  SB_WHATIF_PCACHE_CHOICES, NULL }
+
 /* The what-if rows: --scale, --set, --kv-cache. */
 #define SB_WHATIF_FLAG_ROWS(F) \
 	{ "scale", 0, SB_CLI_FUNC, &F->what_if.scale, 0, 0, "KEY=F[,...]", \

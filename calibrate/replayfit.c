@@ -108,7 +108,8 @@ static int level_load(rf_level *L, const sb_rlevel *rl, double fit_first, const 
 	for (size_t j = 0; j < n; j++) {
 		const sb_reqrec *q = o[j].q;
 		double t = rl->sum.mode == SB_MODE_RATE ? o[j].t - o[0].t : 0.0;
-		L->rq[j] = (sb_replay_req){ t, q->prompt_tokens, q->output_tokens, -1 };
+		L->rq[j] = (sb_replay_req){ .t_sched_s = t, .prompt_tokens = q->prompt_tokens,
+					    .output_tokens = q->output_tokens, .slot = -1 };
 		L->ttft[j] = q->ttft_ms;
 		L->e2e[j] = q->e2e_ms;
 		L->tpot[j] = measured_tpot(q);

@@ -67,6 +67,9 @@ typedef struct sb_reqrec {
 			       * (record "replica"), -1 when absent. Read by the
 			       * results loader, written by measure/bench.c, as
 			       * slot is. */
+	long prefix_group;    /* which of the workload's shared prefixes its
+			       * prompt started with (record "prefix_group"),
+			       * -1 when absent; read and written as slot is. */
 } sb_reqrec;
 
 #define SB_LEVEL_MAX_ERR_CLASSES 16

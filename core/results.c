@@ -172,6 +172,10 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		q->slot = json_is_integer(slot) && json_integer_value(slot) >= 0
 				  ? (long)json_integer_value(slot)
 				  : -1;
+		const json_t *pg = json_object_get(r, "prefix_group");
+		q->prefix_group = json_is_integer(pg) && json_integer_value(pg) >= 0
+					  ? (long)json_integer_value(pg)
+					  : -1;
 		const json_t *rep = json_object_get(r, "replica");
 		q->replica = json_is_integer(rep) && json_integer_value(rep) >= 0
 				     ? (long)json_integer_value(rep)

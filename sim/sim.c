@@ -595,7 +595,7 @@ static void draw_joiners(sim *s, server *v, double t)
  * from now on); 0 out of memory (s->oom). */
 static int shared_holds(sim *s, server *v, long g)
 {
-	if (!v->seen && !(v->seen = calloc((size_t)s->w->prefix_groups, 1))) {
+	if (!v->seen && !(v->seen = calloc((size_t)s->n_groups, 1))) {
 		s->oom = 1;
 		return 0;
 	}
@@ -617,7 +617,7 @@ static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 	sl->cache_group = r->group;
 	if (!hit)
 		return 0;
-	long c = s->w->prefix_len < r->in_len ? s->w->prefix_len : r->in_len - 1;
+	long c = r->prefix < r->in_len ? r->prefix : r->in_len - 1;
 	if (v->vllm)
 		c -= c % v->block_size;
 	return c > 0 ? c : 0;
@@ -626,9 +626,9 @@ static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 /* The prefix group whose slot r prefers (llama.cpp's slot choice by prompt
  * similarity: a free slot holding its prefix, when the prefix is at least a
  * tenth of the prompt), or -1. */
-static long preferred_group(const sim *s, const server *v, const req *r)
+static long preferred_group(const server *v, const req *r)
 {
-	if (v->pcache != SB_PCACHE_SLOT || r->group < 0 || 10 * s->w->prefix_len < r->in_len)
+	if (v->pcache != SB_PCACHE_SLOT || r->group < 0 || 10 * r->prefix < r->in_len)
 		return -1;
 	return r->group;
 }
@@ -759,7 +759,7 @@ static void free_slot(sim *s, server *v, int si, double t)
 	if (ri >= 0)
 		assign(s, v,
 		       take_free_slot(v, s->reqs[ri].want_slot, s->pin_stride,
-				      preferred_group(s, v, &s->reqs[ri])),
+				      preferred_group(v, &s->reqs[ri])),
 		       ri, t, t + v->admit_s, 0);
 }
 
@@ -801,7 +801,7 @@ static void arrive(sim *s, long ri, double t)
 	}
 	if (v->nfreeslot > 0 && !waits_for_its_slot(s, v, r) &&
 	    (!v->vllm || (v->qlen == 0 && paged_fits(v, r->in_len)))) {
-		assign(s, v, take_free_slot(v, r->want_slot, s->pin_stride, preferred_group(s, v, r)),
+		assign(s, v, take_free_slot(v, r->want_slot, s->pin_stride, preferred_group(v, r)),
 		       ri, t, t, 1);
 		return;
 	}
@@ -1007,10 +1007,16 @@ static void on_gen(sim *s, double t, long arg)
 	r->gen_done = 0;
 	r->preempts = 0;
 	r->group = -1;
+	r->prefix = 0;
 	if (idx < 0 && !s->service_mode && s->w->prefix_len > 0) {
 		/* its prompt: one of the shared prefixes, then its own tokens */
 		r->group = (long)gsl_rng_uniform_int(s->rl, (unsigned long)s->w->prefix_groups);
+		r->prefix = s->w->prefix_len;
 		r->in_len += s->w->prefix_len;
+	} else if (idx >= 0 && s->rq[idx].prefix_tokens > 0 && s->rq[idx].prefix_group >= 0) {
+		/* a measured prompt with its shared prefix (its length counts it) */
+		r->group = s->rq[idx].prefix_group;
+		r->prefix = s->rq[idx].prefix_tokens;
 	}
 	if (s->router) {
 		r->srv = sb_router_pick(s->router, s->rr);

@@ -195,6 +195,10 @@ typedef struct sb_replay_req {
 	long output_tokens;    /* >= 1 */
 	int slot;              /* the slot the server gave it (-1: unknown): taken
 				  when free, as the measurement says */
+	long prefix_tokens;    /* its shared prefix's tokens, counted in
+				  prompt_tokens (0: none) ... */
+	long prefix_group;     /* ... and which prefix (>= 0): what the model's
+				  prompt_cache may find computed */
 } sb_replay_req;
 
 typedef struct sb_replay_pred {

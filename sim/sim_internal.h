@@ -37,7 +37,8 @@ typedef struct req {
 	int srv;        /* the server it was routed to */
 	int cancelled;  /* live: the client went away before it arrived */
 	void *cookie;   /* live: the caller's */
-	long group;     /* its prompt's prefix group (workload prefix_groups; -1: none) */
+	long group;     /* its prompt's prefix group (-1: none) */
+	long prefix;    /* tokens of that shared prefix (0: none) */
 	long gen_done;  /* vllm: tokens produced before its last preemption */
 	int preempts;   /* vllm: times it was preempted */
 } req;
@@ -127,6 +128,8 @@ typedef struct sim {
 	long queue_cap;
 	int src;
 	const sb_workload *w;
+	long n_groups;  /* prefix groups a request may name (the workload's, or a
+			   replay's largest + 1) */
 	double level;
 	double warmup_s;
 	long warmup, to_count;

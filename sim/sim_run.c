@@ -246,6 +246,7 @@ int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
 	if (rc < 0)
 		goto out;
 	s.w = w;
+	s.n_groups = w->prefix_len > 0 ? w->prefix_groups : 0;
 	s.level = level;
 	s.pin_stride = o->service_mode ? 0 : o->pin_stride;
 	s.warmup = w->warmup > 0 ? w->warmup : 0;
@@ -374,6 +375,13 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 		if (ro->mode == SB_MODE_RATE && (!isfinite(reqs[i].t_sched_s) || reqs[i].t_sched_s < 0))
 			return sb_error_set(e, "replay: request %zu has send time %g (need a finite value >= 0)",
 					    i, reqs[i].t_sched_s);
+		if (reqs[i].prefix_tokens < 0 || reqs[i].prefix_tokens > reqs[i].prompt_tokens ||
+		    (reqs[i].prefix_tokens > 0 &&
+		     (reqs[i].prefix_group < 0 || reqs[i].prefix_group >= 1000000)))
+			return sb_error_set(e, "replay: request %zu has a prefix of %ld tokens (group %ld) "
+					       "in a prompt of %ld (need 0..prompt tokens, group 0..999999)",
+					    i, reqs[i].prefix_tokens, reqs[i].prefix_group,
+					    reqs[i].prompt_tokens);
 	}
 	if (ro->mode == SB_MODE_CONCURRENCY && ro->concurrency < 1)
 		return sb_error_set(e, "replay: concurrency %d must be at least 1", ro->concurrency);
@@ -385,6 +393,9 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 		goto out;
 	s.rq = reqs;
 	s.rn = n;
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i].prefix_tokens > 0 && reqs[i].prefix_group >= s.n_groups)
+			s.n_groups = reqs[i].prefix_group + 1;
 	s.pred = pred;
 	s.to_count = (long)n;
 	s.think_s = ro->think_s > 0 ? ro->think_s : 0;

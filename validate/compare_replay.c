@@ -113,16 +113,21 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 {
 	const sb_reqrec *q = &rp->rl->reqs[rp->ord[j].i];
 	long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
-	/* tokens the server actually prefilled (prompt-cache hits excluded),
+	/* a prompt that began with a shared prefix: all its tokens, the
+	 * model's prompt cache deciding what was computed before; else the
+	 * tokens the server actually prefilled (prompt-cache hits excluded),
 	 * as the calibration counts them */
+	long prefix = meas->workload.prefix_len > 0 && q->prefix_group >= 0 && pin > 1
+			      ? meas->workload.prefix_len : 0;
 	double pn = rp->rl->timing[rp->ord[j].i].prompt_n;
-	if (pn >= 1)
+	if (pn >= 1 && !prefix)
 		pin = (long)pn;
 	long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
 	/* open loop (and a fleet's replicas): the level's clock starts at its
 	 * first send */
 	double t = mode == SB_MODE_RATE || rp->n_rep ? rp->ord[j].t - rp->ord[0].t : 0.0;
-	rp->rq[j] = (sb_replay_req){ t, pin, pout, q->slot };
+	rp->rq[j] = (sb_replay_req){ t, pin, pout, q->slot, prefix < pin ? prefix : pin - 1,
+				     q->prefix_group };
 	if (rp->n_rep)
 		rp->rep_of[j] = q->replica > 0 ? q->replica : 0;
 	rp->counted[j] = !q->warmup;

@@ -57,8 +57,10 @@ static void make_reqs(sb_replay_req *rq, size_t n, double rate, int slot, unsign
 	double t = 0;
 	for (size_t i = 0; i < n; i++) {
 		t += gsl_ran_exponential(g, 1.0 / rate);
-		rq[i] = (sb_replay_req){ t, 20 + (long)gsl_rng_uniform_int(g, 200),
-					 5 + (long)gsl_rng_uniform_int(g, 40), slot };
+		rq[i] = (sb_replay_req){ .t_sched_s = t,
+					 .prompt_tokens = 20 + (long)gsl_rng_uniform_int(g, 200),
+					 .output_tokens = 5 + (long)gsl_rng_uniform_int(g, 40),
+					 .slot = slot };
 	}
 	gsl_rng_free(g);
 }

@@ -1,5 +1,5 @@
 #!/bin/sh
-# test_sbsim_cache.sh SBSIM — prompts that share prefixes (--prefix-len,
+# test_sbsim_cache.sh SBSIM SERVEBENCH — prompts that share prefixes (--prefix-len,
 # --prefix-groups) through a model with a prompt cache (server.prompt_cache):
 #  - known answer, one slot, one prefix group, "slot" cache: every counted
 #    prompt of 900 shared + 100 own tokens finds its prefix in the slot and
@@ -11,10 +11,17 @@
 #  - two prefix groups on one slot: the slot's last prompt is reused about
 #    half the time, a shared cache nearly always;
 #  - a vllm engine reuses whole blocks only (896 of 900 tokens, blocks of 16);
+#  - a measurement with prefix groups replayed (--compare): each request is
+#    given its recorded group, so one whose predecessor on the slot had the
+#    same prefix is prefilled from the cache (24 ms), the others whole
+#    (105 ms); without a cache, or without the workload's prefix_len, all
+#    whole; `servebench validate --measured` replays it the same way, and
+#    its --prompt-cache none what-if too;
 #  - --prefix-groups without --prefix-len and an unknown cache kind are
 #    refused naming what was wrong.
 set -u
 SBSIM=$1
+SB=$2
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT INT TERM
 fails=0
@@ -69,6 +76,41 @@ ok --model-file "$T/m.json" $common --requests 5 --json "$T/vllm.json"
 want "$T/vllm.json" "d['levels'][0]['prompt_cache']['cached_tokens']" 4480 "vllm: whole blocks reused"
 
 model slot llama.cpp
+measured() { # PREFIX_LEN: 6 requests one after another, groups 0 0 1 1 0 1
+	python3 - "$1" > "$T/meas.json" <<'PY'
+import json, sys
+reqs = [{"id": i, "t_scheduled_s": 0.06 * i, "t_sent_s": 0.06 * i, "t_done_s": 0.06 * i + 0.05,
+         "ttft_ms": 40.0, "e2e_ms": 50.0, "prompt_tokens": 1000, "output_tokens": 2,
+         "prefix_group": g, "error": None} for i, g in enumerate([0, 0, 1, 1, 0, 1])]
+w = {"mode": "concurrency", "levels": [1], "input_len": 100, "output_len": 2, "requests": 6}
+if int(sys.argv[1]):
+    w.update(prefix_len=int(sys.argv[1]), prefix_groups=2)
+print(json.dumps({"schema": "servebench.results/1", "source": "measured",
+                  "target": {"server": "llama.cpp", "slots": 1}, "workload": w,
+                  "levels": [{"level": 1, "mode": "concurrency", "requests_ok": 6,
+                              "requests_failed": 0, "requests": reqs}]}))
+PY
+}
+measured 900
+ok --model-file "$T/m.json" --compare "$T/meas.json" --json "$T/replay.json"
+want "$T/replay.json" "' '.join('%g' % r['ttft_ms'] for r in d['levels'][0]['requests'])" \
+	"105 24 105 24 105 105" "replayed prefix groups: TTFTs"
+ok --model-file "$T/m.json" --compare "$T/meas.json" --prompt-cache none --json "$T/replay0.json"
+want "$T/replay0.json" "' '.join('%g' % r['ttft_ms'] for r in d['levels'][0]['requests'])" \
+	"105 105 105 105 105 105" "replayed without a cache: TTFTs"
+for cache in slot none; do
+	"$SB" validate --model-file "$T/m.json" --measured "$T/meas.json" --prompt-cache $cache \
+		--quiet --json "$T/v-$cache.json" > /dev/null 2>&1
+done
+want "$T/v-slot.json" "' '.join('%g' % r['ttft_ms_predicted'] for r in d['levels'][0]['requests'])" \
+	"105 24 105 24 105 105" "validate --measured: replayed prefix groups' TTFTs"
+want "$T/v-none.json" "' '.join('%g' % r['ttft_ms_predicted'] for r in d['levels'][0]['requests'])" \
+	"105 105 105 105 105 105" "validate --measured --prompt-cache none: TTFTs"
+measured 0
+ok --model-file "$T/m.json" --compare "$T/meas.json" --json "$T/replay1.json"
+want "$T/replay1.json" "' '.join('%g' % r['ttft_ms'] for r in d['levels'][0]['requests'])" \
+	"105 105 105 105 105 105" "groups without the workload's prefix_len: TTFTs"
+
 bad "prefix_groups" --model-file "$T/m.json" --concurrency 1 --prefix-groups 3
 model lru llama.cpp
 bad 'model.server.prompt_cache: "lru"' --model-file "$T/m.json" --concurrency 1
