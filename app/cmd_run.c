@@ -95,7 +95,8 @@ static const sb_cli_opt opts[] = {
 		   "one of them by --route (records get \"replica\")"),
 	{ "route", 0, SB_CLI_CHOICE, &cmd.route, 0, 0, "R",
 	  "a fleet's router: round-robin (default), random,\n"
-	  "least-outstanding, least-queued or p2c (seeded by --seed)",
+	  "least-outstanding, least-queued, p2c (seeded by --seed) or\n"
+	  "prefix-affinity (a --prefix-groups group stays on one server)",
 	  SB_ROUTE_CHOICES, NULL },
 	SB_CLI_OPT("model", SB_CLI_STRING, &C->model, 0, 0, "NAME",
 		   "model name sent with each request"),

@@ -109,8 +109,10 @@ static const sb_cli_opt opts[] = {
 		   "N copies of the server behind a router (default 1:\n"
 		   "no router); per group with several --model-file"),
 	SB_CLI_OPT("route", SB_CLI_STRING, &F->route, 0, 0,
-		   "round-robin|random|least-outstanding|least-queued|p2c",
-		   "the router's policy (default round-robin); ties at random"),
+		   "round-robin|random|least-outstanding|least-queued|p2c|prefix-affinity",
+		   "the router's policy (default round-robin); ties at random;\n"
+		   "prefix-affinity: a --prefix-groups group stays on the\n"
+		   "replica its first request went to"),
 	SB_CLI_OPT("jobs", SB_CLI_LONG, &F->jobs, 1, 256, "J",
 		   "threads for replications, levels and --plan (default:\n"
 		   "the online CPUs; results do not depend on it)"),

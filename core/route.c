@@ -2,10 +2,11 @@
 #include "route.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *const names[SB_ROUTE_N] = { "round-robin", "random", "least-outstanding",
-					       "least-queued", "p2c" };
+					       "least-queued", "p2c", "prefix-affinity" };
 #define N_NAMES ((size_t)SB_ROUTE_N)
 
 const char *sb_route_name(sb_route r)
@@ -21,7 +22,7 @@ int sb_route_parse(const char *s, sb_route *out, sb_error *e)
 			return 0;
 		}
 	return sb_error_set(e, "route \"%s\" is not one of round-robin, random, "
-			       "least-outstanding, least-queued, p2c", s ? s : "");
+			       "least-outstanding, least-queued, p2c, prefix-affinity", s ? s : "");
 }
 
 /* What a replica is judged by: requests waiting (least-queued) or in flight. */
@@ -64,11 +65,42 @@ static size_t two_choices(const sb_route_picker *r, const long *inflight)
 	return gsl_rng_uniform_int(r->rng, 2) ? b : a;
 }
 
-size_t sb_route_pick(sb_route_picker *r, const long *inflight)
+/* prefix-affinity: group's replica, chosen as least-outstanding the first
+ * time. */
+static size_t affinity(sb_route_picker *r, const long *inflight, long group)
+{
+	if (group >= 0 && (size_t)group < r->n_home && r->home[group] > 0)
+		return (size_t)r->home[group] - 1;
+	size_t i = least(r, inflight);
+	if (group < 0)
+		return i;
+	if ((size_t)group >= r->n_home) {
+		size_t n = (size_t)group + 16;
+		long *h = realloc(r->home, n * sizeof *h);
+		if (!h)
+			return i;
+		memset(h + r->n_home, 0, (n - r->n_home) * sizeof *h);
+		r->home = h;
+		r->n_home = n;
+	}
+	r->home[group] = (long)i + 1;
+	return i;
+}
+
+void sb_route_picker_fini(sb_route_picker *r)
+{
+	free(r->home);
+	r->home = NULL;
+	r->n_home = 0;
+}
+
+size_t sb_route_pick(sb_route_picker *r, const long *inflight, long group)
 {
 	if (r->n <= 1)
 		return 0;
 	switch (r->route) {
+	case SB_ROUTE_PREFIX_AFFINITY:
+		return affinity(r, inflight, group);
 	case SB_ROUTE_RANDOM:
 		return gsl_rng_uniform_int(r->rng, r->n);
 	case SB_ROUTE_LEAST_OUTSTANDING:

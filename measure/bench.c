@@ -279,7 +279,7 @@ static char *prompt_text(run *r, long in, long g)
 	return text;
 }
 
-static char *make_body(void *ud, long id)
+static char *make_body(void *ud, long id, long *group)
 {
 	run *r = ud;
 	long in, out, g = -1;
@@ -294,6 +294,7 @@ static char *make_body(void *ud, long id)
 		if (!(text = prompt_text(r, in, g)))
 			return NULL;
 	}
+	*group = g;
 	if (!r->warmup && remember_lengths(r, id, in, out, g) < 0) {
 		free(text);
 		return NULL;
@@ -482,6 +483,8 @@ static int run_phase(run *r, const sb_phase *ph, int first, sb_error *e)
 {
 	r->phase_done = r->phase_connect = 0;
 	r->router.next = 0; /* round-robin: every phase from replica 0 */
+	sb_route_picker_fini(&r->router); /* prefix-affinity: groups placed afresh, as
+					     the simulator's router does each level */
 	if (r->held)
 		memset(r->held, 0, r->n_held * sizeof(long));
 	int rc = sb_driver_run(r->b->drv, ph, e);
@@ -839,6 +842,7 @@ static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_be
 
 static void run_fini(run *r)
 {
+	sb_route_picker_fini(&r->router);
 	sb_recorder_close(r->rec);
 	free(r->reused);
 	for (long i = 0; r->prefix && i < r->w->prefix_groups; i++)

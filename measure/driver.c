@@ -341,15 +341,16 @@ static void active_remove(sb_driver *d, req *r)
 	last->slot = r->slot;
 }
 
-/* A fleet: sends r to the endpoint the phase's router picks now. */
-static void route_request(sb_driver *d, req *r)
+/* A fleet: sends r, of prefix group `group`, to the endpoint the phase's
+ * router picks now. */
+static void route_request(sb_driver *d, req *r, long group)
 {
 	r->replica = 0;
 	r->seen = d->rep_inflight[0];
 	if (d->n_urls < 2)
 		return;
 	sb_route_picker *rt = d->ph->router;
-	size_t i = rt ? sb_route_pick(rt, d->rep_inflight) : d->rr_next++ % d->n_urls;
+	size_t i = rt ? sb_route_pick(rt, d->rep_inflight, group) : d->rr_next++ % d->n_urls;
 	r->replica = i < d->n_urls ? i : 0;
 	r->seen = d->rep_inflight[r->replica];
 	curl_easy_setopt(r->easy, CURLOPT_URL, d->o.urls[r->replica]);
@@ -362,7 +363,8 @@ static int start(sb_driver *d, long id, double t_sched)
 		d->free_list = r->next_free;
 	else if (!(r = req_new(d)))
 		return -ENOMEM;
-	r->body = d->ph->body(d->ph->ud, id);
+	long group = -1;
+	r->body = d->ph->body(d->ph->ud, id, &group);
 	if (!r->body || active_add(d, r) < 0) {
 		free(r->body);
 		r->body = NULL;
@@ -376,7 +378,7 @@ static int start(sb_driver *d, long id, double t_sched)
 		sb_ndjson_reset(r->nd);
 	sb_stream_reset(&r->st);
 	r->id = id;
-	route_request(d, r);
+	route_request(d, r, group);
 	r->rx_at = r->rx_last = r->t_last = NAN;
 	r->retries = 0;
 	curl_easy_setopt(r->easy, CURLOPT_FRESH_CONNECT, 0L);

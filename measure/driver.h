@@ -75,9 +75,10 @@ typedef struct sb_phase {
 	size_t n_arrivals;
 	const sb_dist *think;     /* closed loop pause after each request; NULL none */
 	const gsl_rng *rng;       /* draws think times */
-	/* New malloc'd request body for request id (the driver frees it);
-	 * NULL fails the phase with -ENOMEM. */
-	char *(*body)(void *ud, long id);
+	/* New malloc'd request body for request id (the driver frees it),
+	 * and in *group its prompt's prefix group (-1: none; the router's
+	 * prefix-affinity reads it); NULL fails the phase with -ENOMEM. */
+	char *(*body)(void *ud, long id, long *group);
 	void (*done)(void *ud, const sb_driver_done *d);
 	/* Called after sends and completions (at most every ~100 ms); may be NULL. */
 	void (*tick)(void *ud, double t_s, long sent, long finished);

@@ -19,7 +19,10 @@ struct sb_router {
 	int n;
 	int next;      /* round-robin */
 	long *out, *wait;
-	order by;      /* by out (least-outstanding) or wait (least-queued) */
+	order by;      /* by out (least-outstanding, prefix-affinity) or wait
+			  (least-queued) */
+	int *home;     /* prefix-affinity: per group its replica + 1 (0: none) */
+	long n_home;
 };
 
 static int order_init(order *o, int n)
@@ -102,6 +105,7 @@ void sb_router_free(sb_router *r)
 		return;
 	free(r->out);
 	free(r->wait);
+	free(r->home);
 	order_fini(&r->by);
 	free(r);
 }
@@ -116,11 +120,34 @@ static int order_pick_min(const order *o, const long *count, int n, gsl_rng *rng
 	return o->ord[gsl_rng_uniform_int(rng, (unsigned long)ties)];
 }
 
-int sb_router_pick(sb_router *r, gsl_rng *rng)
+/* prefix-affinity: the group's replica, least-outstanding the first time. */
+static int affinity(sb_router *r, gsl_rng *rng, long group)
+{
+	if (group >= 0 && group < r->n_home && r->home[group] > 0)
+		return r->home[group] - 1;
+	int i = order_pick_min(&r->by, r->out, r->n, rng);
+	if (group < 0)
+		return i;
+	if (group >= r->n_home) {
+		long n = group + 16;
+		int *h = realloc(r->home, (size_t)n * sizeof *h);
+		if (!h)
+			return -1;
+		memset(h + r->n_home, 0, (size_t)(n - r->n_home) * sizeof *h);
+		r->home = h;
+		r->n_home = n;
+	}
+	r->home[group] = i + 1;
+	return i;
+}
+
+int sb_router_pick(sb_router *r, gsl_rng *rng, long group)
 {
 	if (r->n == 1)
 		return 0;
 	switch (r->route) {
+	case SB_ROUTE_PREFIX_AFFINITY:
+		return affinity(r, rng, group);
 	case SB_ROUTE_RANDOM:
 		return (int)gsl_rng_uniform_int(rng, (unsigned long)r->n);
 	case SB_ROUTE_LEAST_OUTSTANDING:
@@ -147,7 +174,8 @@ int sb_router_pick(sb_router *r, gsl_rng *rng)
 int sb_router_note(sb_router *r, int i, int d_out, int d_wait)
 {
 	int rc = 0;
-	if (d_out && r->route == SB_ROUTE_LEAST_OUTSTANDING)
+	if (d_out && (r->route == SB_ROUTE_LEAST_OUTSTANDING ||
+		      r->route == SB_ROUTE_PREFIX_AFFINITY))
 		rc = order_move(&r->by, r->n, i, r->out[i], d_out);
 	if (d_wait && r->route == SB_ROUTE_LEAST_QUEUED)
 		rc = order_move(&r->by, r->n, i, r->wait[i], d_wait);

@@ -10,12 +10,16 @@
  *    waiting for a slot (routed there, in transit or queued, not yet in a
  *    slot), ties at random;
  *  - p2c: power of two choices on in-flight counts: two distinct replicas
- *    drawn at random, the one with fewer in flight, ties at random.
+ *    drawn at random, the one with fewer in flight, ties at random;
+ *  - prefix-affinity: a request of a prefix group goes where the group's
+ *    first request went; that one, and a request without a group, as
+ *    least-outstanding.
  *
  * The router sees each replica's counts exactly and at once (no delay, no
  * stale view); the simulator reports every change with sb_router_note.
- * least-outstanding and least-queued keep the replicas ordered by their
- * count in buckets, so a pick and an update are O(1) whatever N is.
+ * least-outstanding, least-queued and prefix-affinity keep the replicas
+ * ordered by their count in buckets, so a pick and an update are O(1)
+ * whatever N is.
  * Randomness only from the gsl_rng passed in (the fleet's router stream).
  */
 #ifndef SB_ROUTER_H
@@ -34,9 +38,10 @@ sb_router *sb_router_new(sb_route route, int n);
 /* Releases r; NULL is a no-op. */
 void sb_router_free(sb_router *r);
 
-/* The replica for the next request (draws from rng for random, p2c and
- * ties). Does not change the counts: the caller notes the request. */
-int sb_router_pick(sb_router *r, gsl_rng *rng);
+/* The replica for the next request, of prefix group `group` (-1: none;
+ * draws from rng for random, p2c and ties). Does not change the counts:
+ * the caller notes the request. -1 out of memory (a new group's entry). */
+int sb_router_pick(sb_router *r, gsl_rng *rng, long group);
 
 /* Replica i has d_out (+1/-1) more requests in flight and d_wait more
  * waiting for a slot. Returns 0 or -ENOMEM (a bucket table grew). */

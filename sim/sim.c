@@ -1019,7 +1019,11 @@ static void on_gen(sim *s, double t, long arg)
 		r->prefix = s->rq[idx].prefix_tokens;
 	}
 	if (s->router) {
-		r->srv = sb_router_pick(s->router, s->rr);
+		r->srv = sb_router_pick(s->router, s->rr, r->group);
+		if (r->srv < 0) {
+			s->oom = 1;
+			r->srv = 0;
+		}
 		if (sb_router_note(s->router, r->srv, +1, +1) < 0)
 			s->oom = 1;
 	}

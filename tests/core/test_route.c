@@ -17,7 +17,7 @@ static double share(sb_route_picker *r, const long *inflight, size_t which)
 {
 	long hit = 0;
 	for (int k = 0; k < DRAWS; k++)
-		hit += sb_route_pick(r, inflight) == which;
+		hit += sb_route_pick(r, inflight, -1) == which;
 	return (double)hit / DRAWS;
 }
 
@@ -42,9 +42,9 @@ static void test_round_robin(void)
 	long in[3] = { 5, 0, 0 };
 	sb_route_picker r = { .route = SB_ROUTE_ROUND_ROBIN, .n = 3 };
 	for (int k = 0; k < 7; k++)
-		CHECK(sb_route_pick(&r, in) == (size_t)(k % 3)); /* whatever is in flight */
+		CHECK(sb_route_pick(&r, in, -1) == (size_t)(k % 3)); /* whatever is in flight */
 	sb_route_picker one = { .route = SB_ROUTE_P2C, .n = 1 };
-	CHECK(sb_route_pick(&one, in) == 0); /* no generator needed */
+	CHECK(sb_route_pick(&one, in, -1) == 0); /* no generator needed */
 }
 
 static void test_least(gsl_rng *g)
@@ -52,7 +52,7 @@ static void test_least(gsl_rng *g)
 	long slots[3] = { 4, 1, 2 };
 	long in[3] = { 3, 1, 2 };
 	sb_route_picker lo = { .route = SB_ROUTE_LEAST_OUTSTANDING, .n = 3, .slots = slots, .rng = g };
-	CHECK(sb_route_pick(&lo, in) == 1);
+	CHECK(sb_route_pick(&lo, in, -1) == 1);
 	/* least-queued: waiting = in flight beyond the slots: 0, 0, 0 -> ties */
 	sb_route_picker lq = { .route = SB_ROUTE_LEAST_QUEUED, .n = 3, .slots = slots, .rng = g };
 	for (size_t i = 0; i < 3; i++)
@@ -82,15 +82,32 @@ static void test_random(gsl_rng *g)
 	long eq[4] = { 1, 1, 1, 1 };
 	int same = 1;
 	for (int k = 0; k < 1000; k++)
-		same &= sb_route_pick(&ra, eq) == sb_route_pick(&rb, eq);
+		same &= sb_route_pick(&ra, eq, -1) == sb_route_pick(&rb, eq, -1);
 	CHECK(same);
 	gsl_rng_free(a);
 	gsl_rng_free(b);
 }
 
+/* prefix-affinity: a group stays where its first request went (then the
+ * least outstanding), whatever the load later; no group: least-outstanding. */
+static void test_affinity(gsl_rng *g)
+{
+	sb_route_picker r = { .route = SB_ROUTE_PREFIX_AFFINITY, .n = 3, .rng = g };
+	long in[3] = { 4, 0, 2 };
+	CHECK(sb_route_pick(&r, in, 7) == 1);
+	long later[3] = { 0, 9, 0 };
+	CHECK(sb_route_pick(&r, later, 7) == 1);
+	CHECK(sb_route_pick(&r, later, -1) != 1);
+	CHECK(sb_route_pick(&r, later, 2) != 1);
+	sb_route_picker_fini(&r);
+	CHECK(sb_route_pick(&r, later, 7) != 1); /* forgotten: placed afresh */
+	sb_route_picker_fini(&r);
+}
+
 int main(void)
 {
 	gsl_rng *g = sb_rng_new(42);
+	test_affinity(g);
 	test_names();
 	test_round_robin();
 	test_least(g);

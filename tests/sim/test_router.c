@@ -7,7 +7,9 @@
  * the worse of any pair (its pick never holds more than the largest count
  * and, over many picks, never one above the median more often than below),
  * round-robin cycles, random covers every replica; ties at random: every
- * tied replica is picked. Route names round-trip and a bad one is refused
+ * tied replica is picked. prefix-affinity: without a group as
+ * least-outstanding (the same walk); a group's requests all go where its
+ * first went, which was a least-loaded replica at the time. Route names round-trip and a bad one is refused
  * with a message naming it.
  */
 #include <errno.h>
@@ -41,11 +43,11 @@ static void check_min_policy(sb_route route)
 			out[i]--;
 			CHECK(sb_router_note(r, i, -1, 0) == 0);
 		}
-		const long *key = route == SB_ROUTE_LEAST_OUTSTANDING ? out : wait;
+		const long *key = route == SB_ROUTE_LEAST_QUEUED ? wait : out;
 		long min = key[0];
 		for (int k = 1; k < N; k++)
 			min = key[k] < min ? key[k] : min;
-		int p = sb_router_pick(r, g);
+		int p = sb_router_pick(r, g, -1);
 		bad += p < 0 || p >= N || key[p] != min;
 	}
 	for (int k = 0; k < N; k++) {
@@ -64,7 +66,7 @@ static void check_ties(sb_route route)
 	gsl_rng *g = sb_rng_new(7);
 	int hits[N] = { 0 };
 	for (int k = 0; k < 37000; k++)
-		hits[sb_router_pick(r, g)]++;
+		hits[sb_router_pick(r, g, -1)]++;
 	/* 1000 expected each; binomial sd ~31: 6 sd either side */
 	for (int k = 0; k < N; k++)
 		CHECK(hits[k] > 810 && hits[k] < 1190);
@@ -84,7 +86,7 @@ static void check_p2c(void)
 	long hits[N] = { 0 };
 	const long n = 666000;
 	for (long t = 0; t < n; t++)
-		hits[sb_router_pick(r, g)]++;
+		hits[sb_router_pick(r, g, -1)]++;
 	CHECK(hits[N - 1] == 0); /* the highest count never wins a pair */
 	for (int k = 0; k < N; k++) {
 		double p = 2.0 * (N - 1 - k) / ((double)N * (N - 1)), mu = p * (double)n;
@@ -94,8 +96,39 @@ static void check_p2c(void)
 	gsl_rng_free(g);
 }
 
+/* prefix-affinity: each group sticks to the replica of its first request,
+ * chosen least-loaded; requests without a group are least-outstanding. */
+static void check_affinity(void)
+{
+	sb_router *r = sb_router_new(SB_ROUTE_PREFIX_AFFINITY, 4);
+	gsl_rng *g = sb_rng_new(3);
+	int home[8];
+	for (long grp = 0; grp < 8; grp++) { /* one each, kept in flight */
+		home[grp] = sb_router_pick(r, g, grp);
+		CHECK(home[grp] >= 0 && home[grp] < 4);
+		CHECK(sb_router_note(r, home[grp], +1, 0) == 0);
+	}
+	int per[4] = { 0 };
+	for (int k = 0; k < 8; k++)
+		per[home[k]]++;
+	CHECK(per[0] == 2 && per[1] == 2 && per[2] == 2 && per[3] == 2); /* least-loaded firsts */
+	int stuck = 1;
+	for (int k = 0; k < 400; k++) {
+		long grp = (long)gsl_rng_uniform_int(g, 8);
+		stuck &= sb_router_pick(r, g, grp) == home[grp];
+	}
+	CHECK(stuck);
+	CHECK(sb_router_note(r, 0, +5, 0) == 0);
+	int p = sb_router_pick(r, g, -1);
+	CHECK(p != 0); /* no group: the least outstanding */
+	sb_router_free(r);
+	gsl_rng_free(g);
+}
+
 int main(void)
 {
+	check_affinity();
+	check_min_policy(SB_ROUTE_PREFIX_AFFINITY);
 	check_min_policy(SB_ROUTE_LEAST_OUTSTANDING);
 	check_min_policy(SB_ROUTE_LEAST_QUEUED);
 	check_ties(SB_ROUTE_LEAST_OUTSTANDING);
@@ -105,7 +138,7 @@ int main(void)
 	check_p2c();
 	sb_router *r = sb_router_new(SB_ROUTE_ROUND_ROBIN, N);
 	for (int k = 0; k < 3 * N; k++)
-		CHECK(sb_router_pick(r, NULL) == k % N);
+		CHECK(sb_router_pick(r, NULL, -1) == k % N);
 	sb_router_free(r);
 	for (int k = 0; k < SB_ROUTE_N; k++) {
 		sb_route got;

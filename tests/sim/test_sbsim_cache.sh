@@ -11,6 +11,8 @@
 #  - two prefix groups on one slot: the slot's last prompt is reused about
 #    half the time, a shared cache nearly always;
 #  - a vllm engine reuses whole blocks only (896 of 900 tokens, blocks of 16);
+#  - two replicas of one slot, two groups: round-robin reuses about half the
+#    prefixes, prefix-affinity (each group kept on one replica) nearly all;
 #  - a measurement with prefix groups replayed (--compare): each request is
 #    given its recorded group, so one whose predecessor on the slot had the
 #    same prefix is prefilled from the cache (24 ms), the others whole
@@ -70,6 +72,13 @@ s1=$(share "$T/g2slot.json") s2=$(share "$T/g2shared.json")
 # 400 draws of p = 1/2: sd 2.5 points of the hit rate, x 0.9 of the tokens
 [ "$s1" -ge 38 ] && [ "$s1" -le 52 ] || { echo "FAIL: slot cache, 2 groups: $s1% reused, want ~45%"; fails=$((fails+1)); }
 [ "$s2" -ge 89 ] || { echo "FAIL: shared cache, 2 groups: $s2% reused, want ~90%"; fails=$((fails+1)); }
+
+fleet="--replicas 2 --concurrency 2 --warmup 1 --input-len 100 --output-len 2 --prefix-len 900 --prefix-groups 2 --requests 400 --no-uncertainty"
+ok --model-file "$T/m.json" $fleet --route round-robin --json "$T/rr.json"
+ok --model-file "$T/m.json" $fleet --route prefix-affinity --json "$T/pa.json"
+s1=$(share "$T/rr.json") s2=$(share "$T/pa.json")
+[ "$s1" -ge 38 ] && [ "$s1" -le 52 ] || { echo "FAIL: round-robin, 2 groups: $s1% reused, want ~45%"; fails=$((fails+1)); }
+[ "$s2" -ge 89 ] || { echo "FAIL: prefix-affinity, 2 groups: $s2% reused, want ~90%"; fails=$((fails+1)); }
 
 model shared vllm
 ok --model-file "$T/m.json" $common --requests 5 --json "$T/vllm.json"

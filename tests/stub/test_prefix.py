@@ -10,7 +10,8 @@ prompt token count the stub reports is about N + --input-len (the prompt
 size model's own accuracy: 10%). The same seed sends the same prompts.
 Refused with a message (exit 2): --prefix-groups without --prefix-len,
 --prefix-len beside --reuse-prompt or --trace. Without the flags no record
-has a prefix_group.
+has a prefix_group. Two stubs behind --route prefix-affinity: every
+group's requests went to one replica.
 
 Usage: test_prefix.py STUB_SERVER SERVEBENCH
 """
@@ -55,6 +56,26 @@ def refused(servebench, d, args, words):
         st.fail(f"{args}: expected exit 2 naming {words}, got {p.returncode}: {p.stderr}")
 
 
+def sticky(stub, servebench, d):
+    """--route prefix-affinity over two stubs: a group stays on one replica."""
+    ports = [st.start_stub(stub, "--port", 0, "--ttft-ms", 2, "--itl-ms", 1)[1] for _ in (0, 1)]
+    out = os.path.join(d, "fleet.json")
+    cmd = [servebench, "run", "--model", "m", "--out", out, "--quiet", "--warmup", "0",
+           "--route", "prefix-affinity", "--concurrency", "2", "--num-requests", str(REQS),
+           "--input-len", str(IN), "--output-len", "4", "--seed", "9", "--prefix-len", str(N),
+           "--prefix-groups", str(G)]
+    for p in ports:
+        cmd[2:2] = ["--url", f"http://127.0.0.1:{p}"]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        st.fail(f"prefix-affinity fleet: exit {p.returncode}: {p.stderr}")
+    where = {}
+    for r in st.all_requests(st.load_results(out)):
+        where.setdefault(r["prefix_group"], set()).add(r["replica"])
+    if len(where) != G or any(len(v) != 1 for v in where.values()):
+        st.fail(f"prefix-affinity: groups' replicas {where}, want one each")
+
+
 def test(argv):
     stub, servebench = argv[1], argv[2]
     d = st.tmpdir()
@@ -80,6 +101,7 @@ def test(argv):
         st.fail("plain: a prefix without --prefix-len")
     if len(set(hs3)) < REQS - 1:
         st.fail(f"plain: prompts share their heads: {len(set(hs3))} different")
+    sticky(stub, servebench, d)
     refused(servebench, d, ["--prefix-groups", 2, "--num-requests", 1], ["prefix_groups"])
     refused(servebench, d, ["--prefix-len", 8, "--reuse-prompt", "--num-requests", 1],
             ["--prefix-len", "--reuse-prompt"])
