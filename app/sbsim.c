@@ -136,7 +136,9 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("json", SB_CLI_STRING, &cmd.json, 0, 0, "FILE",
 		   "write results (schema servebench.results/1, source simulated)"),
 	SB_CLI_OPT("json-requests", SB_CLI_FLAG, &F->json_requests, 0, 0, NULL,
-		   "include per-request records (first replication)"),
+		   "include per-request records (first replication; with\n"
+		   "--prefix-len each has its prefix_group and the server\n"
+		   "timings llama.cpp reports: prompt_n, cache_n, prompt_ms)"),
 	SB_CLI_OPT("compare", SB_CLI_STRING, &cmd.compare, 0, 0, "MEASURED.json",
 		   "replay a measured run through the model and print\n"
 		   "measured vs predicted (--json: the prediction); also a\n"

@@ -31,6 +31,7 @@ typedef struct cal_run {
 	cal_slots slots;
 	cal_decode decode;
 	cal_pinned pinned;
+	cal_cache cache;
 	cal_noise noise;
 	cal_admit admit;
 	cal_split split;
@@ -71,6 +72,7 @@ static int run_steps(cal_run *k, const sb_calib_input *in, size_t n, const sb_ca
 	    (r = cal_admit_fit(&k->data, &k->engine, &k->slots, k->noise.overhead_sd_ms,
 			       &k->admit)) < 0)
 		return r;
+	cal_cache_fit(&k->data, &k->engine, &k->prefill, &k->cache);
 	r = cal_split_fit(&k->data, &k->engine, k->slots.slots, &k->split);
 	if (r == 0)
 		r = cal_release_fit(&k->data, &k->slots, &k->release);
@@ -145,6 +147,9 @@ static void build_model(const cal_run *k, const sb_calib_input *in, const sb_cal
 	out->per_prefill_attn_ms = g->prefill_attn_ms;
 	out->prefill_base_ms = g->prefill_base_ms;
 	out->prefill_per_prompt_ms = g->prefill_per_prompt_ms;
+	out->prompt_cache = k->cache.kind;
+	if (k->cache.kind != SB_PCACHE_NONE && !k->cache.clamped)
+		out->per_cached_token_ms = k->cache.per_token.value;
 	out->admit_delay_ms = k->admit.value_ms;
 	out->split_prob = k->split.cls[0].value;
 	out->split_prob_crowded = k->split.cls[1].value;
@@ -183,7 +188,7 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 		cal_results res = { &k.data,   &k.engine, &k.decode1, &k.prefill,
 				    &k.slots,  &k.decode, &k.pinned,  &k.noise,
 				    &k.admit,  &k.split,  &k.release, &k.groups,
-				    &k.checks };
+				    &k.checks, &k.cache };
 		json_t *fit = cal_provenance_render(&res);
 		if (!fit)
 			r = sb_error_code(e, -ENOMEM, "out of memory");

@@ -291,6 +291,8 @@ static int collect_file(cal_data *k, size_t f, sb_error *e)
 		return sb_error_set(e, "%s: no levels: nothing was measured", cal_fname(k, f));
 	if (r->target.pin_stride > 0)
 		return 0; /* requests pinned to slots: pinned.c reads them */
+	if (r->has_workload && r->workload.prefix_len > 0)
+		return 0; /* prompts that share prefixes: cache.c reads them */
 	long failed = 0;
 	int used = 0;
 	for (size_t i = 0; i < r->n_levels; i++) {

@@ -105,6 +105,18 @@ static void prefill_blocks(cov_build *b, const cal_results *r, const sb_model *m
 	}
 }
 
+/* The prompt cache's cost per reused token (cache.c), when the server
+ * reused prefixes; at its bound 0 it keeps its spread. */
+static void cache_block(cov_build *b, const cal_results *r, const sb_model *m)
+{
+	const cal_cache *c = r->cache;
+	if (!c || c->kind == SB_PCACHE_NONE || !isfinite(c->per_token_se))
+		return;
+	const char *names[1] = { "per_cached_token" };
+	double v[1] = { c->per_token_se * c->per_token_se };
+	add_block(b, m, names, 1, v);
+}
+
 /* The decode table: the TPOT levels' fit (decode.c), or the pinned
  * passes' lines (pinned.c) when the model took its tables from them. */
 static void decode_blocks(cov_build *b, const cal_results *r, const sb_model *m)
@@ -254,6 +266,7 @@ json_t *cal_covariance_render(const cal_results *r, const sb_model *m)
 		return NULL;
 	decode1_block(b, r, m);
 	prefill_blocks(b, r, m);
+	cache_block(b, r, m);
 	decode_blocks(b, r, m);
 	form_block(b, m);
 	json_t *j = b->n > 0 ? to_json(b) : json_null();

@@ -14,6 +14,9 @@
  *             reports it)
  *   overhead  with server timings: overhead_ms and overhead_per_prompt_token
  *             (when its line was kept)
+ *   cache     per_cached_token, when shared-prefix runs showed the server
+ *             reusing prefixes (cache.c: its slope's variance; clamped at
+ *             0, it keeps it, as "at bound" below)
  *   decode    decode_ms[B] for the batch sizes fitted from TPOT levels (with
  *             per-request records: (X^T W X)^-1 from each level's variance of
  *             its mean, decode.c, so an exact table has one too), or

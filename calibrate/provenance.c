@@ -244,6 +244,46 @@ static void render_prefill(pv *p)
 		render_overhead_split(p);
 }
 
+/* fit.cache and the per_cached_token coefficient, when the inputs had
+ * shared prefixes (cache.h). */
+static void render_cache(pv *p)
+{
+	const cal_cache *c = p->r->cache;
+	if (!c || c->files == 0)
+		return;
+	json_t *j = json_pack("{s:i,s:I,s:I,s:I,s:o,s:o,s:o,s:s}", "files", c->files, "requests",
+			      (json_int_t)c->requests, "without_timings", (json_int_t)c->untimed,
+			      "reused", (json_int_t)c->hits, "mean_reused_tokens",
+			      sb_json_number(c->mean_cached), "miss_excess_ms",
+			      sb_json_number(c->miss_excess_ms), "miss_excess_h95_ms",
+			      sb_json_number(c->miss_excess_h95), "prompt_cache",
+			      sb_prompt_cache_name(c->kind));
+	if (j)
+		json_object_set_new(p->fit, "cache", j);
+	if (c->requests == 0) {
+		say(p->missing, "prompt_cache: the shared-prefix runs have no server timings "
+				"(prompt_n, cache_n): measure with --api llama-completion");
+		return;
+	}
+	if (c->hits == 0) {
+		say(p->notes, "prompt_cache: none of %ld shared-prefix requests reused a token "
+			      "(the server's prompt cache is off)", c->requests);
+		return;
+	}
+	const cal_coef_value *v = &c->per_token;
+	say(p->notes, "prompt_cache slot: %ld of %ld shared-prefix requests reused a mean of %.0f "
+		      "tokens; those that reused nothing left %.2f ms over the model (95%%: +-%.2f)",
+	    c->hits, c->requests, c->mean_cached, c->miss_excess_ms, c->miss_excess_h95);
+	if (p->r->prefill->attn == CAL_ATTN_UNTESTED)
+		say(p->missing, "per_cached_token: the prefill's attention term was not tested "
+				"(fewer than 3 prompt lengths), so what reused tokens' positions add to "
+				"the rest of a prompt is taken into their cost");
+	coef(p, "per_cached_token", c->clamped ? 0 : v->value, v->lo, v->hi, "ms/token",
+	     c->clamped ? "TTFT less overhead and prefill, per reused token: negative, set to 0"
+			: "TTFT less overhead and prefill of the tokens processed, per reused "
+			  "token (a line through 0)");
+}
+
 static const char *slots_from_name(cal_slots_from f)
 {
 	switch (f) {
@@ -841,6 +881,7 @@ json_t *cal_provenance_render(const cal_results *r)
 	render_collect(&p);
 	render_decode1(&p);
 	render_prefill(&p);
+	render_cache(&p);
 	render_slots(&p);
 	render_decode(&p);
 	render_groups(&p);

@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "calibrate/admit.h"
+#include "calibrate/cache.h"
 #include "calibrate/decode.h"
 #include "calibrate/decode1.h"
 #include "calibrate/groups.h"
@@ -34,6 +35,7 @@ typedef struct cal_results {
 	const cal_release *release;
 	const cal_groups *groups;   /* prompts prefilled together */
 	const cal_checks *checks;   /* shape checks of the prompt sweep and groups */
+	const cal_cache *cache;     /* the prompt cache (shared-prefix runs) */
 } cal_results;
 
 /* The "fit" object for r: a new reference, or NULL when out of memory. */

@@ -43,6 +43,7 @@ static double *param_slot(sb_model *m, const char *name)
 		{ "prefill_base", offsetof(sb_model, prefill_base_ms) },
 		{ "overhead_ms", offsetof(sb_model, overhead_ms) },
 		{ "overhead_per_prompt_token", offsetof(sb_model, overhead_per_token_ms) },
+		{ "per_cached_token", offsetof(sb_model, per_cached_token_ms) },
 		{ "admit_delay_ms", offsetof(sb_model, admit_delay_ms) },
 		{ "form_decode", offsetof(sb_model, form_decode) },
 	};
@@ -97,7 +98,8 @@ static int unknown(const char *name, sb_error *e)
 	return sb_error_set(e, "parameter \"%s\" is not a coefficient of the model (expected "
 			       "decode_ms[B] or decode_kv[B] for a batch B of its tables, "
 			       "per_kv_token, per_prefill_token, per_prefill_attn, prefill_base, "
-			       "overhead_ms, overhead_per_prompt_token, admit_delay_ms, form_decode, "
+			       "overhead_ms, overhead_per_prompt_token, per_cached_token, "
+			       "admit_delay_ms, form_decode, "
 			       "or base and per_seq of a vllm engine's decode line)",
 			    name);
 }

@@ -538,6 +538,9 @@ void sim_finish_req(sim *s, long ri, double t, int rejected)
 				o->rejected = rejected;
 				o->slot = r->slot;
 				o->replica = r->srv;
+				o->prefix_group = r->group;
+				o->cached_tokens = r->cached;
+				o->prompt_ms = (r->t_first - r->t_join) * 1000.0;
 			}
 		}
 	}
@@ -648,6 +651,8 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 	sl->seq = ++v->seq;
 	sl->pos = v->pcache ? prompt_cached(s, v, sl, r) : 0;
 	sl->gen = 0;
+	if (!r->preempts)
+		r->cached = sl->pos;
 	if (r->counted && !r->preempts) {
 		s->cached_tokens += sl->pos;
 		s->prompt_tokens += r->in_len;
@@ -1007,7 +1012,7 @@ static void on_gen(sim *s, double t, long arg)
 	r->gen_done = 0;
 	r->preempts = 0;
 	r->group = -1;
-	r->prefix = 0;
+	r->prefix = r->cached = 0;
 	if (idx < 0 && !s->service_mode && s->w->prefix_len > 0) {
 		/* its prompt: one of the shared prefixes, then its own tokens */
 		r->group = (long)gsl_rng_uniform_int(s->rl, (unsigned long)s->w->prefix_groups);

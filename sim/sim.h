@@ -119,6 +119,9 @@ typedef struct sb_sim_rec {
 	int rejected;          /* 0, or why: SB_SIM_REJECT_* */
 	int slot;              /* the slot that served it (-1: none) */
 	int replica;           /* the replica it was routed to (0: one server) */
+	long prefix_group;     /* its shared prefix's group (-1: none) */
+	long cached_tokens;    /* prompt tokens the prompt cache held */
+	double prompt_ms;      /* from its prompt's first step to its first token */
 } sb_sim_rec;
 
 /* One replica of a fleet over a level's window (counted requests only). */

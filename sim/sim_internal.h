@@ -39,6 +39,7 @@ typedef struct req {
 	void *cookie;   /* live: the caller's */
 	long group;     /* its prompt's prefix group (-1: none) */
 	long prefix;    /* tokens of that shared prefix (0: none) */
+	long cached;    /* prompt tokens its slot found computed (prompt_cache) */
 	long gen_done;  /* vllm: tokens produced before its last preemption */
 	int preempts;   /* vllm: times it was preempted */
 } req;

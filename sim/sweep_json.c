@@ -120,7 +120,20 @@ static json_t *simulation_json(const sb_sweep *sw, const sb_sweep_doc *d, json_t
 	return sim;
 }
 
-/* The per-request records of a level's first replication. */
+/* What a llama.cpp server reports of request x's prompt, for a request
+ * of a shared-prefix workload (what calibrate reads of the prompt cache),
+ * else NULL. */
+static json_t *timings_json(const sb_sim_rec *x)
+{
+	if (x->prefix_group < 0 || x->rejected)
+		return NULL;
+	return json_pack("{s:I,s:I,s:f}", "prompt_n",
+			 (json_int_t)(x->prompt_tokens - x->cached_tokens), "cache_n",
+			 (json_int_t)x->cached_tokens, "prompt_ms", x->prompt_ms);
+}
+
+/* The per-request records of a level's first replication (with shared
+ * prefixes: each one's group and the server's prompt timings). */
 static json_t *requests_json(const sb_sweep_level *l, int d_pinned)
 {
 	json_t *reqs = json_array();
@@ -137,7 +150,10 @@ static json_t *requests_json(const sb_sweep_level *l, int d_pinned)
 			.err_msg = x->rejected ? sb_sim_reject_msg(x->rejected) : NULL,
 			.slot = d_pinned ? x->slot : -1,
 		};
-		json_array_append_new(reqs, sb_reqrec_to_json(&rr, NULL));
+		json_t *rec = sb_reqrec_to_json(&rr, timings_json(x));
+		if (rec && x->prefix_group >= 0)
+			json_object_set_new(rec, "prefix_group", json_integer(x->prefix_group));
+		json_array_append_new(reqs, rec);
 	}
 	return reqs;
 }

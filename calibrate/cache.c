@@ -1,0 +1,129 @@
+/* cache.c — the prompt cache from shared-prefix measurements (cache.h). */
+#include "calibrate/cache.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "calibrate/fit_linear.h"
+
+/* What the engine says request q's TTFT is without its reused tokens: the
+ * overhead for the Pin tokens it sent and the prefill of the p tokens it
+ * processed, at positions c.. after the c reused ones. */
+static double rest_ms(const cal_engine *g, double Pin, double p, double c)
+{
+	return cal_engine_overhead_ms(g, Pin) +
+	       g->prefill_base_ms * (double)cal_engine_prefill_steps(g, p) +
+	       g->prefill_ms_per_token * p + g->prefill_attn_ms * (c * p + p * (p - 1.0) / 2.0);
+}
+
+/* The variance of rest_ms for p tokens processed after c reused ones: the
+ * prefill fit's covariance over its columns (prefill.c: steps or 1, P,
+ * P(P-1)/2 for the attention term when kept), an attention term tested and
+ * dropped with the spread its three-term fit gave it (as covariance.c
+ * keeps it: reused tokens' positions make it count), and the overhead's
+ * with server timings (fitted apart); NaN when the fit has none. */
+static double rest_var(const cal_engine *g, const cal_prefill *pf, double p, double c)
+{
+	const sb_linfit *f = cal_prefill_chosen(pf);
+	if (!f || !f->has_ci)
+		return NAN;
+	double x[3] = { pf->timings ? (double)cal_engine_prefill_steps(g, p) : 1.0, p,
+			c * p + p * (p - 1.0) / 2.0 };
+	size_t k = f->p < 3 ? f->p : 3;
+	double v = 0;
+	for (size_t i = 0; i < k; i++)
+		for (size_t j = 0; j < k; j++)
+			v += x[i] * x[j] * f->cov[i][j];
+	if (k == 2 && (pf->attn == CAL_ATTN_NOT_POSITIVE || pf->attn == CAL_ATTN_NOT_SIGNIFICANT) &&
+	    pf->quad.has_ci && isfinite(pf->quad.se[2]))
+		v += x[2] * x[2] * pf->quad.se[2] * pf->quad.se[2];
+	if (pf->timings)
+		v += isfinite(g->overhead_se) ? g->overhead_se * g->overhead_se : NAN;
+	return v;
+}
+
+/* Sums over the usable requests into the accumulators. */
+typedef struct acc {
+	double sxx, sxy, syy, n_hit, cached, processed, miss, miss2, miss_p, n_miss;
+} acc;
+
+static void read_file(const sb_results *r, const cal_engine *g, cal_cache *out, acc *a)
+{
+	for (size_t li = 0; li < r->n_levels; li++) {
+		const sb_rlevel *rl = &r->levels[li];
+		if (rl->sum.mode != SB_MODE_CONCURRENCY || rl->sum.level != 1)
+			continue;
+		for (size_t i = 0; i < rl->n_reqs; i++) {
+			const sb_reqrec *q = &rl->reqs[i];
+			const sb_server_timing *t = &rl->timing[i];
+			if (q->warmup || q->err_class || !isfinite(q->ttft_ms))
+				continue;
+			if (!(t->prompt_n >= 1) || !(t->cache_n >= 0)) {
+				out->untimed++;
+				continue;
+			}
+			out->requests++;
+			double c = t->cache_n, Pin = q->prompt_tokens >= 1 ? (double)q->prompt_tokens
+									: t->prompt_n + c;
+			double y = q->ttft_ms - rest_ms(g, Pin, t->prompt_n, c);
+			if (c > 0) {
+				a->sxx += c * c;
+				a->sxy += c * y;
+				a->syy += y * y;
+				a->n_hit++;
+				a->cached += c;
+				a->processed += t->prompt_n;
+			} else {
+				a->miss += y;
+				a->miss2 += y * y;
+				a->miss_p += t->prompt_n;
+				a->n_miss++;
+			}
+		}
+	}
+}
+
+void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf,
+		   cal_cache *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->miss_excess_ms = out->mean_cached = out->per_token_se = NAN;
+	out->per_token = (cal_coef_value){ NAN, NAN, NAN };
+	acc a = { 0 };
+	for (size_t f = 0; f < d->n_in; f++) {
+		const sb_results *r = d->in[f].res;
+		if (!r->has_workload || r->workload.prefix_len <= 0)
+			continue;
+		out->files++;
+		read_file(r, g, out, &a);
+	}
+	out->hits = (long)a.n_hit;
+	out->miss_excess_h95 = NAN;
+	if (a.n_miss > 0)
+		out->miss_excess_ms = a.miss / a.n_miss;
+	if (a.n_miss >= 2) {
+		double m = out->miss_excess_ms;
+		double s2 = (a.miss2 - a.n_miss * m * m) / (a.n_miss - 1);
+		double v = (s2 > 0 ? s2 : 0) / a.n_miss + rest_var(g, pf, a.miss_p / a.n_miss, 0);
+		out->miss_excess_h95 = sb_linfit_t95(a.n_miss - 1) * sqrt(v);
+	}
+	if (out->requests == 0)
+		return; /* no timings: the cache is not measured */
+	out->kind = out->hits > 0 ? SB_PCACHE_SLOT : SB_PCACHE_NONE;
+	if (out->hits == 0)
+		return;
+	out->mean_cached = a.cached / a.n_hit;
+	double b = a.sxy / a.sxx;
+	out->per_token.value = b;
+	if (a.n_hit >= 2) {
+		double ss = a.syy - b * a.sxy; /* sum of (y - b x)^2 */
+		double own = (ss > 0 ? ss : 0) / (a.n_hit - 1) / a.sxx;
+		double rest = rest_var(g, pf, a.processed / a.n_hit, out->mean_cached) /
+			      (out->mean_cached * out->mean_cached);
+		out->per_token_se = sqrt(own + (isfinite(rest) ? rest : 0));
+		double h = sb_linfit_t95(a.n_hit - 1) * out->per_token_se;
+		out->per_token.lo = b - h;
+		out->per_token.hi = b + h;
+	}
+	out->clamped = b < 0;
+}
