@@ -130,13 +130,7 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_FN("arrival", &W->arrival, "A", parse_arrival, "poisson|constant|gamma (open loop)"),
 	SB_CLI_OPT("arrival-cv", SB_CLI_DOUBLE, &W->arrival_cv, 1e-3, 100, "X",
 		   "coefficient of variation of gamma gaps"),
-	SB_CLI_OPT("prefix-len", SB_CLI_LONG, &W->prefix_len, 1, 100000000L, "N",
-		   "every prompt starts with a shared prefix of N tokens (a\n"
-		   "system prompt, a RAG template) before its own --input-len\n"
-		   "tokens"),
-	SB_CLI_OPT("prefix-groups", SB_CLI_LONG, &W->prefix_groups, 1, 100000000L, "G",
-		   "--prefix-len: G different prefixes, one drawn per request\n"
-		   "(default 1); records carry prefix_group"),
+	SB_FLAG_PREFIX_ROWS(W),
 	SB_CLI_OPT("reuse-prompt", SB_CLI_FLAG, &C->reuse_prompt, 0, 0, NULL,
 		   "send one prompt for every request (shows prefix caching)"),
 	SB_FLAG_NO_CACHE_PROMPT(&cmd.no_cache_prompt),
@@ -304,8 +298,7 @@ static int configure(const sb_cli_args *a, char **key, char **partial, sb_error 
 	c->workload.seed = sb_cli_given(opts, N_OPTS, a, "seed") ? (unsigned long)cmd.seed
 								  : sb_seed_from_clock();
 	c->cache_prompt = !cmd.no_cache_prompt;
-	if (c->workload.prefix_len > 0 && c->workload.prefix_groups < 1)
-		c->workload.prefix_groups = 1;
+	sb_flag_prefix_default(&c->workload);
 	if (c->workload.prefix_len > 0 && c->reuse_prompt)
 		return sb_error_set(e, "give --prefix-len or --reuse-prompt, not both");
 	if (cmd.no_server_view)

@@ -142,6 +142,7 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_FN("input-len", &W->input_len, "N", parse_len, "prompt tokens per request (default 256)"),
 	SB_CLI_FN("output-len", &W->output_len, "N", parse_len,
 		  "output tokens per request (default 128)"),
+	SB_FLAG_PREFIX_ROWS(W),
 	SB_FLAG_WARMUP(&W->warmup),
 	SB_FLAG_SEED(&cmd.seed, "seed of prompts, arrivals and simulator noise"),
 	SB_CLI_OPT("replications", SB_CLI_LONG, &cmd.reps, 1, 100000, "K",
@@ -311,6 +312,7 @@ static int configure(const sb_cli_args *a, sb_error *e)
 		cmd.goals.require_knee = 0;
 	if (cmd.no_cache_prompt)
 		c->run.cache_prompt = 0;
+	sb_flag_prefix_default(&c->workload);
 	if (!c->model_file)
 		return sb_error_set(e, "--model-file is required (see servebench validate --help)");
 	if (!c->measured && (!c->run.url || !c->run.model))

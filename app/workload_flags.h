@@ -11,6 +11,7 @@
 
 #include "core/cli.h"
 #include "core/error.h"
+#include "core/workload.h"
 
 /* --api: an sb_api (measure/api.h) into dest. */
 int sb_flag_parse_api(const char *s, void *dest, const char *what, sb_error *e);
@@ -31,6 +32,17 @@ int sb_flag_parse_api(const char *s, void *dest, const char *what, sb_error *e);
 	SB_CLI_FN("api", (dest), "A", sb_flag_parse_api,                         \
 		  "auto|openai-chat|openai-completions|ollama-generate|ollama-chat|\n" \
 		  "llama-completion")
+/* One prefix group when --prefix-len came without --prefix-groups. */
+void sb_flag_prefix_default(sb_workload *w);
+/* --prefix-len N and --prefix-groups G (sb_workload *w). */
+#define SB_FLAG_PREFIX_ROWS(w)                                                  \
+	SB_CLI_OPT("prefix-len", SB_CLI_LONG, &(w)->prefix_len, 1, 100000000L, "N", \
+		   "every prompt starts with a shared prefix of N tokens (a\n"     \
+		   "system prompt, a RAG template) before its own --input-len\n"   \
+		   "tokens"),                                                    \
+	SB_CLI_OPT("prefix-groups", SB_CLI_LONG, &(w)->prefix_groups, 1, 100000000L, "G", \
+		   "--prefix-len: G different prefixes, one drawn per request\n"   \
+		   "(default 1); records carry prefix_group")
 /* --no-cache-prompt (int *dest). */
 #define SB_FLAG_NO_CACHE_PROMPT(dest)                                           \
 	SB_CLI_OPT("no-cache-prompt", SB_CLI_FLAG, (dest), 0, 0, NULL,           \

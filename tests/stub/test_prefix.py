@@ -11,7 +11,9 @@ size model's own accuracy: 10%). The same seed sends the same prompts.
 Refused with a message (exit 2): --prefix-groups without --prefix-len,
 --prefix-len beside --reuse-prompt or --trace. Without the flags no record
 has a prefix_group. Two stubs behind --route prefix-affinity: every
-group's requests went to one replica.
+group's requests went to one replica. `servebench validate --prefix-len`
+measures the same kind of load: its measured file's workload and records
+say the prefix and the groups.
 
 Usage: test_prefix.py STUB_SERVER SERVEBENCH
 """
@@ -76,6 +78,31 @@ def sticky(stub, servebench, d):
         st.fail(f"prefix-affinity: groups' replicas {where}, want one each")
 
 
+def validated(stub, servebench, d):
+    """servebench validate --prefix-len against the stub."""
+    p, port = st.start_stub(stub, "--port", 0, "--ttft-ms", 2, "--itl-ms", 1)
+    model = os.path.join(d, "model.json")
+    with open(model, "w") as f:
+        f.write('{"schema": "servebench.model/1", "name": "stub", "server": {"slots": 4, '
+                '"max_queue": -1, "batch_tokens": 2048}, "overhead_ms": 2.0, '
+                '"step_ms": {"decode_ms": {"1": 1.0}, "per_prefill_token": 0.0}}')
+    meas = os.path.join(d, "validated.json")
+    cmd = [servebench, "validate", "--model-file", model, "--url", f"http://127.0.0.1:{port}",
+           "--model", "m", "--concurrency", "1,2", "--rates", "none", "--num-requests", "6",
+           "--input-len", str(IN), "--output-len", "4", "--prefix-len", str(N),
+           "--prefix-groups", str(G), "--seed", "9", "--probe", "0", "--quiet",
+           "--out-measured", meas]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    if r.returncode not in (0, 1):
+        st.fail(f"validate --prefix-len: exit {r.returncode}: {r.stderr}")
+    res = st.load_results(meas)
+    if res["workload"].get("prefix_len") != N or res["workload"].get("prefix_groups") != G:
+        st.fail(f"validate --prefix-len: measured workload {res['workload']!r}")
+    if any(not 0 <= r.get("prefix_group", -1) < G for r in st.all_requests(res)):
+        st.fail("validate --prefix-len: a record without its prefix group")
+    st.stop(p)
+
+
 def test(argv):
     stub, servebench = argv[1], argv[2]
     d = st.tmpdir()
@@ -102,6 +129,7 @@ def test(argv):
     if len(set(hs3)) < REQS - 1:
         st.fail(f"plain: prompts share their heads: {len(set(hs3))} different")
     sticky(stub, servebench, d)
+    validated(stub, servebench, d)
     refused(servebench, d, ["--prefix-groups", 2, "--num-requests", 1], ["prefix_groups"])
     refused(servebench, d, ["--prefix-len", 8, "--reuse-prompt", "--num-requests", 1],
             ["--prefix-len", "--reuse-prompt"])
