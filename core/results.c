@@ -115,6 +115,8 @@ static void target_info(const json_t *t, sb_target_info *out)
 	if (out->pin_stride < 0)
 		out->pin_stride = 0;
 	out->ctx_per_slot = target_long(t, "ctx_per_slot");
+	const json_t *cp = json_object_get(t, "cache_prompt");
+	out->cache_prompt = json_is_boolean(cp) ? json_is_true(cp) : -1;
 	out->kv_bytes_per_token = opt_num(t, "kv_bytes_per_token");
 	out->context_overflow = json_string_value(json_object_get(t, "context_overflow"));
 }

@@ -67,6 +67,9 @@ typedef struct sb_target_info {
 	double kv_bytes_per_token;      /* target.kv_bytes_per_token; NaN when absent */
 	const char *context_overflow;   /* target.context_overflow: "reject" or
 					 * "truncate"; NULL when absent */
+	int cache_prompt;               /* target.cache_prompt: 1 the server was let
+					 * reuse its prompt cache, 0 asked not to
+					 * (--no-cache-prompt), -1 absent */
 } sb_target_info;
 
 typedef struct sb_results {

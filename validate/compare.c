@@ -267,6 +267,16 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 	int r = sb_model_validate(m, e);
 	if (r < 0)
 		return r;
+	/* a run that asked the server not to reuse prompts is replayed without
+	 * the model's prompt cache */
+	sb_model uncached;
+	int own = meas->target.cache_prompt == 0 && m->prompt_cache != SB_PCACHE_NONE;
+	if (own) {
+		sb_model_copy(&uncached, m);
+		uncached.prompt_cache = SB_PCACHE_NONE;
+		m = &uncached;
+	}
+	out->cache_dropped = own;
 	out->seed = o.seed;
 	out->replications = o.no_noise ? 1 : o.replications;
 	out->model_slots = m->slots;
@@ -276,8 +286,8 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 	out->levels = calloc(meas->n_levels, sizeof(*out->levels));
 	out->simulated = sb_results_new("simulated", sim_target(m, &o, meas), &meas->workload);
 	if (!out->levels || !out->simulated) {
-		sb_comparison_fini(out);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto fail;
 	}
 	out->n_levels = meas->n_levels;
 	for (size_t li = 0; li < meas->n_levels; li++) {
@@ -288,9 +298,13 @@ int sb_compare_run(const sb_model *m, const sb_results *meas, const sb_compare_o
 	sb_compare_summarize(out, o.knee_min_ratio);
 	if ((r = sb_cmp_routed_compare(m, meas, &o, out, e)) < 0)
 		goto fail;
+	if (own)
+		sb_model_fini(&uncached);
 	return 0;
 fail:
 	sb_comparison_fini(out);
+	if (own)
+		sb_model_fini(&uncached);
 	return r;
 }
 

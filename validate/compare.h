@@ -155,6 +155,9 @@ typedef struct sb_comparison {
 	unsigned long seed;
 	int replications;
 	int measured_slots;    /* target.slots of the measured file; 0 unknown */
+	int cache_dropped;     /* the run asked the server not to reuse prompts
+				  (target.cache_prompt false): replayed without
+				  the model's prompt cache */
 	/* capacity (see above): req/s measured and predicted at the saturated
 	 * level cap_level (mode cap_mode); NaN (cap_mode -1) when none saturates */
 	double cap_meas, cap_pred, cap_err_pct, cap_level;

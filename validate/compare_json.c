@@ -153,6 +153,8 @@ json_t *sb_comparison_to_json(const sb_comparison *c)
 	json_object_set_new(root, "model_slots", json_integer(c->model_slots));
 	json_object_set_new(root, "measured_slots",
 			    c->measured_slots > 0 ? json_integer(c->measured_slots) : json_null());
+	if (c->cache_dropped)
+		json_object_set_new(root, "replayed_without_prompt_cache", json_true());
 	json_object_set_new(root, "error_definition",
 			    json_string("100 * (predicted - measured) / measured"));
 	for (size_t i = 0; i < c->n_levels; i++)

@@ -244,6 +244,9 @@ int sb_compare_report(FILE *f, const sb_comparison *c, int verbose)
 	if (c->measured_slots > 0 && c->measured_slots != c->model_slots)
 		fprintf(f, "NOTE: the measured server reports %d slots but the model has %d: "
 			   "the prediction is for the model's\n", c->measured_slots, c->model_slots);
+	if (c->cache_dropped)
+		fprintf(f, "NOTE: the run asked the server not to reuse prompts (--no-cache-prompt): "
+			   "replayed without the model's prompt cache\n");
 	for (size_t i = 0; i < c->n_levels; i++)
 		report_level(f, &c->levels[i], verbose);
 	report_summary(f, c);

@@ -18,7 +18,9 @@
 #    same prefix is prefilled from the cache (24 ms), the others whole
 #    (105 ms); without a cache, or without the workload's prefix_len, all
 #    whole; `servebench validate --measured` replays it the same way, and
-#    its --prompt-cache none what-if too;
+#    its --prompt-cache none what-if too; a run measured with the cache off
+#    (target.cache_prompt false) is replayed without the model's cache, and
+#    the report says so;
 #  - --prefix-groups without --prefix-len and an unknown cache kind are
 #    refused naming what was wrong.
 set -u
@@ -85,8 +87,8 @@ ok --model-file "$T/m.json" $common --requests 5 --json "$T/vllm.json"
 want "$T/vllm.json" "d['levels'][0]['prompt_cache']['cached_tokens']" 4480 "vllm: whole blocks reused"
 
 model slot llama.cpp
-measured() { # PREFIX_LEN: 6 requests one after another, groups 0 0 1 1 0 1
-	python3 - "$1" > "$T/meas.json" <<'PY'
+measured() { # PREFIX_LEN [CACHE_PROMPT]: 6 requests one after another, groups 0 0 1 1 0 1
+	python3 - "$1" "${2:-}" > "$T/meas.json" <<'PY'
 import json, sys
 reqs = [{"id": i, "t_scheduled_s": 0.06 * i, "t_sent_s": 0.06 * i, "t_done_s": 0.06 * i + 0.05,
          "ttft_ms": 40.0, "e2e_ms": 50.0, "prompt_tokens": 1000, "output_tokens": 2,
@@ -94,8 +96,11 @@ reqs = [{"id": i, "t_scheduled_s": 0.06 * i, "t_sent_s": 0.06 * i, "t_done_s": 0
 w = {"mode": "concurrency", "levels": [1], "input_len": 100, "output_len": 2, "requests": 6}
 if int(sys.argv[1]):
     w.update(prefix_len=int(sys.argv[1]), prefix_groups=2)
+target = {"server": "llama.cpp", "slots": 1}
+if sys.argv[2]:
+    target["cache_prompt"] = sys.argv[2] == "true"
 print(json.dumps({"schema": "servebench.results/1", "source": "measured",
-                  "target": {"server": "llama.cpp", "slots": 1}, "workload": w,
+                  "target": target, "workload": w,
                   "levels": [{"level": 1, "mode": "concurrency", "requests_ok": 6,
                               "requests_failed": 0, "requests": reqs}]}))
 PY
@@ -115,6 +120,15 @@ want "$T/v-slot.json" "' '.join('%g' % r['ttft_ms_predicted'] for r in d['levels
 	"105 24 105 24 105 105" "validate --measured: replayed prefix groups' TTFTs"
 want "$T/v-none.json" "' '.join('%g' % r['ttft_ms_predicted'] for r in d['levels'][0]['requests'])" \
 	"105 105 105 105 105 105" "validate --measured --prompt-cache none: TTFTs"
+measured 900 true
+ok --model-file "$T/m.json" --compare "$T/meas.json" --json "$T/replay3.json"
+want "$T/replay3.json" "' '.join('%g' % r['ttft_ms'] for r in d['levels'][0]['requests'])" \
+	"105 24 105 24 105 105" "a run measured with the cache on: TTFTs"
+measured 900 false
+ok --model-file "$T/m.json" --compare "$T/meas.json" --json "$T/replay2.json"
+want "$T/replay2.json" "' '.join('%g' % r['ttft_ms'] for r in d['levels'][0]['requests'])" \
+	"105 105 105 105 105 105" "a run measured with the cache off: TTFTs"
+has "$T/out" "replayed without the model's prompt cache"
 measured 0
 ok --model-file "$T/m.json" --compare "$T/meas.json" --json "$T/replay1.json"
 want "$T/replay1.json" "' '.join('%g' % r['ttft_ms'] for r in d['levels'][0]['requests'])" \
