@@ -47,18 +47,46 @@ typedef struct acc {
 	double sxx, sxy, syy, n_hit, cached, processed, miss, miss2, miss_p, n_miss;
 } acc;
 
+/* Where request q's reuse of c tokens happened (counted when `count`),
+ * from the slots' last prefix groups (last[], SLOTS entries, -1 unknown:
+ * nothing counted) and the groups sent before (seen[], GROUPS entries);
+ * then q's slot holds q's group. Warm-up requests only move the state. */
+enum { SLOTS = 256, GROUPS = 4096 };
+static void place(const sb_reqrec *q, double c, int count, long *last, unsigned char *seen,
+		  cal_cache *out)
+{
+	long s = q->slot, g = q->prefix_group;
+	if (s < 0 || s >= SLOTS || g < 0 || g >= GROUPS)
+		return;
+	if (count && c > 0 && last[s] == g)
+		out->own_slot++;
+	else if (count && c > 0 && last[s] >= 0)
+		out->elsewhere++;
+	else if (count && c <= 0 && seen[g])
+		out->seen_misses++;
+	last[s] = g;
+	seen[g] = 1;
+}
+
 static void read_file(const sb_results *r, const cal_engine *g, cal_cache *out, acc *a)
 {
 	for (size_t li = 0; li < r->n_levels; li++) {
 		const sb_rlevel *rl = &r->levels[li];
 		if (rl->sum.mode != SB_MODE_CONCURRENCY || rl->sum.level != 1)
 			continue;
+		long last[SLOTS];
+		unsigned char seen[GROUPS] = { 0 };
+		for (int s = 0; s < SLOTS; s++)
+			last[s] = -1;
 		for (size_t i = 0; i < rl->n_reqs; i++) {
 			const sb_reqrec *q = &rl->reqs[i];
 			const sb_server_timing *t = &rl->timing[i];
+			int timed = t->prompt_n >= 1 && t->cache_n >= 0;
+			if (!q->err_class && timed)
+				place(q, t->cache_n, !q->warmup, last, seen, out);
 			if (q->warmup || q->err_class || !isfinite(q->ttft_ms))
 				continue;
-			if (!(t->prompt_n >= 1) || !(t->cache_n >= 0)) {
+			if (!timed) {
 				out->untimed++;
 				continue;
 			}
@@ -109,7 +137,9 @@ void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf
 	}
 	if (out->requests == 0)
 		return; /* no timings: the cache is not measured */
-	out->kind = out->hits > 0 ? SB_PCACHE_SLOT : SB_PCACHE_NONE;
+	out->kind = out->hits == 0 ? SB_PCACHE_NONE
+		    : out->elsewhere > out->seen_misses ? SB_PCACHE_SHARED
+							: SB_PCACHE_SLOT;
 	if (out->hits == 0)
 		return;
 	out->mean_cached = a.cached / a.n_hit;

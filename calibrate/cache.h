@@ -4,10 +4,15 @@
  *
  * Read: one-client closed-loop levels of such files, each successful
  * request with server timings (prompt_n tokens processed, cache_n reused:
- * llama.cpp reports both). The server reuses prefixes when any request's
- * cache_n is above 0: server.prompt_cache "slot" (llama.cpp's cache_prompt
- * keeps each slot's last prompt; one client cannot tell it from a shared
- * cache), else "none" (the server kept nothing: its cache is off). What a
+ * llama.cpp reports both) in the order sent. The server reuses prefixes
+ * when any request's cache_n is above 0, else its cache is off ("none").
+ * Which kind: with the records' slots (llama.cpp's native API names them),
+ * each reuse is on the request's own slot when that slot's last prompt
+ * had its prefix, elsewhere when not (another slot's prompt or llama.cpp's
+ * RAM prompt cache, --cache-ram, restored); a request whose prefix was
+ * sent before but reused nothing counts against a shared cache. More
+ * reuses elsewhere than such misses: "shared", else "slot" (each slot its
+ * last prompt, cache_prompt); without slots, "slot". What a
  * reused token costs (step_ms.per_cached_token): each reusing request's
  * TTFT less what the fitted engine says of the rest, the overhead for the
  * prompt it sent and the prefill of the tokens it processed (at their
@@ -39,6 +44,10 @@ typedef struct cal_cache {
 	long requests;            /* their one-client requests with server timings */
 	long untimed;             /* ... and those without (not usable) */
 	long hits;                /* requests that reused part of their prompt */
+	long own_slot, elsewhere; /* ... on a slot whose last prompt had their
+				     prefix, or not (slots known) */
+	long seen_misses;         /* reused nothing though their prefix was sent
+				     before (slots known) */
 	double mean_cached;       /* mean reused tokens over the hits */
 	double miss_excess_ms;    /* mean TTFT left over by requests that reused
 				     nothing (NaN: none) ... */

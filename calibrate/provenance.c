@@ -251,9 +251,12 @@ static void render_cache(pv *p)
 	const cal_cache *c = p->r->cache;
 	if (!c || c->files == 0)
 		return;
-	json_t *j = json_pack("{s:i,s:I,s:I,s:I,s:o,s:o,s:o,s:s}", "files", c->files, "requests",
-			      (json_int_t)c->requests, "without_timings", (json_int_t)c->untimed,
-			      "reused", (json_int_t)c->hits, "mean_reused_tokens",
+	json_t *j = json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:s}", "files", c->files,
+			      "requests", (json_int_t)c->requests, "without_timings",
+			      (json_int_t)c->untimed, "reused", (json_int_t)c->hits,
+			      "reused_on_own_slot", (json_int_t)c->own_slot, "reused_elsewhere",
+			      (json_int_t)c->elsewhere, "seen_but_not_reused",
+			      (json_int_t)c->seen_misses, "mean_reused_tokens",
 			      sb_json_number(c->mean_cached), "miss_excess_ms",
 			      sb_json_number(c->miss_excess_ms), "miss_excess_h95_ms",
 			      sb_json_number(c->miss_excess_h95), "prompt_cache",
@@ -271,9 +274,12 @@ static void render_cache(pv *p)
 		return;
 	}
 	const cal_coef_value *v = &c->per_token;
-	say(p->notes, "prompt_cache slot: %ld of %ld shared-prefix requests reused a mean of %.0f "
-		      "tokens; those that reused nothing left %.2f ms over the model (95%%: +-%.2f)",
-	    c->hits, c->requests, c->mean_cached, c->miss_excess_ms, c->miss_excess_h95);
+	say(p->notes, "prompt_cache %s: %ld of %ld shared-prefix requests reused a mean of %.0f "
+		      "tokens (%ld on the slot whose last prompt had their prefix, %ld elsewhere; "
+		      "%ld sent before reused nothing); those that reused nothing left %.2f ms over "
+		      "the model (95%%: +-%.2f)",
+	    sb_prompt_cache_name(c->kind), c->hits, c->requests, c->mean_cached, c->own_slot,
+	    c->elsewhere, c->seen_misses, c->miss_excess_ms, c->miss_excess_h95);
 	if (p->r->prefill->attn == CAL_ATTN_UNTESTED)
 		say(p->missing, "per_cached_token: the prefill's attention term was not tested "
 				"(fewer than 3 prompt lengths), so what reused tokens' positions add to "

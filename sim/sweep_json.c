@@ -133,7 +133,7 @@ static json_t *timings_json(const sb_sim_rec *x)
 }
 
 /* The per-request records of a level's first replication (with shared
- * prefixes: each one's group and the server's prompt timings). */
+ * prefixes: each one's group, slot and the server's prompt timings). */
 static json_t *requests_json(const sb_sweep_level *l, int d_pinned)
 {
 	json_t *reqs = json_array();
@@ -151,8 +151,10 @@ static json_t *requests_json(const sb_sweep_level *l, int d_pinned)
 			.slot = d_pinned ? x->slot : -1,
 		};
 		json_t *rec = sb_reqrec_to_json(&rr, timings_json(x));
-		if (rec && x->prefix_group >= 0)
+		if (rec && x->prefix_group >= 0) {
 			json_object_set_new(rec, "prefix_group", json_integer(x->prefix_group));
+			json_object_set_new(rec, "slot", json_integer(x->slot));
+		}
 		json_array_append_new(reqs, rec);
 	}
 	return reqs;

@@ -18,7 +18,9 @@
 #  - the fitted model replays the prefix run's mean TTFT within 5% (validate
 #    --measured; the product's goal for means), and the same model without
 #    its cache misses it by more than twice that;
-#  - a truth without a cache: prompt_cache "none", a note, no coefficient.
+#  - a truth without a cache: prompt_cache "none", a note, no coefficient;
+#  - a truth whose cache is shared (any prefix sent before, on any slot):
+#    prompt_cache "shared", from reuses away from the request's own slot.
 set -u
 SB=$1 SBSIM=$2 TRUTH=$3
 T=$(mktemp -d)
@@ -32,6 +34,8 @@ m = json.load(open(sys.argv[1]))
 m["server"]["prompt_cache"] = "slot"
 m["step_ms"]["per_cached_token"] = 0.02
 json.dump(m, open(sys.argv[2] + "/cached.json", "w"))
+m["server"]["prompt_cache"] = "shared"
+json.dump(m, open(sys.argv[2] + "/shared.json", "w"))
 m["server"]["prompt_cache"] = "none"
 json.dump(m, open(sys.argv[2] + "/plain.json", "w"))
 PY
@@ -60,9 +64,11 @@ calibrate() { # KIND [without the prefix run]
 }
 simulate cached
 simulate plain
+simulate shared
 calibrate cached
 calibrate cached -noprefix
 calibrate plain
+calibrate shared
 
 python3 - "$T" <<'PY' || fails=$((fails + 1))
 import json, sys
@@ -98,6 +104,14 @@ if p["server"].get("prompt_cache", "none") != "none" or "per_cached_token" in p[
     bad.append("a truth without a cache: %r" % p["server"])
 if not any("reused" in n for n in p["fit"]["notes"]):
     bad.append("no note that nothing was reused: %r" % p["fit"]["notes"])
+sh = json.load(open(t + "/shared-fit.json"))
+cs = sh["fit"]["cache"]
+print("shared truth: %s (own slot %d, elsewhere %d, seen but not reused %d); slot truth: "
+      "own %d, elsewhere %d, seen %d" % (sh["server"].get("prompt_cache"), cs["reused_on_own_slot"],
+      cs["reused_elsewhere"], cs["seen_but_not_reused"], m["fit"]["cache"]["reused_on_own_slot"],
+      m["fit"]["cache"]["reused_elsewhere"], m["fit"]["cache"]["seen_but_not_reused"]))
+if sh["server"].get("prompt_cache") != "shared":
+    bad.append("a shared truth calibrated as %r" % sh["server"].get("prompt_cache"))
 for b in bad:
     print("FAIL: " + b)
 sys.exit(1 if bad else 0)
