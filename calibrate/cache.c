@@ -47,43 +47,61 @@ typedef struct acc {
 	double sxx, sxy, syy, n_hit, cached, processed, miss, miss2, miss_p, n_miss;
 } acc;
 
-/* Where request q's reuse of c tokens happened (counted when `count`),
- * from the slots' last prefix groups (last[], SLOTS entries, -1 unknown:
- * nothing counted) and the groups sent before (seen[], GROUPS entries);
- * then q's slot holds q's group. Warm-up requests only move the state. */
-enum { SLOTS = 256, GROUPS = 4096 };
-static void place(const sb_reqrec *q, double c, int count, long *last, unsigned char *seen,
-		  cal_cache *out)
+/* The prefix groups by recency (stack[0] the last one sent), n of them. */
+enum { GROUPS = 256 };
+typedef struct recency {
+	long stack[GROUPS];
+	int n;
+} recency;
+
+/* Counts where request q's reuse of c tokens fell (when `count`): its
+ * group's recency, the other groups sent since its last request; one
+ * client on S slots that each keep their last prompt holds the S most
+ * recent groups (a prompt takes the slot holding its prefix, else the one
+ * released longest ago), so a reuse beyond them needs a shared cache, and
+ * a group sent before but beyond them reusing nothing says there is none.
+ * Then q's group is the most recent. Warm-up requests only move it. */
+static void place(const sb_reqrec *q, int hit, int count, long S, recency *r, cal_cache *out)
 {
-	long s = q->slot, g = q->prefix_group;
-	if (s < 0 || s >= SLOTS || g < 0 || g >= GROUPS)
+	long g = q->prefix_group;
+	if (g < 0)
 		return;
-	if (count && c > 0 && last[s] == g)
-		out->own_slot++;
-	else if (count && c > 0 && last[s] >= 0)
-		out->elsewhere++;
-	else if (count && c <= 0 && seen[g])
-		out->seen_misses++;
-	last[s] = g;
-	seen[g] = 1;
+	int at = 0;
+	while (at < r->n && r->stack[at] != g)
+		at++;
+	if (count && S > 0 && at < r->n && at >= S) {
+		if (hit)
+			out->beyond_slots++;
+		else
+			out->missed_beyond++;
+	} else if (count && hit) {
+		out->within_slots++;
+	}
+	if (at == r->n && r->n < GROUPS)
+		r->n++;
+	for (int i = at < r->n ? at : r->n - 1; i > 0; i--)
+		r->stack[i] = r->stack[i - 1];
+	r->stack[0] = g;
 }
 
-static void read_file(const sb_results *r, const cal_engine *g, cal_cache *out, acc *a)
+static void read_file(const sb_results *r, const cal_engine *g, long slots, cal_cache *out,
+		      acc *a)
 {
+	long S = r->target.slots > 0 ? r->target.slots : slots;
 	for (size_t li = 0; li < r->n_levels; li++) {
 		const sb_rlevel *rl = &r->levels[li];
 		if (rl->sum.mode != SB_MODE_CONCURRENCY || rl->sum.level != 1)
 			continue;
-		long last[SLOTS];
-		unsigned char seen[GROUPS] = { 0 };
-		for (int s = 0; s < SLOTS; s++)
-			last[s] = -1;
+		recency rec = { .n = 0 };
 		for (size_t i = 0; i < rl->n_reqs; i++) {
 			const sb_reqrec *q = &rl->reqs[i];
 			const sb_server_timing *t = &rl->timing[i];
 			int timed = t->prompt_n >= 1 && t->cache_n >= 0;
+			/* a reuse of its prefix, not of a chat template's first
+			 * tokens that every prompt shares */
+			int hit = timed && t->cache_n >= 0.5 * (double)r->workload.prefix_len;
 			if (!q->err_class && timed)
-				place(q, t->cache_n, !q->warmup, last, seen, out);
+				place(q, hit, !q->warmup, S, &rec, out);
 			if (q->warmup || q->err_class || !isfinite(q->ttft_ms))
 				continue;
 			if (!timed) {
@@ -94,7 +112,7 @@ static void read_file(const sb_results *r, const cal_engine *g, cal_cache *out, 
 			double c = t->cache_n, Pin = q->prompt_tokens >= 1 ? (double)q->prompt_tokens
 									: t->prompt_n + c;
 			double y = q->ttft_ms - rest_ms(g, Pin, t->prompt_n, c);
-			if (c > 0) {
+			if (hit) {
 				a->sxx += c * c;
 				a->sxy += c * y;
 				a->syy += y * y;
@@ -111,7 +129,7 @@ static void read_file(const sb_results *r, const cal_engine *g, cal_cache *out, 
 	}
 }
 
-void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf,
+void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf, int slots,
 		   cal_cache *out)
 {
 	memset(out, 0, sizeof(*out));
@@ -123,7 +141,7 @@ void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf
 		if (!r->has_workload || r->workload.prefix_len <= 0)
 			continue;
 		out->files++;
-		read_file(r, g, out, &a);
+		read_file(r, g, slots, out, &a);
 	}
 	out->hits = (long)a.n_hit;
 	out->miss_excess_h95 = NAN;
@@ -138,8 +156,8 @@ void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf
 	if (out->requests == 0)
 		return; /* no timings: the cache is not measured */
 	out->kind = out->hits == 0 ? SB_PCACHE_NONE
-		    : out->elsewhere > out->seen_misses ? SB_PCACHE_SHARED
-							: SB_PCACHE_SLOT;
+		    : out->beyond_slots > out->missed_beyond ? SB_PCACHE_SHARED
+							 : SB_PCACHE_SLOT;
 	if (out->hits == 0)
 		return;
 	out->mean_cached = a.cached / a.n_hit;

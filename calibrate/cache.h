@@ -4,15 +4,19 @@
  *
  * Read: one-client closed-loop levels of such files, each successful
  * request with server timings (prompt_n tokens processed, cache_n reused:
- * llama.cpp reports both) in the order sent. The server reuses prefixes
- * when any request's cache_n is above 0, else its cache is off ("none").
- * Which kind: with the records' slots (llama.cpp's native API names them),
- * each reuse is on the request's own slot when that slot's last prompt
- * had its prefix, elsewhere when not (another slot's prompt or llama.cpp's
- * RAM prompt cache, --cache-ram, restored); a request whose prefix was
- * sent before but reused nothing counts against a shared cache. More
- * reuses elsewhere than such misses: "shared", else "slot" (each slot its
- * last prompt, cache_prompt); without slots, "slot". What a
+ * llama.cpp reports both) in the order sent. A request reused its prefix
+ * when cache_n is at least half the prefix (a chat template's first tokens,
+ * which every prompt shares, are not a prefix); when none did, the cache
+ * is off ("none").
+ * Which kind: one client on S slots (target.slots, else the calibration's
+ * count) that each keep their
+ * last prompt holds the S most recently sent prefix groups (llama.cpp
+ * gives a prompt the slot holding its prefix, else the one released
+ * longest ago), so a reuse by a group sent before but beyond those S needs
+ * a shared cache (llama.cpp's RAM prompt cache, --cache-ram, on by
+ * default: another slot's prompt restored), and such a group reusing
+ * nothing says there is none. More reuses beyond the S than misses there:
+ * "shared", else "slot" (also when S is unknown). What a
  * reused token costs (step_ms.per_cached_token): each reusing request's
  * TTFT less what the fitted engine says of the rest, the overhead for the
  * prompt it sent and the prefill of the tokens it processed (at their
@@ -24,7 +28,8 @@
  * down. The 95% interval: Student t on the line's degrees of freedom; a
  * negative slope is clamped to 0 and keeps its spread (covariance.h, "at
  * bound"). Requests
- * that reused nothing should have nothing left over: their mean excess is
+ * that did not reuse their prefix should have nothing left over: their
+ * mean excess is
  * reported beside it with its 95% interval, a check of the rest of the
  * model.
  * Files with workload prefix_len are read here only (collect.c leaves them
@@ -43,11 +48,12 @@ typedef struct cal_cache {
 	int files;                /* inputs with shared prefixes */
 	long requests;            /* their one-client requests with server timings */
 	long untimed;             /* ... and those without (not usable) */
-	long hits;                /* requests that reused part of their prompt */
-	long own_slot, elsewhere; /* ... on a slot whose last prompt had their
-				     prefix, or not (slots known) */
-	long seen_misses;         /* reused nothing though their prefix was sent
-				     before (slots known) */
+	long hits;                /* requests that reused their prefix (at least
+				     half of it: not just a chat template's first
+				     tokens, which every prompt shares) */
+	long within_slots;        /* ... by a group among the S most recent */
+	long beyond_slots;        /* ... by a group sent before, not among them */
+	long missed_beyond;       /* reused nothing: sent before, not among them */
 	double mean_cached;       /* mean reused tokens over the hits */
 	double miss_excess_ms;    /* mean TTFT left over by requests that reused
 				     nothing (NaN: none) ... */
@@ -60,9 +66,10 @@ typedef struct cal_cache {
 } cal_cache;
 
 /* Fits out from d's inputs with shared prefixes, the engine's prefill and
- * overhead terms g and the prefill fit pf (for the rest's error);
+ * overhead terms g, the prefill fit pf (for the rest's error) and the
+ * calibration's slot count (S where a file's target names none);
  * out->files == 0 when there are none. */
-void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf,
+void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf, int slots,
 		   cal_cache *out);
 
 #endif

@@ -72,7 +72,7 @@ static int run_steps(cal_run *k, const sb_calib_input *in, size_t n, const sb_ca
 	    (r = cal_admit_fit(&k->data, &k->engine, &k->slots, k->noise.overhead_sd_ms,
 			       &k->admit)) < 0)
 		return r;
-	cal_cache_fit(&k->data, &k->engine, &k->prefill, &k->cache);
+	cal_cache_fit(&k->data, &k->engine, &k->prefill, k->slots.slots, &k->cache);
 	r = cal_split_fit(&k->data, &k->engine, k->slots.slots, &k->split);
 	if (r == 0)
 		r = cal_release_fit(&k->data, &k->slots, &k->release);

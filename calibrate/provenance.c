@@ -254,9 +254,9 @@ static void render_cache(pv *p)
 	json_t *j = json_pack("{s:i,s:I,s:I,s:I,s:I,s:I,s:I,s:o,s:o,s:o,s:s}", "files", c->files,
 			      "requests", (json_int_t)c->requests, "without_timings",
 			      (json_int_t)c->untimed, "reused", (json_int_t)c->hits,
-			      "reused_on_own_slot", (json_int_t)c->own_slot, "reused_elsewhere",
-			      (json_int_t)c->elsewhere, "seen_but_not_reused",
-			      (json_int_t)c->seen_misses, "mean_reused_tokens",
+			      "reused_within_slots", (json_int_t)c->within_slots,
+			      "reused_beyond_slots", (json_int_t)c->beyond_slots,
+			      "missed_beyond_slots", (json_int_t)c->missed_beyond, "mean_reused_tokens",
 			      sb_json_number(c->mean_cached), "miss_excess_ms",
 			      sb_json_number(c->miss_excess_ms), "miss_excess_h95_ms",
 			      sb_json_number(c->miss_excess_h95), "prompt_cache",
@@ -275,11 +275,12 @@ static void render_cache(pv *p)
 	}
 	const cal_coef_value *v = &c->per_token;
 	say(p->notes, "prompt_cache %s: %ld of %ld shared-prefix requests reused a mean of %.0f "
-		      "tokens (%ld on the slot whose last prompt had their prefix, %ld elsewhere; "
-		      "%ld sent before reused nothing); those that reused nothing left %.2f ms over "
-		      "the model (95%%: +-%.2f)",
-	    sb_prompt_cache_name(c->kind), c->hits, c->requests, c->mean_cached, c->own_slot,
-	    c->elsewhere, c->seen_misses, c->miss_excess_ms, c->miss_excess_h95);
+		      "tokens (%ld of a prefix among the slots' last prompts, %ld of one sent "
+		      "before beyond them; %ld of those reused nothing); those that reused "
+		      "nothing left %.2f ms over the model (95%%: +-%.2f)",
+	    sb_prompt_cache_name(c->kind), c->hits, c->requests, c->mean_cached,
+	    c->within_slots, c->beyond_slots, c->missed_beyond, c->miss_excess_ms,
+	    c->miss_excess_h95);
 	if (p->r->prefill->attn == CAL_ATTN_UNTESTED)
 		say(p->missing, "per_cached_token: the prefill's attention term was not tested "
 				"(fewer than 3 prompt lengths), so what reused tokens' positions add to "

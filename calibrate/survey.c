@@ -25,34 +25,36 @@ void sb_survey_opts_init(sb_survey_opts *o)
 	o->seed = 1;
 }
 
-/* One part of the survey: closed loop at levels[0..nl), prompts of `in`
+/* The workload of a part: closed loop at levels[0..nl), prompts of `in`
  * tokens, `out` output tokens, `n` requests a level after `warmup`
- * unmeasured ones, measured through b; its results document goes into p
- * as `name`. Returns 0 or a negative errno (message in e). */
-static int run_part(const sb_survey_opts *o, sb_bench *b, sb_survey *p, const char *name,
-		    const double *levels, int nl, long in, long out, long n, int warmup, int pin,
-		    sb_error *e)
+ * unmeasured ones, fresh prompts for every part. */
+static void part_workload(const sb_survey_opts *o, const sb_survey *p, sb_workload *w,
+			  const double *levels, int nl, long in, long out, long n, int warmup)
+{
+	sb_workload_init(w);
+	w->mode = SB_MODE_CONCURRENCY;
+	for (int i = 0; i < nl; i++)
+		w->levels[i] = levels[i];
+	w->n_levels = nl;
+	w->input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
+	w->output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
+	w->requests = n;
+	w->warmup = warmup;
+	w->seed = sb_seed_derive(o->seed, p->n, 0);
+}
+
+/* Measures w through b with bo; the results document goes into p as
+ * `name`, and a progress line is printed. */
+static int measure_into(const sb_survey_opts *o, sb_bench *b, sb_survey *p, const char *name,
+			const sb_workload *w, const sb_bench_opts *bo, sb_error *e)
 {
 	if (p->n >= SB_SURVEY_MAX_PARTS)
 		return sb_error_code(e, -E2BIG, "the survey has more than %d parts", SB_SURVEY_MAX_PARTS);
-	sb_bench_opts bo;
-	sb_bench_opts_init(&bo);
-	bo.cache_prompt = 0; /* every prompt is prefilled: no prefix-cache hits */
-	bo.pin_stride = pin;
-	sb_workload w;
-	sb_workload_init(&w);
-	w.mode = SB_MODE_CONCURRENCY;
-	for (int i = 0; i < nl; i++)
-		w.levels[i] = levels[i];
-	w.n_levels = nl;
-	w.input_len = (sb_dist){ SB_DIST_DET, (double)in, 0 };
-	w.output_len = (sb_dist){ SB_DIST_DET, (double)out, 0 };
-	w.requests = n;
-	w.warmup = warmup;
-	w.seed = sb_seed_derive(o->seed, p->n, 0); /* fresh prompts for every part */
+	long in = (long)w->input_len.a, out = (long)w->output_len.a;
+	int nl = w->n_levels;
 	json_t *doc = NULL;
 	double t0 = sb_driver_now();
-	int r = sb_bench_measure(b, &w, &bo, &doc, e);
+	int r = sb_bench_measure(b, w, bo, &doc, e);
 	double secs = sb_driver_now() - t0;
 	p->server_s += secs;
 	if (r < 0) {
@@ -66,6 +68,23 @@ static int run_part(const sb_survey_opts *o, sb_bench *b, sb_survey *p, const ch
 			name, in, out, nl, nl > 1 ? "s" : "", secs,
 			sb_run_failed_count(doc) ? " (some requests failed)" : "");
 	return 0;
+}
+
+/* One part of the survey (part_workload's), measured through b with the
+ * prompt cache off (every prompt prefilled), requests pinned to slots 0,
+ * pin, ... when pin > 0; its results document goes into p as `name`.
+ * Returns 0 or a negative errno (message in e). */
+static int run_part(const sb_survey_opts *o, sb_bench *b, sb_survey *p, const char *name,
+		    const double *levels, int nl, long in, long out, long n, int warmup, int pin,
+		    sb_error *e)
+{
+	sb_bench_opts bo;
+	sb_bench_opts_init(&bo);
+	bo.cache_prompt = 0;
+	bo.pin_stride = pin;
+	sb_workload w;
+	part_workload(o, p, &w, levels, nl, in, out, n, warmup);
+	return measure_into(o, b, p, name, &w, &bo, e);
 }
 
 /* Median over doc's successful requests of the server's prompt_ms (TTFT
@@ -417,6 +436,25 @@ static int measure_groups(const sb_survey_opts *o, sb_bench *b, sb_survey *p, sb
 	return G->n_rechecked ? group_parts(o, b, p, P, again, "-again", e) : 0;
 }
 
+/* The prompt cache (cache.h): one client, the cache on, prompts of one of
+ * S + 2 shared prefixes of min(256, max_prompt / 2) tokens and 32 of their
+ * own, one output token, 4 (S + 2) requests (at most 32) after a warm-up:
+ * what the server reuses, where, and what a reused token costs. */
+static int measure_cache(const sb_survey_opts *o, sb_bench *b, sb_survey *p, sb_error *e)
+{
+	sb_bench_opts bo;
+	sb_bench_opts_init(&bo); /* the prompt cache on, as servers run */
+	long groups = (p->slots > 0 ? p->slots : 1) + 2, n = 4 * groups < 32 ? 4 * groups : 32;
+	long prefix = o->max_prompt / 2 < 256 ? o->max_prompt / 2 : 256;
+	double one = 1;
+	sb_workload w;
+	part_workload(o, p, &w, &one, 1, o->max_prompt - prefix < 32 ? o->max_prompt - prefix : 32,
+		      1, n, 1);
+	w.prefix_len = prefix;
+	w.prefix_groups = groups;
+	return measure_into(o, b, p, "prefix-cache.json", &w, &bo, e);
+}
+
 int sb_survey_measure(const sb_survey_opts *o, sb_survey *p, sb_error *e)
 {
 	memset(p, 0, sizeof(*p));
@@ -446,6 +484,8 @@ int sb_survey_measure(const sb_survey_opts *o, sb_survey *p, sb_error *e)
 		r = measure_pinned(o, b, p, e);
 	if (r == 0 && p->slots >= 2)
 		r = measure_groups(o, b, p, e);
+	if (r == 0)
+		r = measure_cache(o, b, p, e);
 	sb_bench_free(b);
 	return r;
 }

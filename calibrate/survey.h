@@ -2,7 +2,8 @@
  * measure on a live server so that every coefficient of the engine model is
  * identified, run through the measure library.
  *
- * The survey, in order (prefix cache off, fresh prompts for every part):
+ * The survey, in order (prefix cache off but in part 6, fresh prompts for
+ * every part):
  *  1. prompt-length sweep at concurrency 1: prompts of 16, 256, 1024 and
  *     2048 tokens (capped at max_prompt), 8, 8, 6 and 4 requests, 32 output
  *     tokens: prefill cost per token, TPOT against context;
@@ -29,6 +30,11 @@
  *     output token (one more wave of single prompts: the speed reference),
  *     sizes 1 and S first, within SB_SURVEY_GROUPS_BUDGET_S of server time; a size whose median
  *     prompt_ms falls below the smaller size's is measured again with it.
+ *  6. the prompt cache (calibrate/cache.h), the cache on: one client,
+ *     prompts of one of S + 2 shared prefixes of min(256, max_prompt / 2)
+ *     tokens and 32 of their own, one output token, 4 (S + 2) requests (at
+ *     most 32): whether the server reuses prefixes, on which slot, and what
+ *     a reused token costs. About 5-15 s on the local target.
  * Shape rechecks of the prefill: a prompt length of part 1 whose median
  * prompt_ms (TTFT without server timings) falls below the shorter length's
  * is measured again with it (checks.h decides what the fit believes).

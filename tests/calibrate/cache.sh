@@ -20,7 +20,8 @@
 #    its cache misses it by more than twice that;
 #  - a truth without a cache: prompt_cache "none", a note, no coefficient;
 #  - a truth whose cache is shared (any prefix sent before, on any slot):
-#    prompt_cache "shared", from reuses away from the request's own slot.
+#    prompt_cache "shared", from reuses by groups beyond the 4 slots' most
+#    recent ones (a slot truth misses those).
 set -u
 SB=$1 SBSIM=$2 TRUTH=$3
 T=$(mktemp -d)
@@ -106,10 +107,11 @@ if not any("reused" in n for n in p["fit"]["notes"]):
     bad.append("no note that nothing was reused: %r" % p["fit"]["notes"])
 sh = json.load(open(t + "/shared-fit.json"))
 cs = sh["fit"]["cache"]
-print("shared truth: %s (own slot %d, elsewhere %d, seen but not reused %d); slot truth: "
-      "own %d, elsewhere %d, seen %d" % (sh["server"].get("prompt_cache"), cs["reused_on_own_slot"],
-      cs["reused_elsewhere"], cs["seen_but_not_reused"], m["fit"]["cache"]["reused_on_own_slot"],
-      m["fit"]["cache"]["reused_elsewhere"], m["fit"]["cache"]["seen_but_not_reused"]))
+cm = m["fit"]["cache"]
+print("shared truth: %s (reused within the slots' groups %d, beyond them %d, missed beyond %d); "
+      "slot truth: %d, %d, %d" % (sh["server"].get("prompt_cache"), cs["reused_within_slots"],
+      cs["reused_beyond_slots"], cs["missed_beyond_slots"], cm["reused_within_slots"],
+      cm["reused_beyond_slots"], cm["missed_beyond_slots"]))
 if sh["server"].get("prompt_cache") != "shared":
     bad.append("a shared truth calibrated as %r" % sh["server"].get("prompt_cache"))
 for b in bad:

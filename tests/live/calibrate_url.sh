@@ -3,8 +3,10 @@
 # (llama/llama.sh: 4 slots, 2560 tokens of context each): it measures its
 # survey, fits, and writes a model that describes that server. Checks are on
 # structure and physics (slots, positive costs, decode growing with the
-# batch, the split chances measured as the survey promises: check_survey.py),
-# never on speed; the server
+# batch, the split chances measured as the survey promises: check_survey.py;
+# llama-server reuses prompt prefixes by default, so the survey's shared-
+# prefix part must find reuse, a cache kind and a cost per reused token
+# that is not negative), never on speed; the server
 # time is printed for the record.
 # usage: calibrate_url.sh SERVEBENCH LLAMA.SH
 set -eu
@@ -38,6 +40,10 @@ assert s["per_prefill_token"] > 0 and m["overhead_ms"] >= 0
 d = {int(k): v for k, v in s["decode_ms"].items()}
 assert sorted(d) == [1, 2, 3, 4], d   # passes of 2..4 pinned to slots
 assert d[1] > 0 and d[4] > d[1], d   # a batch of 4 costs more per step than 1
+c = m["fit"]["cache"]
+assert c["requests"] > 0 and c["reused"] > 0, c   # cache_prompt is on by default
+assert m["server"].get("prompt_cache") in ("slot", "shared"), (m["server"], c)
+assert s.get("per_cached_token", 0) >= 0, s
 # files keep 10 significant digits, so the offline fit matches to ~1e-8
 def close(x, y):
     if isinstance(x, dict):

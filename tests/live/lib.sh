@@ -6,6 +6,7 @@
 # on exit; SERVEBENCH_LIVE_KEEP=DIR keeps its files there).
 
 PY=${SERVEBENCH_PYTHON:-python3}
+EXTRA_CONTROLS=()   # replay_all: a test's own wrong models (NAME "FLAGS" ...)
 LC="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/livecheck.py"
 SB=$(cd "$(dirname "$SB")" && pwd)/$(basename "$SB")
 LLAMA=$(cd "$(dirname "$LLAMA")" && pwd)/$(basename "$LLAMA")
@@ -71,13 +72,18 @@ sb() {
 # times), re-measuring REF's one-client load before, between and after the
 # levels (--drift-ref --drift-each-level; no speed probes: nothing here
 # reads them); PREFIX-m1.json, -m2.json (measured), -v1.json, -v2.json.
+# CACHE_ON=S: the prompt cache on, each validation on a server of S slots
+# started afresh (the second validation sends the first one's prompts,
+# which a server that kept them in its RAM prompt cache would not prefill).
 validate_twice() {
-  local p=$1 model=$2 ref=$3 k
+  local p=$1 model=$2 ref=$3 k cache=(--no-cache-prompt)
   shift 3
+  [[ -n "${CACHE_ON:-}" ]] && cache=()
   for k in 1 2; do
-    sb 1 validate --model-file "$model" --url "$URL" --model live --seed 11 --no-cache-prompt \
-      --drift-ref "$ref" --drift-each-level --probe 0 --quiet --out-measured "$p-m$k.json" \
-      --json "$p-v$k.json" "$@"
+    if [[ -n "${CACHE_ON:-}" ]]; then stop_servers; start_server "$CACHE_ON"; fi
+    sb 1 validate --model-file "$model" --url "$URL" --model live --seed 11 \
+      ${cache[@]+"${cache[@]}"} --drift-ref "$ref" --drift-each-level --probe 0 --quiet \
+      --out-measured "$p-m$k.json" --json "$p-v$k.json" "$@"
   done
 }
 
@@ -98,6 +104,7 @@ validate_twice() {
 # replayed with form_decode at either end of its 90% bound (validate --set),
 # and every error is taken outside that band (livecheck.py --band), the
 # controls' shifted alike. Inside the table the band is the model itself.
+# EXTRA_CONTROLS=(NAME "FLAGS" ...): more wrong models, after those.
 replay_all() {
   local p=$1 model=$2 S=$3 ref=$4 n=0 kv other f1 f2 z top
   # calibrate --url measured REF's load up its prompt sweep and back down
@@ -145,6 +152,11 @@ replay_all() {
     other=$([[ $kv == per-slot ]] && echo unified || echo per-slot)
     control "KV $other" --kv-cache "$other"
   fi
+  local i
+  for ((i = 0; i + 1 < ${#EXTRA_CONTROLS[@]}; i += 2)); do
+    # shellcheck disable=SC2086
+    control "${EXTRA_CONTROLS[i]}" ${EXTRA_CONTROLS[i + 1]}
+  done
   return 0
 }
 

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# live_cache.sh — prompts that share prefixes, with llama.cpp's prompt cache
+# on and off: one model, calibrated by `calibrate --url` (whose survey
+# measures the cache: calibrate/cache.h), predicts both; the same model
+# without its cache must fail the cached run (suite live).
+#
+#   live_cache.sh SERVEBENCH LLAMA_SH
+#
+# 1. `calibrate --url` on a 2-slot llama-server (prompts up to 512 tokens,
+#    the native API so records carry the slot; saved in cal/).
+# 2. The load: closed loop c = 1, 2, 3; each prompt one of 3 shared
+#    prefixes of 384 tokens, then 32 of its own; 16 output tokens
+#    (the calibration's cache part used 4 prefixes of 256 and 32 own
+#    tokens, one output token, one client).
+#    Cached: validated twice with the same requests, the cache on, each
+#    time on a server started afresh (the second run's prompts are the
+#    first's: a server keeping them in its RAM prompt cache would not
+#    prefill them). Uncached: twice with --no-cache-prompt (replayed
+#    without the model's cache: validate reads target.cache_prompt).
+#    Both re-measure the calibration's one-client 256-token load around
+#    every level (--drift-ref).
+# 3. Each pair replayed through the model and the wrong models at the
+#    server's speed and judged apart (livecheck.py; lib.sh replay_all):
+#    error <= GOAL + noise measured without the model, inconclusive when too
+#    noisy; on the cached pair the model without its prompt cache
+#    (--prompt-cache none) is one more wrong model.
+# Exit 0 pass, 1 fail, 77 inconclusive (a failure wins).
+set -euo pipefail
+
+usage="usage: live_cache.sh SERVEBENCH LLAMA_SH"
+SB=${1:?$usage}
+LLAMA=${2:?$usage}
+NAME=validate-live-cache
+N=${SERVEBENCH_LIVE_N:-12}
+source "$(dirname "$0")/lib.sh"
+api=(--api llama-completion)
+
+start_server 2
+echo "== calibrate --url (2 slots)"
+sb 0 calibrate --url "$URL" --model live "${api[@]}" --slots 2 --max-prompt 512 --save cal \
+  -o model.json >cal.txt
+grep -E '^(server time|  per_cached_token)|prompt_cache' cal.txt || true
+cache=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('prompt_cache', 'none'))" model.json)
+[[ $cache != none ]] || die "the calibration found no prompt cache on llama-server (cache_prompt is on by default)"
+load=(--concurrency 1,2,3 --rates none --input-len 32 --prefix-len 384 --prefix-groups 3
+      --output-len 16 --num-requests "$N" --warmup 1)
+
+verdicts=()
+for kind in cached uncached; do
+  echo "== validate the $cache-cache model on the $kind load, twice with the same requests"
+  if [[ $kind == cached ]]; then
+    CACHE_ON=2 validate_twice "$kind" model.json cal/prompt-256.json "${api[@]}" "${load[@]}"
+    EXTRA_CONTROLS=("no prompt cache" "--prompt-cache none")
+  else
+    validate_twice "$kind" model.json cal/prompt-256.json "${api[@]}" "${load[@]}"
+    EXTRA_CONTROLS=()
+  fi
+  replay_all "$kind" model.json 2 cal/prompt-256.json
+  rc=0
+  "$PY" "$LC" judge --test "$NAME-$kind" "${JUDGE_ARGS[@]}" || rc=$?
+  verdicts+=("$rc")
+done
+stop_servers
+exit "$(worse "${verdicts[@]}")"
