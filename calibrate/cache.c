@@ -6,14 +6,14 @@
 
 #include "calibrate/fit_linear.h"
 
-/* What the engine says request q's TTFT is without its reused tokens: the
- * overhead for the Pin tokens it sent and the prefill of the p tokens it
- * processed, at positions c.. after the c reused ones. */
+/* What the engine says a request's TTFT is without its c reused tokens:
+ * the overhead for the Pin tokens it sent, the prefill of the p tokens it
+ * processed (cal_engine_prefill_ms), and the attention those p tokens pay
+ * to the c reused ones before them. */
 static double rest_ms(const cal_engine *g, double Pin, double p, double c)
 {
-	return cal_engine_overhead_ms(g, Pin) +
-	       g->prefill_base_ms * (double)cal_engine_prefill_steps(g, p) +
-	       g->prefill_ms_per_token * p + g->prefill_attn_ms * (c * p + p * (p - 1.0) / 2.0);
+	return cal_engine_overhead_ms(g, Pin) + cal_engine_prefill_ms(g, p) +
+	       g->prefill_attn_ms * c * p;
 }
 
 /* The variance of rest_ms for p tokens processed after c reused ones: the
