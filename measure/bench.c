@@ -911,7 +911,6 @@ int sb_bench_measure_one_client(sb_bench *b, const sb_workload *w, const sb_benc
 	sb_bench_opts po = *o;
 	po.progress = NULL;
 	po.partial_path = NULL;
-	po.cache_prompt = 0;
 	*doc = NULL;
 	int r = sb_bench_measure(b, &pw, &po, doc, e);
 	*level = json_array_get(json_object_get(*doc, "levels"), 0);

@@ -129,11 +129,9 @@ int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 
 /* A quiet one-client measurement beside a run (a speed probe, a drift
  * run): w's lengths at concurrency 1, n requests, `warmup` warm-up
- * requests, prompts from `seed`, o's prompt options without its progress
- * callback and partial file, and without shared prefixes or the prompt
- * cache (it measures the server's speed: a prompt the cache held, say the
- * same drift prompts sent by a second validation with the same seed,
- * would not be prefilled). On 0 *doc is the new results document and
+ * requests, prompts from `seed`, o's prompt and cache options without its
+ * progress callback and partial file, and without shared prefixes (it
+ * measures the server's speed). On 0 *doc is the new results document and
  * *level its one level (borrowed from *doc); fails with e set (`what`
  * naming the run) when no request succeeded. */
 int sb_bench_measure_one_client(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/dist.h"
 #include "core/jsonfile.h"
 #include "core/metric.h"
 #include "core/results.h"
@@ -136,6 +137,11 @@ static int take_ref(sb_refdrift *d, const sb_results *r, const char *path, sb_er
 		return sb_error_set(e, "--drift-ref %s: its concurrency-1 level has no successful "
 				       "request", path);
 	d->requests = clamp_requests(d->ref_requests);
+	/* The same load with the same cache: a reference measured with the
+	 * cache on reused its chat template's first tokens (llama.cpp: 10 of
+	 * 129), which a drift run without it prefills: 8% slower TTFT, read
+	 * as the server's speed until 2026-12-06. */
+	d->cache_prompt = r->target.cache_prompt != 0;
 	snprintf(d->file, sizeof(d->file), "%s", path);
 	d->has_ref = 1;
 	return 0;
@@ -163,9 +169,13 @@ int sb_refdrift_measure(sb_refdrift *d, sb_bench *b, const sb_bench_opts *o,
 	sb_workload dw = *w;
 	dw.input_len = (sb_dist){ SB_DIST_DET, (double)d->input_len, 0 };
 	dw.output_len = (sb_dist){ SB_DIST_DET, (double)d->output_len, 0 };
+	sb_bench_opts dopt = *o;
+	dopt.cache_prompt = d->cache_prompt;
+	if (d->cache_prompt) /* prompts of no earlier run (the server's RAM cache keeps them) */
+		seed = sb_seed_derive(seed, (unsigned long)sb_seed_from_clock(), 0);
 	json_t *doc = NULL, *lv = NULL;
-	int r = sb_bench_measure_one_client(b, &dw, o, d->requests, 1, seed, "drift run", &doc,
-					    &lv, e);
+	int r = sb_bench_measure_one_client(b, &dw, &dopt, d->requests, 1, seed, "drift run",
+					    &doc, &lv, e);
 	if (r == 0 && !d->runs && !(d->runs = json_array()))
 		r = sb_error_code(e, -ENOMEM, "out of memory");
 	json_t *run = r == 0 ? json_pack("{s:s,s:f,s:I,s:O}", "when", when, "t_s", t_s,
@@ -191,10 +201,10 @@ static json_t *p50_json(const double p[SB_REFDRIFT_N_QTY], long n)
 /* The fields both JSON forms share: the file, the load, the reference. */
 static json_t *head_json(const sb_refdrift *d)
 {
-	return json_pack("{s:s,s:I,s:I,s:I,s:o}", "file", d->file, "input_len",
+	return json_pack("{s:s,s:I,s:I,s:b,s:I,s:o}", "file", d->file, "input_len",
 			 (json_int_t)d->input_len, "output_len", (json_int_t)d->output_len,
-			 "requests", (json_int_t)d->requests, "reference",
-			 p50_json(d->ref, d->ref_requests));
+			 "cache_prompt", d->cache_prompt, "requests", (json_int_t)d->requests,
+			 "reference", p50_json(d->ref, d->ref_requests));
 }
 
 json_t *sb_refdrift_to_results(const sb_refdrift *d)
@@ -275,6 +285,10 @@ int sb_refdrift_from_results(sb_refdrift *d, const json_t *root, sb_error *e)
 	    read_reference(d, json_object_get(j, "reference"), e) < 0 ||
 	    read_runs(d, json_object_get(j, "runs"), e) < 0)
 		return -EINVAL;
+	const json_t *cp = json_object_get(j, "cache_prompt");
+	if (cp && !json_is_boolean(cp))
+		return sb_error_set(e, "reference_drift.cache_prompt: not true or false");
+	d->cache_prompt = !cp || json_is_true(cp);
 	snprintf(d->file, sizeof(d->file), "%s", file ? file : "");
 	d->has_ref = 1;
 	return 1;

@@ -19,7 +19,8 @@
  * from its summary when it has none.
  *
  * A drift run: that load measured again through the validation's handle
- * (its api and prompt-cache options): one client, one warm-up request,
+ * (its api) with the reference's prompt-cache setting (target.cache_prompt;
+ * on when the file does not say): one client, one warm-up request,
  * `requests` requests with fresh prompts (never the reference's: the server
  * caches prompts). validate takes one before the first level and one after
  * the last, and with `--drift-each-level` one between every two levels
@@ -70,6 +71,8 @@ typedef struct sb_refdrift {
 	int has_ref;                    /* a reference is loaded or read back */
 	char file[512];                 /* the reference file, as given */
 	long input_len, output_len;
+	int cache_prompt;               /* the reference's target.cache_prompt
+					   (1 when absent): the drift runs' */
 	long requests;                  /* requests per drift run */
 	double ref[SB_REFDRIFT_N_QTY];  /* the reference level's p50s, ms; NaN: none */
 	long ref_requests;              /* the records behind them */
@@ -94,8 +97,10 @@ void sb_refdrift_fini(sb_refdrift *d);
 int sb_refdrift_load_ref(sb_refdrift *d, const char *path, sb_error *e);
 
 /* Measures one drift run through b: d's load at concurrency 1, one
- * warm-up request, d->requests requests, prompts from `seed`, o's prompt
- * options (its progress callback and partial file unused), w's other
+ * warm-up request, d->requests requests, prompts from `seed` (and, with
+ * d->cache_prompt, the clock: a second validation with the same seed must
+ * not find its drift prompts in the server's cache), o's options but the
+ * cache's (its progress callback and partial file unused), w's other
  * fields (arrival, SLOs); appends it to d->runs as `when` ("before",
  * "between", "after"), taken t_s seconds into the validation, before the
  * level of index next_level. Returns 0, or the measurement's negative

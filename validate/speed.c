@@ -39,8 +39,10 @@ void sb_speed_fini(sb_speed *sp)
 int sb_speed_probe(sb_speed *sp, sb_bench *b, const sb_bench_opts *o, const sb_workload *w,
 		   long n, unsigned long seed, double t_s, size_t before, sb_error *e)
 {
+	sb_bench_opts po = *o;
+	po.cache_prompt = 0; /* every prompt prefilled: a probe measures speed */
 	json_t *d = NULL, *lv = NULL;
-	int r = sb_bench_measure_one_client(b, w, o, n, 0, seed, "probe", &d, &lv, e);
+	int r = sb_bench_measure_one_client(b, w, &po, n, 0, seed, "probe", &d, &lv, e);
 	json_t *p = r == 0 ? json_pack("{s:f,s:I,s:O}", "t_s", t_s, "before_level",
 				       (json_int_t)before, "level", lv)
 			   : NULL;

@@ -1244,8 +1244,10 @@ static void handle_request(struct srv *s, struct conn *c, const char *method, co
 {
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
 	if (s->log)
-		fprintf(stderr, "stub_server: t=%.6f fd %d %s %s %.*s\n", (double)mono_ns() / 1e9,
-			c->fd, method, path, (int)(len < 160 ? len : 160), body);
+		fprintf(stderr, "stub_server: t=%.6f fd %d %s %s%s %.*s\n", (double)mono_ns() / 1e9,
+			c->fd, method, path,
+			post && memmem(body, len, "\"cache_prompt\":false", 20) ? " [no cache]" : "",
+			(int)(len < 160 ? len : 160), body);
 	char tmp[512];
 	if (get && (!strcmp(path, "/health") || !strcmp(path, "/v1/health"))) {
 		conn_respond_json(s, c, 200, "{\"status\":\"ok\"}");

@@ -29,6 +29,10 @@
 #    misses the slow one by under 8% where the plain replay misses by about
 #    a third; --drift-factors on a document without those runs, or with
 #    --speed-factors: exit 2.
+# 7. The drift runs send the reference's prompt-cache setting (the same
+#    load): a reference measured with the cache gets drift runs with it, one
+#    measured with --no-cache-prompt drift runs without it (the stub logs
+#    which requests asked for no cache); reference_drift.cache_prompt says so.
 # usage: stub_drift.sh SERVEBENCH STUB_SERVER
 set -eu
 sb=$1
@@ -243,6 +247,23 @@ for a in "--measured $dir/same-meas.json --drift-factors:--drift-each-level" \
 	cat "$dir/bad.err"
 	[ "$rc" -eq 2 ] && grep -qF -- "$want" "$dir/bad.err" ||
 		{ echo "FAIL: ${a%%:*}: exit $rc, want 2 naming $want"; fail=1; }
+done
+echo "== 7. the drift runs re-measure the reference's load with its prompt cache"
+start_stub logged --slots 2 --ttft-ms 40 --itl-ms 8 --log
+spid2="$spid2 $pid"
+"$sb" run --url "$url" --model stub --concurrency 1 --num-requests 8 --warmup 1 --no-cache-prompt \
+	--input-len 32 --output-len 16 --seed 11 --quiet --out "$dir/ref-nocache.json"
+nocache() { grep -ac 'POST.*\[no cache\]' "$dir/logged.log" || true; }
+for r in ref:true:0 ref-nocache:false:18; do
+	set -- $(echo "$r" | tr : ' ')
+	n0=$(nocache)
+	# the validation's own level with the cache, the drift runs with the reference's
+	validate_live "cache-$1" "$url" --drift-ref "$dir/$1.json" --concurrency 1 >/dev/null
+	got=$(python3 -c 'import json,sys; print(str(json.load(open(sys.argv[1]))["reference_drift"]["cache_prompt"]).lower())' "$dir/cache-$1-cmp.json")
+	n=$(($(nocache) - n0))
+	# 2 drift runs of 8 requests and a warm-up each; the level's own cached
+	[ "$got" = "$2" ] && [ "$n" -eq "$3" ] ||
+		{ echo "FAIL: drift runs of $1.json: cache_prompt $got (want $2), $n requests without the cache (want $3)"; fail=1; }
 done
 [ "$fail" -eq 0 ] && echo "stub_drift: PASS"
 exit "$fail"
