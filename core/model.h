@@ -120,7 +120,11 @@
  *            capacity limit.
  * At least one prompt token is always prefilled; the reused ones skip
  * their prefill (later tokens still attend to them) and cost
- * step_ms.per_cached_token each, paid before the prompt's first step.
+ * step_ms.per_cached_token each, engine time added to the step that
+ * prefills the prompt's first tokens (llama.cpp restores a slot's reused
+ * state in its server loop: two prompts reusing 384 tokens each, sent
+ * together, took twice the time one did, so the restores add up rather
+ * than overlap).
  * (What was measured behind these parameters: docs/model-notes.md.)
  *
  * JSON:

@@ -364,7 +364,7 @@ static void start_run(sim *s, server *v, double T)
 		vllm_schedule(s, v, T);
 	int B = 0, Bc = 0;
 	double sum_ctx = 0, attn = 0, next_ready = INFINITY;
-	long minrem = LONG_MAX, P = 0;
+	long minrem = LONG_MAX, P = 0, restored = 0;
 	int prompts = 0;
 	for (int i = 0; i < v->S; i++) {
 		slot *sl = &v->slots[i];
@@ -397,6 +397,7 @@ static void start_run(sim *s, server *v, double T)
 		sl->chunk = c;
 		P += c;
 		prompts += c > 0;
+		restored += c > 0 ? sl->restore : 0;
 		attn += (double)c * (double)sl->pos + (double)c * (double)(c - 1) / 2;
 	}
 	if (B == 0 && P == 0) {
@@ -418,7 +419,8 @@ static void start_run(sim *s, server *v, double T)
 		/* prompts beyond the first of each prefill pass (unified: one) */
 		int passes = v->per_slot ? prompt_passes : 1;
 		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn +
-		    m->prefill_per_prompt_ms * (double)(prompts - passes);
+		    m->prefill_per_prompt_ms * (double)(prompts - passes) +
+		    m->per_cached_token_ms * (double)restored;
 		k = 1;
 		f = noise_factor(s, v, v->prefill_cv, 1);
 		v->run_prefill = 1;
@@ -594,17 +596,25 @@ static void draw_joiners(sim *s, server *v, double t)
 	}
 }
 
-/* Whether v's shared prompt cache holds prefix group g (marking it held
- * from now on); 0 out of memory (s->oom). */
-static int shared_holds(sim *s, server *v, long g)
+/* Whether v's shared prompt cache holds prefix group g: one of its
+ * prompts was prefilled whole there (shared_note), not merely sent: two
+ * prompts of one new prefix sent together both prefill it (seen live). */
+static int shared_holds(const server *v, long g)
 {
+	return v->seen && g >= 0 && g < v->n_seen && v->seen[g];
+}
+
+/* v's shared prompt cache holds group g from now on; s->oom on failure. */
+static void shared_note(sim *s, server *v, long g)
+{
+	if (v->pcache != SB_PCACHE_SHARED || g < 0 || g >= s->n_groups)
+		return;
 	if (!v->seen && !(v->seen = calloc((size_t)s->n_groups, 1))) {
 		s->oom = 1;
-		return 0;
+		return;
 	}
-	int held = v->seen[g];
+	v->n_seen = s->n_groups;
 	v->seen[g] = 1;
-	return held;
 }
 
 /* Prompt tokens of r that slot sl of v finds already computed (model
@@ -616,7 +626,7 @@ static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 	if (r->group >= 0 && v->pcache == SB_PCACHE_SLOT)
 		hit = sl->cache_group == r->group;
 	else if (r->group >= 0 && v->pcache == SB_PCACHE_SHARED)
-		hit = shared_holds(s, v, r->group);
+		hit = shared_holds(v, r->group);
 	sl->cache_group = r->group;
 	if (!hit)
 		return 0;
@@ -657,8 +667,7 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 		s->cached_tokens += sl->pos;
 		s->prompt_tokens += r->in_len;
 	}
-	/* reused tokens are restored before the prompt's first step */
-	ready += (double)sl->pos * v->m->per_cached_token_ms / 1000.0;
+	sl->restore = sl->pos;
 	r->slot = si;
 	busy_change(s, v, t, +1);
 	if (s->router && sb_router_note(s->router, r->srv, 0, -1) < 0)
@@ -860,6 +869,8 @@ static void on_run_end(sim *s, server *v, double T)
 			slot *sl = &v->slots[i];
 			if (sl->state != SL_PREFILL)
 				continue;
+			if (sl->chunk > 0)
+				sl->restore = 0;
 			sl->pos += sl->chunk;
 			sl->chunk = 0;
 			if (sl->pos >= sl->pre_len) {
@@ -867,6 +878,8 @@ static void on_run_end(sim *s, server *v, double T)
 				/* a recomputed sequence goes on where it was */
 				if (!r->gen_done)
 					r->t_first = T;
+				if (r->prefix > 0)
+					shared_note(s, v, r->group);
 				sl->gen = r->gen_done + 1;
 				sl->state = SL_DECODE;
 				if (sl->gen >= sl->out_len)

@@ -64,6 +64,8 @@ typedef struct slot {
 	long cache_group; /* prompt_cache slot: the prefix group of the prompt
 			     it last held (-1: none) */
 	long pos;       /* prompt tokens prefilled */
+	long restore;   /* reused prompt tokens whose cost (per_cached_token) the
+			   prompt's first step still pays */
 	long gen;       /* output tokens produced */
 	int counted;    /* the request's */
 } slot;
@@ -81,7 +83,8 @@ typedef struct server {
 	long block_size, gpu_blocks; /* vllm's paged KV (gpu_blocks 0: unlimited) */
 	int pcache;     /* model.server.prompt_cache (sb_prompt_cache) */
 	unsigned char *seen; /* prompt_cache shared: the prefix groups prefilled
-				here (workload prefix_groups entries; lazily) */
+				here (n_seen entries; lazily) */
+	long n_seen;
 	long seq;       /* admissions so far (slot.seq) */
 	long max_queue, batch_tokens;
 	double noise_cv, prefill_cv;

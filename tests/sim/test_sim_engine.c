@@ -202,6 +202,36 @@ static void test_replay_prefix(void)
 	CHECK_MSG(sb_sim_replay(&m, &ro, rq, 4, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK_MSG(NEAR(p[1].ttft_ms, p[0].ttft_ms, 1e-6), "no cache: TTFT %.9g, want %.9g",
 		  p[1].ttft_ms, p[0].ttft_ms);
+	/* the restores are engine work: two reusing prompts sent together pay
+	 * both in their step (llama.cpp restores slots one after another), so
+	 * each waits for the other's restore too; one alone pays its own */
+	sb_model m2;
+	test_model(&m2, 2);
+	m2.prompt_cache = SB_PCACHE_SHARED;
+	sb_replay_req two[4] = { { 0.0, 256, 10, -1, 200, 0 }, { 5.0, 256, 10, -1, 200, 0 },
+				 { 5.0, 256, 10, -1, 200, 0 }, { 10.0, 256, 10, -1, 200, 0 } };
+	double gap[2];
+	for (int k = 0; k < 2; k++) {
+		m2.per_cached_token_ms = k ? 0.05 : 0;
+		CHECK_MSG(sb_sim_replay(&m2, &ro, two, 4, p, NULL, &e) == 0, "replay: %s", e.msg);
+		gap[k] = p[1].ttft_ms - p[3].ttft_ms;
+		CHECK_MSG(NEAR(p[1].ttft_ms, p[2].ttft_ms, 1e-9), "together: TTFT %.9g and %.9g",
+			  p[1].ttft_ms, p[2].ttft_ms);
+	}
+	CHECK_MSG(NEAR(gap[1] - gap[0], 200 * 0.05, 1e-6),
+		  "two restores in one step: together - alone grew %.9g ms, want %.9g", gap[1] - gap[0],
+		  200 * 0.05);
+	/* a prefix is held once a prompt of it was prefilled, not when sent:
+	 * two prompts of a new prefix sent together both prefill it, as two
+	 * prompts without one do */
+	m2.per_cached_token_ms = 0;
+	sb_replay_req fresh[4] = { { 0.0, 256, 10, -1, 200, 1 }, { 0.0, 256, 10, -1, 200, 1 },
+				   { 5.0, 256, 10, -1, 0, -1 }, { 5.0, 256, 10, -1, 0, -1 } };
+	CHECK_MSG(sb_sim_replay(&m2, &ro, fresh, 4, p, NULL, &e) == 0, "replay: %s", e.msg);
+	CHECK_MSG(NEAR(p[0].ttft_ms, p[2].ttft_ms, 1e-9) && NEAR(p[1].ttft_ms, p[3].ttft_ms, 1e-9),
+		  "a new prefix sent twice at once: TTFT %.9g, %.9g; without a prefix %.9g, %.9g",
+		  p[0].ttft_ms, p[1].ttft_ms, p[2].ttft_ms, p[3].ttft_ms);
+	sb_model_fini(&m2);
 	sb_replay_req bad = { 0.0, 16, 5, -1, 20, 0 };
 	CHECK_MSG(sb_sim_replay(&m, &ro, &bad, 1, p, NULL, &e) < 0 && strstr(e.msg, "prefix"),
 		  "a prefix longer than its prompt: %s", e.msg);
