@@ -57,6 +57,16 @@ start_server() {
   echo "llama-server with $1 slots at $URL (pid $PID)"
 }
 
+# calibrate_url SLOTS NAME MODEL: `calibrate --url` of the server at $URL
+# with the live tests' plan: the native API (records carry the slot),
+# prompts up to 512 tokens (the default plan's 1024 and 2048 took 2 x 136
+# s of a 20-minute test); measurements saved in NAME/, the report in
+# NAME.txt, the model in MODEL.
+calibrate_url() {
+  sb 0 calibrate --url "$URL" --model live --api llama-completion --slots "$1" \
+    --max-prompt 512 --save "$2" -o "$3" >"$2.txt"
+}
+
 # sb STATUS_OK CMD...: runs servebench; a status above STATUS_OK stops the
 # test (run and validate exit 1 for failed requests or missed goals, which
 # the judge reads for itself).

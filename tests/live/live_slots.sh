@@ -35,8 +35,7 @@ api=(--api llama-completion)
 
 start_server 3
 echo "== calibrate --url (3 slots)"
-sb 0 calibrate --url "$URL" --model live "${api[@]}" --slots 3 --max-prompt 512 --save cal \
-  -o model3.json >cal.txt
+calibrate_url 3 cal model3.json
 grep -E '^(server time|slots|  decode_ms)' cal.txt || true
 stop_servers
 

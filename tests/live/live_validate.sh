@@ -72,8 +72,7 @@ if [[ $SLOTS == 2 ]]; then
 else
   for k in "" 2; do
     echo "== calibrate --url ($SLOTS slots)${k:+, again}"
-    sb 0 calibrate --url "$URL" --model live "${api[@]}" --slots "$SLOTS" --max-prompt 512 \
-      --save "cal$k" -o "model$k.json" >"cal$k.txt"
+    calibrate_url "$SLOTS" "cal$k" "model$k.json"
     grep -E '^(server time|slots|  decode_ms)' "cal$k.txt" || true
   done
   ref=cal/prompt-256.json   # one client, 256/32 tokens
