@@ -10,7 +10,8 @@ live suite's meson logs, build/meson-logs/live*.json and live*.txt, which
 hold each test's output) and appends one row per judged cell to
 records/live-checks.tsv: when, the commit, the test, its verdict, the cell,
 the model's error, the repeat, the drift, the limit, whether the cell was
-decided, and each control's error there. A record already in the file
+decided, each control's error there, and the calibration's repeat (recal;
+NA where a test calibrates once, and in rows before 2026-12-07). A record already in the file
 (same test, same figures) is not added twice. Prints the rows it added.
 """
 import glob
@@ -23,7 +24,7 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "records", "live-checks.tsv")
 COLS = ["recorded", "commit", "note", "test", "verdict", "cell", "error_pct", "repeat_pct",
-        "drift_pct", "limit_pct", "decided", "controls"]
+        "drift_pct", "limit_pct", "decided", "controls", "recal_pct"]
 
 
 def records(path):
@@ -54,7 +55,7 @@ def rows(rec, commit, note):
         ce = ";".join("%s=%s" % (k["name"], fmt(k["cells"].get(c["cell"]))) for k in ctl)
         yield [when, commit, note, rec["test"], rec["verdict"], c["cell"], fmt(c.get("error")),
                fmt(c.get("repeat")), fmt(c.get("drift")), fmt(c.get("limit")),
-               str(c.get("decided")).lower(), ce]
+               str(c.get("decided")).lower(), ce, fmt(c.get("recal"))]
 
 
 def main(argv):

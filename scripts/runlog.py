@@ -128,13 +128,16 @@ def print_live(rows, out):
         for test, cells in tests:
             names = [n for n, _ in controls(cells[0]["controls"])]
             out.append("<details><summary>%s: every cell</summary>\n" % test)
-            head = ["cell", "error", "repeat", "drift", "limit", "decided"] + names
+            two = any(c.get("recal_pct") not in (None, "", "NA") for c in cells)
+            head = ["cell", "error", "repeat", "drift"] + (["recal"] if two else []) + \
+                ["limit", "decided"] + names
             out.append("| " + " | ".join(head) + " |")
             out.append("|" + "---|" * len(head))
             for c in cells:
                 cv = dict(controls(c["controls"]))
-                vals = [c["cell"], pct(c["error_pct"]), pct(c["repeat_pct"]),
-                        pct(c["drift_pct"]), pct(c["limit_pct"]), c["decided"]]
+                vals = [c["cell"], pct(c["error_pct"]), pct(c["repeat_pct"]), pct(c["drift_pct"])]
+                vals += [pct(c["recal_pct"])] if two else []
+                vals += [pct(c["limit_pct"]), c["decided"]]
                 vals += [pct(cv.get(n)) for n in names]
                 out.append("| " + " | ".join(vals) + " |")
             out.append("\n</details>\n")

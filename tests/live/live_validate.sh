@@ -36,6 +36,9 @@
 #    far the pooled speed factors can be from the calibration's speed; inconclusive (exit 77) when the noise
 #    is too large to tell a 15% error from none; and every wrong model must
 #    fail the same bound.
+#    Beyond 2 slots the second calibration's model replays them too, at
+#    its own reference's speed: how far it lands from the judged model is
+#    the calibration's own repeat, a noise term (livecheck recal_term).
 # 6. Beyond 2 slots: the two calibrations' predictions of the same requests
 #    differ by no more than GOAL + the server's drift between the two
 #    calibrations (their one-client prompt runs, same lengths: measured
@@ -83,6 +86,17 @@ echo "== validate, twice with the same requests"
 validate_twice v model.json "$ref" "${api[@]}" --concurrency "$(seq -s, 1 $((SLOTS + 2)))" \
   --input-len $IL --output-len 32 --num-requests "$N" --warmup 1
 replay_all v model.json "$SLOTS" "$ref"
+if [[ $SLOTS != 2 ]]; then
+  # the second calibration's model replays the same measurements at the
+  # speed factors against its own reference: the calibration repeated
+  # (livecheck recal_term)
+  for k in 1 2; do
+    f=$("$PY" "$LC" pooled-factors "cal2/prompt-256.json,cal2/prompt-256-back.json" "v-m$k.json")
+    sb 1 validate --measured "v-m$k.json" --model-file model2.json --speed-factors "$f" \
+      --seed 11 --no-forecast --quiet --json "v-recal-$k.json" >/dev/null
+  done
+  JUDGE_ARGS+=(--recal v-recal-1.json v-recal-2.json)
+fi
 rc=0
 "$PY" "$LC" judge --test "$NAME" "${JUDGE_ARGS[@]}" || rc=$?
 if [[ $SLOTS != 2 ]]; then

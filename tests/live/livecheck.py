@@ -37,8 +37,14 @@ is measured without any model:
            documents hold one run before and one after: one speed for the
            whole run, the interval of one more run around the runs' mean
            (drift_spread).
-  noise    the two combined as independent errors: the root of the sum of
-           their squares.
+  recal    with two calibrations of the server (the 4-slot test runs
+           calibrate --url twice, minutes apart): how far the second
+           calibration's model predicts the same measurements from the
+           judged one's, each at its own calibration's speed (recal_term):
+           the calibration repeated, its offset from the parts' speeds
+           wandering while it measures them one after another.
+  noise    the terms combined as independent errors: the root of the sum
+           of their squares.
 
 The replays run at the server's speed, a correction read from
 measurements alone, so a model k-times off stays k-times off and a server
@@ -93,6 +99,7 @@ QUIET = 5.0
 # limits 27-36% (noise 15-19%), where three runs here had put the same
 # cells at 5-12%.
 GROSS = 3.0
+RECAL_Z = 1.645 / (0.6745 * 2 ** 0.5)   # recal_term
 STATS = {"central": ("mean", "p50"), "tail": ("p90",)}
 QUANTS = ("ttft", "tpot", "e2e")
 REGIMES = ("unloaded", "batched", "open")
@@ -170,6 +177,33 @@ def worst_repeats(meas_a, meas_b, slots):
     for r, q, s, x in paired_diffs(meas_a, meas_b, slots):
         if s in STATS["central"]:
             out[(r, q)] = max(out.get((r, q), 0.0), x)
+    return out
+
+
+def recal_term(right, recal, slots, in_sample=()):
+    """{(regime, q, class): %}: how far one calibration's predictions can
+    sit from another's, calibrated on the same server minutes apart
+    (calibrate --url twice): per level and statistic |e1 - e2|, the two
+    models' errors on the same measurements, each replayed at the speed
+    factors against its own calibration's reference; the median over the
+    cell scaled to a 90% bound of one calibration's offset (RECAL_Z:
+    1.645 sd, median |difference of two| = 0.674 x sqrt 2 sd). It is the
+    calibration repeated, no model fitted to the validation: a server
+    whose speed wanders while one calibration measures its parts one after
+    another (a prefill line 23% steeper in one calibration than in the
+    next, its parts' speeds 25% apart) gives a model off by that much, and
+    a model off by the same amount in both is not excused. (Until
+    2026-12-07 the term was absent: CI failed a 4-slot batched E2E cell
+    13.5% > 13.5%.)"""
+    e1, e2 = level_errors(right, in_sample), level_errors(recal, in_sample)
+    out = {}
+    for r in REGIMES:
+        for q in QUANTS:
+            for cls, stats in STATS.items():
+                out[(r, q, cls)] = RECAL_Z * median(
+                    [abs(e[(q, s)] - e2[k][1][(q, s)]) for k, (l, e) in e1.items()
+                     if k in e2 and regime(l, slots) == r
+                     for s in stats if (q, s) in e and (q, s) in e2[k][1]])
     return out
 
 
@@ -457,13 +491,15 @@ def cell_errors(errs, slots, gap=()):
 
 # ---- the bound and the verdict ----------------------------------------------
 
-def bounds(rep, spread):
-    """{cell: (noise, limit, decided)}: the noise is the repeat and the
-    drift term combined as independent errors (root of the sum of squares),
-    the limit GOAL + noise; decided when the noise is at most CAP."""
+def bounds(rep, spread, recal=None):
+    """{cell: (noise, limit, decided)}: the noise is the repeat, the drift
+    term and (with two calibrations) recal_term combined as independent
+    errors (root of the sum of squares), the limit GOAL + noise; decided
+    when the noise is at most CAP."""
     out = {}
     for (r, q, cls), rd in rep.items():
-        terms = [x for x in (rd, spread.get(q, float("nan"))) if x == x]
+        terms = [x for x in (rd, spread.get(q, float("nan")),
+                             (recal or {}).get((r, q, cls), float("nan"))) if x == x]
         noise = sum(x * x for x in terms) ** 0.5 if terms else float("nan")
         out[(r, q, cls)] = (noise, GOAL[cls] + noise, noise == noise and noise <= CAP[cls])
     return out
@@ -484,11 +520,11 @@ def cell_limit(noise, limit, decided):
     return limit - noise + GROSS * noise
 
 
-def worst_bounds(wrep, spread, lim):
+def worst_bounds(wrep, spread, lim, recal=None):
     """{(regime, q): (noise, limit, fail_above)} for the regime's worst
-    level: its noise the regime's largest repeat (worst_repeats) and the
-    drift term combined as in bounds (a worst level against the worst
-    level's own kind of noise), its limit WORST x GOAL + noise; beyond it
+    level: its noise the regime's largest repeat (worst_repeats), the
+    drift term and the central cell's recal_term combined as in bounds (a
+    worst level against the worst level's own kind of noise), its limit WORST x GOAL + noise; beyond it
     the level fails when the regime's central cell is decided, else beyond
     WORST x GOAL + GROSS x noise. (Until 2026-12-07 every worst level was
     held to WORST x the largest central limit of its quantity, a noise
@@ -501,7 +537,8 @@ def worst_bounds(wrep, spread, lim):
         c = lim.get((r, q, "central"))
         if c is None:
             continue
-        terms = [x for x in (w, spread.get(q, float("nan"))) if x == x]
+        terms = [x for x in (w, spread.get(q, float("nan")),
+                             (recal or {}).get((r, q, "central"), float("nan"))) if x == x]
         noise = sum(x * x for x in terms) ** 0.5
         hard = noise if c[2] else GROSS * noise
         out[(r, q)] = (noise, WORST * GOAL["central"] + noise, WORST * GOAL["central"] + hard)
@@ -534,7 +571,7 @@ def misses(cells, worst, lim, wlim=None):
     return fails, unsure
 
 
-def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None):
+def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None, recal=None):
     """The verdict (PASS, FAIL or INCONCLUSIVE), its reasons, and the
     record's figures. right: the model's replays (validate JSON documents);
     controls: [(name, replays)]; known: fnmatch patterns of cells
@@ -542,9 +579,11 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None
     and recorded but not judged; band: (lo replays, hi replays), the
     model's decode rule at the ends of its form interval: errors are then
     taken outside that band (outside_band), the model's and the
-    controls' alike."""
+    controls' alike; recal: a second calibration's replays of the same
+    measurements (recal_term)."""
     import fnmatch
-    allim = bounds(rep, spread)
+    rterm = recal_term(right, recal, slots, in_sample) if recal else {}
+    allim = bounds(rep, spread, rterm)
     gap = {c for c in allim if any(fnmatch.fnmatch("%s/%s/%s" % c, k) for k in known)}
     right_e = level_errors(right, in_sample)
     offsets = band_offsets(right_e, band[0], band[1], in_sample) if band else None
@@ -557,7 +596,7 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None
     gap &= set(allim)
     lim = {c: v for c, v in allim.items() if c not in gap}
     wrep = worst_repeats(right[0], right[1], slots)
-    wlim = worst_bounds(wrep, spread, lim)
+    wlim = worst_bounds(wrep, spread, lim, rterm)
     reasons, ctl = [], []
     bad, unsure = misses(cells, worst, lim, wlim)
     for name, cmps in controls:
@@ -594,7 +633,7 @@ def judge(right, controls, rep, spread, slots, in_sample=(), known=(), band=None
                        % (", ".join(blind), max(n for c, (n, _, _) in lim.items()
                                                  if c[2] == "central"), QUIET)]
     rec = {"cells": [{"cell": "%s/%s/%s" % c, "error": cells.get(c), "point_error": point.get(c),
-                      "noise": n, "repeat": rep[c],
+                      "noise": n, "repeat": rep[c], "recal": rterm.get(c),
                       "drift": spread.get(c[1]), "limit": l, "decided": d, "known_gap": c in gap,
                       "fail_above": cell_limit(n, l, d)}
                      for c, (n, l, d) in allim.items()],
@@ -610,11 +649,13 @@ def print_table(rec, controls_names):
     the point prediction's), repeat, drift, limit, each control's error,
     and whether it is decided."""
     band = rec.get("band")
+    two = any(c.get("recal") is not None for c in rec["cells"])
     if band:
         print("errors outside the band of the decode rule's 90% form interval "
               "(point: the model's own prediction)")
-    print("%-22s %7s%s %7s %7s %7s  %s" % ("cell", "error", " %7s" % "point" if band else "",
-                                           "repeat", "drift", "limit",
+    print("%-22s %7s%s %7s %7s%s %7s  %s" % ("cell", "error", " %7s" % "point" if band else "",
+                                           "repeat", "drift", " %7s" % "recal" if two else "",
+                                           "limit",
                                            "  ".join("%9s" % n[:9] for n in controls_names)))
     ctl = {c["name"]: c["cells"] for c in rec["controls"]}
 
@@ -628,9 +669,10 @@ def print_table(rec, controls_names):
                  else "beyond the limit, undecided" if beyond
                  else "ok" if c["decided"] else "undecided")
         state += " (known gap: not judged)" if c.get("known_gap") else ""
-        print("%-22s %7s%s %7s %7s %7s  %s  %s" % (
+        print("%-22s %7s%s %7s %7s%s %7s  %s  %s" % (
             c["cell"], pct(c["error"]), " %7s" % pct(c.get("point_error")) if band else "",
-            pct(c["repeat"]), pct(c["drift"]), pct(c["limit"]), row, state))
+            pct(c["repeat"]), pct(c["drift"]), " %7s" % pct(c.get("recal")) if two else "",
+            pct(c["limit"]), row, state))
     for c, w in rec["worst"].items():
         print("worst level %-14s central %s at %s (its regime's largest repeat %s, limit %s)"
               % (c, pct(w["error"]), w["level"], pct(w["repeat"]).strip(), pct(w["limit"]).strip()))
@@ -763,6 +805,7 @@ def main(argv):
     livecheck.py judge --test NAME --slots S --right A B [--control NAME A B]...
         [--in-sample MODE:LEVEL]... [--known-gap PATTERN:REASON]... [--extra JSON]
         [--drift DOC... | --pooled-drift REF[,REF2] M1 M2] [--block KEY] [--band LO1 LO2 HI1 HI2]
+        [--recal A B]
     A and B: the two replays' validate JSON documents (validate --measured).
     REF[,REF2]: the calibration's measurements of the drift load, pooled."""
     import argparse
@@ -803,6 +846,9 @@ def main(argv):
                          "--speed-factors): the drift term is pooled_drift_term")
     ap.add_argument("--block", default=None,
                     help="judge this member of each document (e.g. routed)")
+    ap.add_argument("--recal", nargs=2, default=None, metavar=("A", "B"),
+                    help="a second calibration's replays of the same two measurements, "
+                         "each at its own pooled factors: recal_term joins the noise")
     ap.add_argument("--band", nargs=4, default=None, metavar=("LO1", "LO2", "HI1", "HI2"),
                     help="the replays with form_decode at -Z and +Z (form-bound): "
                          "errors are taken outside that band (outside_band)")
@@ -829,7 +875,8 @@ def main(argv):
     known = [k.split(":", 1)[0] for k in a.known_gap]
     band = ([pick(load(p)) for p in a.band[:2]], [pick(load(p)) for p in a.band[2:]]) \
         if a.band else None
-    verdict, reasons, rec = judge(right, controls, rep, spread, a.slots, ins, known, band)
+    recal = [pick(load(p)) for p in a.recal] if a.recal else None
+    verdict, reasons, rec = judge(right, controls, rep, spread, a.slots, ins, known, band, recal)
     for k in a.known_gap:
         print("known gap, reported and not judged: %s" % k)
     print_table(rec, [n for n, _ in controls])

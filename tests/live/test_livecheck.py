@@ -63,14 +63,16 @@ WRONG = {
 }
 
 
-def run(rng, noise, model, controls=(), drift_pct=0.0):
-    """The verdict of one synthetic live test."""
+def run(rng, noise, model, controls=(), drift_pct=0.0, second=None):
+    """The verdict of one synthetic live test; second: the model of a
+    second calibration (recal_term), when there is one."""
     a, b = measure(rng, noise), measure(rng, noise)
     right = [replay(a, model, drift_pct), replay(b, model, drift_pct)]
     ctl = [(n, [replay(a, f, drift_pct), replay(b, f, drift_pct)]) for n, f in controls]
     rep = lc.repeat_diffs(right[0], right[1], SLOTS)
     spread = lc.drift_spread(lc.drift_runs(right))
-    return lc.judge(right, ctl, rep, spread, SLOTS)
+    recal = [replay(a, second, drift_pct), replay(b, second, drift_pct)] if second else None
+    return lc.judge(right, ctl, rep, spread, SLOTS, recal=recal)
 
 
 failures = []
@@ -115,6 +117,24 @@ for i in range(5):
     v, _, _ = run(rng, 0.15, lambda m, l, q: 1.3, controls)
     check("noisy, a model 1.3x slow (run %d): not passed" % i, lc.FAIL if v != lc.PASS else v,
           lc.FAIL)
+# Two calibrations of one server (recal_term). One whose TTFT came out 14%
+# slow where the other's is right fails without the second and is too noisy
+# to decide with it (the calibrations disagree by as much); a model 20%
+# slow in both calibrations is not excused; an exact one twice passes.
+ttft_slow = lambda m, l, q: 1.14 if q == "ttft" else 1.0  # noqa: E731
+for i in range(3):
+    check("quiet, TTFT x1.14, no second calibration (run %d)" % i,
+          run(rng, 0.01, ttft_slow, controls)[0], lc.FAIL)
+    check("quiet, TTFT x1.14, the second calibration exact (run %d)" % i,
+          run(rng, 0.01, ttft_slow, controls, second=exact)[0], lc.INCONCLUSIVE)
+    check("quiet, all x1.2 in both calibrations (run %d)" % i,
+          run(rng, 0.01, WRONG["all x1.2"], controls, second=WRONG["all x1.2"])[0], lc.FAIL)
+    check("quiet, exact in both calibrations (run %d)" % i,
+          run(rng, 0.01, exact, controls, second=exact)[0], lc.PASS)
+# the term: 1.645 sd of one calibration, read from |e1 - e2| = 14 points
+r = [replay(measure(rng, 0.0), ttft_slow)] * 2
+t = lc.recal_term(r, [replay(measure(rng, 0.0), exact)] * 2, SLOTS)
+assert abs(t[("batched", "ttft", "central")] - 14 * lc.RECAL_Z) < 0.5 and t[("batched", "tpot", "central")] < 0.01, t
 # The rule itself: a decided cell misses beyond its limit; an undecided one
 # is inconclusive there and fails beyond GOAL + GROSS x its noise.
 c = ("batched", "ttft", "central")
