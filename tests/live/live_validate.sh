@@ -38,7 +38,7 @@
 #    fail the same bound.
 #    Beyond 2 slots the second calibration's model replays them too, at
 #    its own reference's speed: how far it lands from the judged model is
-#    the calibration's own repeat, a noise term (livecheck recal_term).
+#    reported beside each cell, not judged (livecheck recal_term).
 # 6. Beyond 2 slots: the two calibrations' predictions of the same requests
 #    differ by no more than GOAL + the server's drift between the two
 #    calibrations (their one-client prompt runs, same lengths: measured
@@ -88,8 +88,8 @@ validate_twice v model.json "$ref" "${api[@]}" --concurrency "$(seq -s, 1 $((SLO
 replay_all v model.json "$SLOTS" "$ref"
 if [[ $SLOTS != 2 ]]; then
   # the second calibration's model replays the same measurements at the
-  # speed factors against its own reference: the calibration repeated
-  # (livecheck recal_term)
+  # speed factors against its own reference: the calibration repeated,
+  # reported (livecheck recal_term)
   for k in 1 2; do
     f=$("$PY" "$LC" pooled-factors "cal2/prompt-256.json,cal2/prompt-256-back.json" "v-m$k.json")
     sb 1 validate --measured "v-m$k.json" --model-file model2.json --speed-factors "$f" \

@@ -117,20 +117,19 @@ for i in range(5):
     v, _, _ = run(rng, 0.15, lambda m, l, q: 1.3, controls)
     check("noisy, a model 1.3x slow (run %d): not passed" % i, lc.FAIL if v != lc.PASS else v,
           lc.FAIL)
-# Two calibrations of one server (recal_term). One whose TTFT came out 14%
-# slow where the other's is right fails without the second and is too noisy
-# to decide with it (the calibrations disagree by as much); a model 20%
-# slow in both calibrations is not excused; an exact one twice passes.
+# Two calibrations of one server (recal_term, reported, not judged): a
+# model whose TTFT came out 14% slow fails whether or not a second
+# calibration came out right, and its record carries how far apart they
+# were; an exact model passes beside a wrong second calibration.
 ttft_slow = lambda m, l, q: 1.14 if q == "ttft" else 1.0  # noqa: E731
 for i in range(3):
-    check("quiet, TTFT x1.14, no second calibration (run %d)" % i,
-          run(rng, 0.01, ttft_slow, controls)[0], lc.FAIL)
-    check("quiet, TTFT x1.14, the second calibration exact (run %d)" % i,
-          run(rng, 0.01, ttft_slow, controls, second=exact)[0], lc.INCONCLUSIVE)
-    check("quiet, all x1.2 in both calibrations (run %d)" % i,
-          run(rng, 0.01, WRONG["all x1.2"], controls, second=WRONG["all x1.2"])[0], lc.FAIL)
-    check("quiet, exact in both calibrations (run %d)" % i,
-          run(rng, 0.01, exact, controls, second=exact)[0], lc.PASS)
+    v, _, rec = run(rng, 0.01, ttft_slow, controls, second=exact)
+    check("quiet, TTFT x1.14, the second calibration exact (run %d)" % i, v, lc.FAIL)
+    got = {c["cell"]: c["recal"] for c in rec["cells"]}
+    if not got["batched/ttft/central"] > 20 or not got["batched/tpot/central"] < 1:
+        failures.append("recal not reported: %s" % got)
+    check("quiet, exact, the second calibration TTFT x1.14 (run %d)" % i,
+          run(rng, 0.01, exact, controls, second=ttft_slow)[0], lc.PASS)
 # the term: 1.645 sd of one calibration, read from |e1 - e2| = 14 points
 r = [replay(measure(rng, 0.0), ttft_slow)] * 2
 t = lc.recal_term(r, [replay(measure(rng, 0.0), exact)] * 2, SLOTS)
