@@ -10,9 +10,10 @@ live suite's meson logs, build/meson-logs/live*.json and live*.txt, which
 hold each test's output) and appends one row per judged cell to
 records/live-checks.tsv: when, the commit, the test, its verdict, the cell,
 the model's error, the repeat, the drift, the limit, whether the cell was
-decided, each control's error there, and the calibration's repeat (recal;
-NA where a test calibrates once, and in rows before 2026-12-07). A record already in the file
-(same test, same figures) is not added twice. Prints the rows it added.
+decided, each control's error there, and how far a second calibration's
+model lands (recal, reported by the 4-slot test; NA elsewhere and before
+2026-12-07). A record already in the file (same test, same figures) is not
+added twice. Prints the rows it added.
 """
 import glob
 import json
