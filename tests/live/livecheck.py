@@ -195,15 +195,10 @@ def recal_term(right, recal, slots, in_sample=()):
     calibrations of one server 5 minutes apart here gave prefill slopes of
     2.39 and 1.94 ms/token that morning.)"""
     e1, e2 = level_errors(right, in_sample), level_errors(recal, in_sample)
-    out = {}
-    for r in REGIMES:
-        for q in QUANTS:
-            for cls, stats in STATS.items():
-                out[(r, q, cls)] = RECAL_Z * median(
-                    [abs(e[(q, s)] - e2[k][1][(q, s)]) for k, (l, e) in e1.items()
-                     if k in e2 and regime(l, slots) == r
-                     for s in stats if (q, s) in e and (q, s) in e2[k][1]])
-    return out
+    diff = {k: (l, {qs: x - e2[k][1][qs] for qs, x in e.items() if qs in e2[k][1]})
+            for k, (l, e) in e1.items() if k in e2}
+    cells, _ = cell_errors(diff, slots)
+    return {c: RECAL_Z * x for c, x in cells.items()}
 
 
 def counted(level):
@@ -521,14 +516,14 @@ def worst_bounds(wrep, spread, lim):
     """{(regime, q): (noise, limit, fail_above)} for the regime's worst
     level: its noise the regime's largest repeat (worst_repeats) and the
     drift term combined as in bounds (a worst level against the worst
-    level's own kind of noise), its limit WORST x GOAL + noise; beyond it the level fails when the regime's
-    central cell is decided, else beyond WORST x GOAL + GROSS x noise.
-    (Until 2026-12-07 every worst level was held to WORST x the largest
-    central limit of its quantity, a noise read from typical levels: CI
-    failed an open-loop 2-slot TTFT level at 30.7% > 24.2%; open levels
-    rest on 12 Poisson arrivals each, and one measured twice with the same
-    arrivals has differed by 44-53%, where the median level differed by
-    5-9%.)"""
+    level's own kind of noise), its limit WORST x GOAL + noise; beyond it
+    the level fails when the regime's central cell is decided, else beyond
+    WORST x GOAL + GROSS x noise. (Until 2026-12-07 every worst level was
+    held to WORST x the largest central limit of its quantity, a noise
+    read from typical levels: CI failed an open-loop 2-slot TTFT level at
+    30.7% > 24.2%; open levels rest on 12 Poisson arrivals each, and one
+    measured twice with the same arrivals has differed by 44-53%, where
+    the median level differed by 5-9%.)"""
     out = {}
     for (r, q), w in wrep.items():
         c = lim.get((r, q, "central"))
