@@ -34,11 +34,22 @@ typedef struct rf_problem {
 	int held[RF_NP]; /* in the form but held at 0: the fit drove it to 0 */
 	sb_fleet fleet;  /* o.replicas > 1: the replicas the levels replay on */
 	double *res;     /* the last replay's residuals (rf_n_residuals) */
+	int avg_seeds;   /* > 0: residuals are the mean of this many replays with
+			    step noise of cv avg_cv (replayfit.c: the last polish
+			    and the covariance) */
+	double avg_cv;
+	double *res_sum; /* their running sum (avg_seeds > 0) */
 	long evals;      /* replays so far */
 	double rss, rho, s2;
 	double noise_cv; /* the step noise the fit leaves unexplained (rf_noise_cv) */
 	gsl_matrix *cov; /* active coefficients' covariance (np x np) */
 } rf_problem;
+
+/* The replays with step noise whose residuals (or figures) are averaged:
+ * how many, and the first seed (the same for every coefficient vector, so
+ * that two differ by the coefficients alone). */
+#define RF_AVG_SEEDS 8
+#define RF_AVG_SEED 2000003UL
 
 /* Whether coefficient k is fitted: in the form's step time and not held
  * at 0 (p->held). */

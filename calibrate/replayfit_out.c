@@ -82,7 +82,9 @@ static json_t *cov_json(const rf_problem *p)
 							   p->cov, (size_t)keep[a], (size_t)keep[b])));
 		json_array_append_new(mat, row);
 	}
-	return json_pack("{s:o,s:o}", "params", params, "matrix", mat);
+	/* truncated: draws are coefficients >= 0, correlations kept (the file
+	 * pins sums such as base + B per_seq better than either) */
+	return json_pack("{s:o,s:o,s:b}", "params", params, "matrix", mat, "truncated", 1);
 }
 
 /* Why a coefficient may not be pinned down (for the notes). */
@@ -195,23 +197,49 @@ static int draw_intervals(rf_problem *p, const sb_model *m, const sb_uncert *u, 
 	return rc;
 }
 
+/* The predicted figures of the fitted requests (fit) or of the rest: their
+ * mean over the replays of m (with its step noise) from the seeds the fit
+ * averaged, as the coefficients were fitted. */
+static int predicted(rf_problem *p, const sb_model *m, int fit, double *pred, sb_error *e)
+{
+	memset(pred, 0, MT_N * sizeof(double));
+	for (int k = 0; k < RF_AVG_SEEDS; k++) {
+		double f[MT_N];
+		int rc = rf_replay(p->lv, p->n_lv, m, RF_AVG_SEED + (unsigned long)k, e);
+		if (rc == 0 && figures(p->lv, p->n_lv, fit, 1, f) < 0)
+			rc = sb_error_code(e, -ENOMEM, "out of memory");
+		if (rc < 0)
+			return rc;
+		for (int i = 0; i < MT_N; i++)
+			pred[i] += f[i] / RF_AVG_SEEDS;
+	}
+	return 0;
+}
+
 /* "in_sample" and (when some requests were held out) "held_out". */
 static int errors_of_fit(rf_problem *p, const sb_model *m, json_t *fit, sb_error *e)
 {
 	double meas[MT_N], pred[MT_N];
-	if (figures(p->lv, p->n_lv, 1, 0, meas) < 0 || figures(p->lv, p->n_lv, 1, 1, pred) < 0)
+	if (figures(p->lv, p->n_lv, 1, 0, meas) < 0)
 		return sb_error_code(e, -ENOMEM, "out of memory");
+	int rc = predicted(p, m, 1, pred, e);
+	if (rc < 0)
+		return rc;
 	json_object_set_new(fit, "in_sample", errors_json(meas, pred, NULL, NULL));
 	size_t held = 0;
 	for (size_t i = 0; i < p->n_lv; i++)
 		held += p->lv[i].n - p->lv[i].n_fit;
 	if (held == 0)
 		return 0;
-	if (figures(p->lv, p->n_lv, 0, 0, meas) < 0 || figures(p->lv, p->n_lv, 0, 1, pred) < 0)
+	if (figures(p->lv, p->n_lv, 0, 0, meas) < 0)
 		return sb_error_code(e, -ENOMEM, "out of memory");
+	rc = predicted(p, m, 0, pred, e);
+	if (rc < 0)
+		return rc;
 	sb_uncert u;
 	double lo[MT_N], hi[MT_N];
-	int rc = sb_uncert_from_model(&u, m, e), drawn = rc == 0 && u.n > 0;
+	rc = sb_uncert_from_model(&u, m, e);
+	int drawn = rc == 0 && u.n > 0;
 	if (drawn)
 		rc = draw_intervals(p, m, &u, lo, hi, e);
 	sb_uncert_fini(&u);

@@ -123,11 +123,16 @@ int sb_uncert_from_model(sb_uncert *u, const sb_model *m, sb_error *e)
 	double *buf = malloc(sizeof(double) * SB_UNCERT_MAXP * SB_UNCERT_MAXP);
 	if (!buf)
 		return sb_error_code(e, -ENOMEM, "out of memory");
-	int r = read_names(cj, names, &n, e);
+	const json_t *tr = json_object_get(cj, "truncated");
+	int r = tr && !json_is_boolean(tr)
+			? sb_error_set(e, "fit.covariance.truncated: expected true or false")
+			: read_names(cj, names, &n, e);
 	if (r == 0)
 		r = read_matrix(cj, n, buf, e);
 	if (r == 0)
 		r = sb_uncert_init(u, m, names, buf, n, e);
+	if (r == 0)
+		u->truncated = json_is_true(tr);
 	if (r < 0)
 		sb_error_prefix(e, "fit");
 	free(buf);
@@ -143,21 +148,35 @@ void sb_uncert_fini(sb_uncert *u)
 	u->n = 0;
 }
 
+/* v[i] = m's value of u's coefficient i + (L z)_i, z standard normal from
+ * r; returns how many fell below their floor. */
+static int draw_values(const sb_uncert *u, const sb_model *m, gsl_rng *r, double *v)
+{
+	double z[SB_UNCERT_MAXP];
+	int below = 0;
+	for (int i = 0; i < u->n; i++)
+		z[i] = gsl_ran_ugaussian(r);
+	for (int i = 0; i < u->n; i++) {
+		v[i] = 0;
+		sb_model_param_get(m, u->names[i], &v[i], NULL); /* checked in sb_uncert_init */
+		for (int j = 0; j <= i; j++)
+			v[i] += gsl_matrix_get(u->chol, (size_t)i, (size_t)j) * z[j];
+		below += v[i] < sb_model_param_floor(u->names[i]);
+	}
+	return below;
+}
+
 int sb_uncert_draw(const sb_uncert *u, const sb_model *m, gsl_rng *r, sb_model *out,
 		   sb_error *e)
 {
 	sb_model_copy(out, m);
-	double z[SB_UNCERT_MAXP];
-	for (int i = 0; i < u->n; i++)
-		z[i] = gsl_ran_ugaussian(r);
+	double v[SB_UNCERT_MAXP];
+	int tries = u->truncated ? SB_UNCERT_TRIES : 1;
+	while (draw_values(u, m, r, v) > 0 && --tries > 0)
+		;
 	for (int i = 0; i < u->n; i++) {
-		double v = 0, d = 0;
-		sb_model_param_get(m, u->names[i], &v, NULL); /* checked in sb_uncert_init */
-		for (int j = 0; j <= i; j++)
-			d += gsl_matrix_get(u->chol, (size_t)i, (size_t)j) * z[j];
 		double lo = sb_model_param_floor(u->names[i]);
-		v += d;
-		sb_model_param_set(out, u->names[i], v < lo ? lo : v, NULL);
+		sb_model_param_set(out, u->names[i], v[i] < lo ? lo : v[i], NULL);
 	}
 	int rc = sb_model_validate(out, e);
 	if (rc < 0)

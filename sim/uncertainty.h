@@ -8,8 +8,13 @@
  * copy: sb_uncert_run_level) before it simulates, so the spread of the
  * replications' figures holds both the workload's randomness and the
  * calibration's. Each coefficient is clipped at its valid range
- * (sb_model_param_floor: >= 0, decode_ms entries > 0); the drawn model is
- * checked with sb_model_validate.
+ * (sb_model_param_floor: >= 0, decode_ms entries > 0), or, for a covariance
+ * marked "truncated", a draw with any coefficient below its floor is drawn
+ * again (the normal truncated to the valid region), which keeps the
+ * coefficients' correlations: clipping one of two coefficients whose sum
+ * the data pin (a replay fit's base and per_seq at a batch that never
+ * changed) moves the sum. The drawn model is checked with
+ * sb_model_validate.
  */
 #ifndef SB_UNCERTAINTY_H
 #define SB_UNCERTAINTY_H
@@ -30,7 +35,11 @@ typedef struct sb_uncert {
 	char names[SB_UNCERT_MAXP][SB_MODEL_PARAM_NAME_MAX];
 	gsl_matrix *chol;                        /* owned: lower Cholesky factor L,
 						    covariance = L L^T */
+	int truncated;                           /* redraw below a floor, not clip */
 } sb_uncert;
+
+/* How many draws a truncated covariance tries before it clips. */
+#define SB_UNCERT_TRIES 100
 
 /* u from the covariance cov (n x n, row-major, borrowed) of the named
  * coefficients of m (names: n strings, borrowed). Returns 0, or -EINVAL
@@ -38,16 +47,19 @@ typedef struct sb_uncert {
  * matrix; message in e) or -ENOMEM. Release with sb_uncert_fini either way. */
 int sb_uncert_init(sb_uncert *u, const sb_model *m, const char *const *names,
 		   const double *cov, int n, sb_error *e);
-/* u from m->fit's "covariance" object; u->n = 0 when m has none. Returns
- * as sb_uncert_init (-EINVAL also for a malformed object). */
+/* u from m->fit's "covariance" object (with its optional "truncated":
+ * true); u->n = 0 when m has none. Returns as sb_uncert_init (-EINVAL also
+ * for a malformed object). */
 int sb_uncert_from_model(sb_uncert *u, const sb_model *m, sb_error *e);
 /* Releases u->chol; u may be NULL. */
 void sb_uncert_fini(sb_uncert *u);
 
 /* *out (initialised by this; finalise with sb_model_fini) = a copy of m
  * whose u-coefficients are drawn: m's values + L z, z standard normal from
- * r, each clipped at sb_model_param_floor. Returns 0, or -EINVAL when the
- * drawn model fails sb_model_validate (message in e). */
+ * r, each clipped at sb_model_param_floor (u->truncated: z drawn again, up
+ * to SB_UNCERT_TRIES times, while one falls below it; then clipped).
+ * Returns 0, or -EINVAL when the drawn model fails sb_model_validate
+ * (message in e). */
 int sb_uncert_draw(const sb_uncert *u, const sb_model *m, gsl_rng *r, sb_model *out,
 		   sb_error *e);
 

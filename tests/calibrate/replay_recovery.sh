@@ -9,12 +9,13 @@
 #  - a deliberately wrong model (the fit with base x 1.25) misses the
 #    busiest level's mean E2E by more than 5%: the bound can fail;
 #  - the file simulated had preemptions (sbsim's note says so).
-# Printed, not checked (a known gap, docs/model-notes.md, "vLLM-class
-# engines"): the coefficients against the truth, and whether the held-out
-# figures lie inside their 90% intervals. per_seq and per_kv_token trade
-# along a ridge this load does not separate (the contexts' mean barely
-# moves) and the fit lands at different points of it; the intervals, from
-# the residuals and a bootstrap of refits, are narrower than that ridge.
+# Printed, not checked (one draw of what experiments/vllm_coverage.py
+# counts over 40; docs/model-notes.md, "vLLM-class engines"): the
+# coefficients against the truth, and whether the held-out figures lie
+# inside their 90% intervals (they did for 29-33 draws in 40). per_seq and
+# per_kv_token trade along a ridge this load does not separate (the
+# contexts' mean barely moves) and the fit lands at different points of
+# it, its intervals narrower than that ridge (the known gap).
 set -eu
 SBSIM=$1 SB=$2 TRUTH=$3
 T=$(mktemp -d)

@@ -5,7 +5,8 @@
  * Tolerances: the draws' sample mean within 4 standard errors (sd/sqrt(n))
  * of the model's values, each sample (co)variance within 4 of its standard
  * errors, sqrt((s_ii s_jj + s_ij^2) / n) for n normal draws; the share of
- * draws clipped at 0 within 4 binomial standard errors of Phi(-mean/sd).
+ * draws clipped at 0 within 4 binomial standard errors of Phi(-mean/sd);
+ * truncated draws: test_truncated says.
  * Fleet groups: the sd over seeds of a noiseless level's mean TTFT within
  * 4 standard errors (sd / sqrt(2 (n - 1)) for n normal values) of what the
  * groups' draws make it. */
@@ -133,6 +134,71 @@ static void test_clipping(void)
 	sb_model_fini(&m);
 }
 
+/* Mean over NDRAW draws of overhead_ms + per_prefill_token, two
+ * coefficients whose sum is pinned (sd 1) while each alone is not (sd 8,
+ * mean 8 and 4); the share of draws below 0 or at 0 in *at_floor. */
+static double pinned_sum_mean(int truncated, double *at_floor)
+{
+	sb_model m;
+	model3(&m);
+	m.overhead_ms = 8;
+	m.per_prefill_token_ms = 4;
+	const char *names[2] = { "overhead_ms", "per_prefill_token" };
+	const double cov[4] = { 64.0, -63.5, -63.5, 64.0 };
+	sb_uncert u;
+	sb_error e;
+	CHECK(sb_uncert_init(&u, &m, names, cov, 2, &e) == 0);
+	u.truncated = truncated;
+	gsl_rng *r = sb_rng_new(11);
+	double sum = 0;
+	int floor = 0, ok = 1;
+	for (int k = 0; k < NDRAW; k++) {
+		sb_model d;
+		ok &= sb_uncert_draw(&u, &m, r, &d, &e) == 0;
+		sum += d.overhead_ms + d.per_prefill_token_ms;
+		floor += d.overhead_ms <= 0 || d.per_prefill_token_ms <= 0;
+		sb_model_fini(&d);
+	}
+	CHECK(ok);
+	*at_floor = (double)floor / NDRAW;
+	gsl_rng_free(r);
+	sb_uncert_fini(&u);
+	sb_model_fini(&m);
+	return sum / NDRAW;
+}
+
+/* E[S | 0 <= a <= S] for S = a + b ~ N(12, 1) and a | S ~ N(8 + (S - 12)/2,
+ * 63.75) (pinned_sum_mean's covariance): the truncated normal's mean of the
+ * sum, by quadrature over S. */
+static double truncated_sum_mean(void)
+{
+	double num = 0, den = 0, sd_a = sqrt(63.75);
+	for (int i = -4000; i <= 4000; i++) {
+		double x = 12 + i * 0.002, ma = 8 + (x - 12) / 2;
+		double w = exp(-(x - 12) * (x - 12) / 2) *
+			   (gsl_cdf_ugaussian_P((x - ma) / sd_a) - gsl_cdf_ugaussian_P(-ma / sd_a));
+		num += x * w;
+		den += w;
+	}
+	return num / den;
+}
+
+/* A truncated covariance redraws instead of clipping: no draw at the
+ * floor, and the pinned sum's mean that of the normal truncated to both
+ * coefficients >= 0 (12.07: the region is wider for larger sums), within 4
+ * standard errors of 1/sqrt(NDRAW). Clipped, the same draws move it up by
+ * E[max(-a, 0)] + E[max(-b, 0)] = 0.67 + 1.58 (normal a, b). */
+static void test_truncated(void)
+{
+	double at_floor, se = 1 / sqrt(NDRAW), want = truncated_sum_mean();
+	double mean = pinned_sum_mean(1, &at_floor);
+	CHECK_MSG(fabs(mean - want) < 4 * se, "truncated: pinned sum's mean %g (%g)", mean, want);
+	CHECK_MSG(at_floor == 0, "truncated: %g of the draws at the floor", at_floor);
+	mean = pinned_sum_mean(0, &at_floor);
+	CHECK_MSG(fabs(mean - 14.25) < 0.1, "clipped: pinned sum's mean %g", mean);
+	CHECK_MSG(at_floor > 0.3, "clipped: %g of the draws at the floor", at_floor);
+}
+
 static void test_bad_matrices(void)
 {
 	sb_model m;
@@ -170,7 +236,17 @@ static void test_from_model(void)
 	CHECK(!strcmp(u.names[1], "overhead_ms"));
 	CHECK_NEAR(gsl_matrix_get(u.chol, 0, 0), 0.2, 1e-12);
 	sb_uncert_fini(&u);
-	json_object_set_new(json_object_get(m.fit, "covariance"), "matrix", json_pack("[[f]]", 1.0));
+	CHECK(!u.truncated);
+	sb_uncert_fini(&u);
+	json_t *cj = json_object_get(m.fit, "covariance");
+	json_object_set_new(cj, "truncated", json_true());
+	CHECK(sb_uncert_from_model(&u, &m, &e) == 0 && u.truncated);
+	sb_uncert_fini(&u);
+	json_object_set_new(cj, "truncated", json_string("yes"));
+	CHECK(sb_uncert_from_model(&u, &m, &e) == -EINVAL && strstr(e.msg, "truncated"));
+	sb_uncert_fini(&u);
+	json_object_del(cj, "truncated");
+	json_object_set_new(cj, "matrix", json_pack("[[f]]", 1.0));
 	CHECK(sb_uncert_from_model(&u, &m, &e) == -EINVAL && strstr(e.msg, "matrix"));
 	sb_uncert_fini(&u);
 	sb_model_fini(&m);
@@ -284,6 +360,7 @@ int main(void)
 	test_names();
 	test_draws();
 	test_clipping();
+	test_truncated();
 	test_bad_matrices();
 	test_from_model();
 	test_fleet_groups();
