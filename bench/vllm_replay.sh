@@ -4,12 +4,13 @@
 # replay-fit test uses (tests/calibrate/vllm-truth.json) with 128 sequences
 # and 6000 KV blocks, at a rate that keeps about a hundred in flight, is
 # simulated with per-request records, then timed: one replay of it (sbsim
-# --compare), and calibrate --engine vllm of its first N requests (default
-# 2000: the whole file takes thousands of replays). Prints the figures; run
-# it on an idle machine.
+# --compare, loading the file included), and calibrate --engine vllm of its
+# first N requests (default all; above 3,000 fitted requests the search
+# and the bootstrap run on the file's head, the rest on all of it). Prints
+# the figures; run it on an idle machine.
 set -eu
 B=${1:-build}
-N=${2:-2000}
+N=${2:-16800}
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT

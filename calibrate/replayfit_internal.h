@@ -36,10 +36,14 @@ typedef struct rf_problem {
 	double *res;     /* the last replay's residuals (rf_n_residuals) */
 	int avg_seeds;   /* > 0: residuals are the mean of this many replays with
 			    step noise of cv avg_cv (replayfit.c: the last polish
-			    and the covariance) */
+			    and the covariance), run on avg_nt clones */
 	double avg_cv;
-	double *res_sum; /* their running sum (avg_seeds > 0) */
+	struct rf_problem *avg_cl;
+	int avg_nt;
+	double *avg_res; /* each seed's residuals (avg_seeds rows) */
 	long evals;      /* replays so far */
+	size_t head_reqs; /* > 0: the search and the bootstrap ran on the first
+			     this many fitted requests (replayfit.c, make_head) */
 	double rss, rho, s2;
 	double noise_cv; /* the step noise the fit leaves unexplained (rf_noise_cv) */
 	gsl_matrix *cov; /* active coefficients' covariance (np x np) */

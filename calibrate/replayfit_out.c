@@ -281,6 +281,8 @@ int rf_build(rf_problem *p, const double *c, const sb_calib_input *in, sb_model 
 	if (!fit)
 		return sb_error_code(e, -ENOMEM, "out of memory");
 	coef_json(p, c, fit);
+	if (p->head_reqs)
+		json_object_set_new(fit, "search_requests", json_integer((json_int_t)p->head_reqs));
 	json_object_set_new(fit, "replicas", json_integer(p->o.replicas));
 	json_object_set_new(fit, "covariance", cov_json(p));
 	json_decref(out->fit);
@@ -318,10 +320,14 @@ void sb_rf_report(FILE *f, const sb_model *m)
 		   "gpu_blocks %ld%s\n",
 		sb_engine_name(m->engine), m->slots, m->batch_tokens, m->block_size, m->gpu_blocks,
 		m->gpu_blocks ? "" : " (unlimited)");
-	fprintf(f, "step form \"%s\", fitted by %lld replays of the file; per coefficient, 90%% "
-		   "interval:\n",
+	fprintf(f, "step form \"%s\", fitted by %lld replays of the file",
 		json_string_value(json_object_get(fit, "form")),
 		(long long)json_integer_value(json_object_get(fit, "replays")));
+	const json_t *head = json_object_get(fit, "search_requests");
+	if (head)
+		fprintf(f, " (the search and the bootstrap on its first %lld fitted requests)",
+			(long long)json_integer_value(head));
+	fprintf(f, "; per coefficient, 90%% interval:\n");
 	const char *k;
 	const json_t *v;
 	json_object_foreach(json_object_get(fit, "coefficients"), k, v) {
