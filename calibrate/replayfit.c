@@ -699,7 +699,7 @@ static int make_head(rf_problem *h, const rf_problem *p, sb_error *e)
 
 /* The search from c (updated): the multistart on the whole file, or, with
  * more than RF_HEAD_REQS fitted requests, on its head and then polished on
- * the whole. A replay of 16,800 requests with a hundred in flight takes
+ * the whole. A replay of 16,800 requests with about 70 in flight takes
  * 0.07 s, and the multistart 1,500 of them; the head finds the basin. */
 static int search_file(rf_problem *p, double *c, sb_error *e)
 {

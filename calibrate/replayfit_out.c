@@ -56,6 +56,39 @@ static int figures(const rf_level *lv, size_t n_lv, int fit, int pred, double *o
 	return 0;
 }
 
+/* fit.support: the 5th and 95th percentiles of the fitted requests'
+ * prompt tokens and of their prompt + output tokens (the context at a
+ * request's end), so that sbsim says how far beyond them a workload goes
+ * (sim/extrap.h); JSON null when out of memory. */
+static json_t *support_json(const rf_problem *p)
+{
+	size_t n = 0;
+	for (size_t i = 0; i < p->n_lv; i++)
+		n += p->lv[i].n_fit;
+	double *pt = malloc((n + 1) * sizeof(double)), *ct = malloc((n + 1) * sizeof(double));
+	json_t *o = json_null();
+	if (pt && ct && n > 0) {
+		size_t k = 0;
+		for (size_t i = 0; i < p->n_lv; i++)
+			for (size_t j = 0; j < p->lv[i].n_fit; j++, k++) {
+				const sb_replay_req *q = &p->lv[i].rq[j];
+				pt[k] = (double)q->prompt_tokens;
+				ct[k] = (double)(q->prompt_tokens + q->output_tokens);
+			}
+		qsort(pt, n, sizeof(double), sb_cmp_double);
+		qsort(ct, n, sizeof(double), sb_cmp_double);
+		o = json_pack("{s:[f,f],s:[f,f],s:s}", "prompt_tokens",
+			      sb_sorted_quantile(pt, n, 0.05), sb_sorted_quantile(pt, n, 0.95),
+			      "context_tokens", sb_sorted_quantile(ct, n, 0.05),
+			      sb_sorted_quantile(ct, n, 0.95), "from",
+			      "the fitted requests' 5th to 95th percentiles: prompt tokens, and "
+			      "prompt + output tokens (the context at a request's end)");
+	}
+	free(pt);
+	free(ct);
+	return o;
+}
+
 /* The covariance under model_param.h's names (base and per_seq name the
  * vllm decode line). A coefficient with an infinite variance (a direction
  * the file does not move) is left out: it stays at its value in draws.
@@ -283,6 +316,7 @@ int rf_build(rf_problem *p, const double *c, const sb_calib_input *in, sb_model 
 	coef_json(p, c, fit);
 	if (p->head_reqs)
 		json_object_set_new(fit, "search_requests", json_integer((json_int_t)p->head_reqs));
+	json_object_set_new(fit, "support", support_json(p));
 	json_object_set_new(fit, "replicas", json_integer(p->o.replicas));
 	json_object_set_new(fit, "covariance", cov_json(p));
 	json_decref(out->fit);

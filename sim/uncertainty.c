@@ -157,10 +157,12 @@ static int draw_values(const sb_uncert *u, const sb_model *m, gsl_rng *r, double
 	for (int i = 0; i < u->n; i++)
 		z[i] = gsl_ran_ugaussian(r);
 	for (int i = 0; i < u->n; i++) {
+		double d = 0;
 		v[i] = 0;
 		sb_model_param_get(m, u->names[i], &v[i], NULL); /* checked in sb_uncert_init */
 		for (int j = 0; j <= i; j++)
-			v[i] += gsl_matrix_get(u->chol, (size_t)i, (size_t)j) * z[j];
+			d += gsl_matrix_get(u->chol, (size_t)i, (size_t)j) * z[j];
+		v[i] += d;
 		below += v[i] < sb_model_param_floor(u->names[i]);
 	}
 	return below;

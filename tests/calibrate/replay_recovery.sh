@@ -8,7 +8,10 @@
 #    within 5% (mean E2E, mean TPOT) and 10% (mean TTFT), the issue's goals;
 #  - a deliberately wrong model (the fit with base x 1.25) misses the
 #    busiest level's mean E2E by more than 5%: the bound can fail;
-#  - the file simulated had preemptions (sbsim's note says so).
+#  - the file simulated had preemptions (sbsim's note says so);
+#  - the fit records the file's lengths (fit.support), and sbsim says when
+#    a workload's prompts go beyond them (4,000 tokens) and not when they
+#    do not (500).
 # Printed, not checked (one draw of what experiments/vllm_coverage.py
 # counts over 40; docs/model-notes.md, "vLLM-class engines"): the
 # coefficients against the truth, and whether the held-out figures lie
@@ -35,6 +38,14 @@ base = 2 * d["1"] - d["2"]
 m["step_ms"]["decode_ms"] = {k: v + 0.25 * base for k, v in d.items()}
 json.dump(m, open(sys.argv[2], "w"))
 PY
+for len in 4000 500; do
+  "$SBSIM" --model-file "$T/half.json" --rate 2 --requests 40 --input-len $len --output-len 100 \
+    --no-uncertainty > "$T/beyond-$len.txt"
+done
+grep -q "beyond the data the model was fitted to: prompts of 4000 tokens" "$T/beyond-4000.txt" ||
+  { echo "FAIL: sbsim does not say that 4000-token prompts lie beyond the file's"; cat "$T/beyond-4000.txt"; exit 1; }
+! grep -q "beyond the data" "$T/beyond-500.txt" ||
+  { echo "FAIL: sbsim calls 500-token prompts beyond the file's"; cat "$T/beyond-500.txt"; exit 1; }
 "$SBSIM" --model-file "$T/wrong.json" --compare "$T/sim.json" --no-noise --json "$T/wrong-pred.json" > /dev/null
 python3 - "$TRUTH" "$T/half.json" "$T/sim.json" "$T/wrong-pred.json" <<'PY'
 import json, sys
