@@ -36,6 +36,7 @@ static struct {
 	/* --engine vllm: the replay fit (calibrate/replayfit.h) */
 	const char *engine, *form;
 	long max_num_seqs, max_num_batched_tokens, block_size, gpu_blocks, replicas, jobs;
+	long search_requests;
 	double fit_first;
 	int rf_on;
 	sb_rf_opts rf;
@@ -112,9 +113,14 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_OPT("fit-first", SB_CLI_DOUBLE, &cmd.fit_first, 0.05, 1, "F",
 		   "vllm: fit the first fraction F of each level's requests\n"
 		   "and report how the model predicts the rest (default 1)"),
+	SB_CLI_OPT("search-requests", SB_CLI_LONG, &cmd.search_requests, 0, 1L << 40, "N",
+		   "vllm: with more fitted requests than N, search and\n"
+		   "bootstrap on the file's first N (each level's share), polish\n"
+		   "on all (default 3000; 0: always all of it)"),
 	SB_CLI_OPT("jobs", SB_CLI_LONG, &cmd.jobs, 1, 256, "N",
-		   "vllm: threads for the bootstrap refits (default: the\n"
-		   "online CPUs; the result does not depend on it)"),
+		   "vllm: threads for the search's starts, the bootstrap's refits\n"
+		   "and the noise-averaged replays (default: the online CPUs;\n"
+		   "the result does not depend on it)"),
 	SB_CLI_OPT("save", SB_CLI_STRING, &cmd.save_dir, 0, 0, "DIR",
 		   "keep the measured results files in DIR"),
 	SB_CLI_OPT("seed", SB_CLI_LONG, &cmd.seed, 0, 0xffffffffL, "N", "prompt seed (default 1)"),
@@ -195,6 +201,8 @@ static int configure(const sb_cli_args *a, sb_error *e)
 		return -EINVAL;
 	if (sb_cli_given(opts, N_OPTS, a, "fit-first"))
 		cmd.rf.fit_first = cmd.fit_first;
+	if (sb_cli_given(opts, N_OPTS, a, "search-requests"))
+		cmd.rf.search_requests = (size_t)cmd.search_requests;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	cmd.rf.jobs = (int)(sb_cli_given(opts, N_OPTS, a, "jobs") ? cmd.jobs : cpus > 0 ? cpus : 1);
 	if (cmd.rf_on && cmd.survey.url)

@@ -21,6 +21,7 @@ void sb_rf_opts_init(sb_rf_opts *o)
 	o->fit_first = 1.0;
 	o->jobs = 1;
 	o->max_evals = 1500;
+	o->search_requests = 3000;
 	o->replicas = 1;
 }
 
@@ -668,10 +669,6 @@ static int multistart(rf_problem *p, double *c, sb_error *e)
 	return 0;
 }
 
-/* A file with more fitted requests than this is searched on its head
- * (make_head); the polish, the covariance and the predictions use it all. */
-#define RF_HEAD_REQS 3000
-
 static size_t fitted_requests(const rf_problem *p)
 {
 	size_t n = 0;
@@ -681,13 +678,13 @@ static size_t fitted_requests(const rf_problem *p)
 }
 
 /* h: a clone of p whose levels end after the same share of their fitted
- * requests, RF_HEAD_REQS in all: what a replay of the first minutes of
- * the file costs. Returns 0 or -ENOMEM (release h either way). */
+ * requests, o.search_requests in all (the file's head: what a replay of
+ * its first minutes costs). Returns 0 or -ENOMEM (release h either way). */
 static int make_head(rf_problem *h, const rf_problem *p, sb_error *e)
 {
 	if (rf_problem_clone(h, p) < 0)
 		return sb_error_code(e, -ENOMEM, "out of memory");
-	double share = (double)RF_HEAD_REQS / (double)fitted_requests(p);
+	double share = (double)p->o.search_requests / (double)fitted_requests(p);
 	for (size_t i = 0; i < h->n_lv; i++) {
 		rf_level *L = &h->lv[i];
 		set_fitted(L, (size_t)ceil(share * (double)L->n_fit));
@@ -698,12 +695,13 @@ static int make_head(rf_problem *h, const rf_problem *p, sb_error *e)
 }
 
 /* The search from c (updated): the multistart on the whole file, or, with
- * more than RF_HEAD_REQS fitted requests, on its head and then polished on
- * the whole. A replay of 16,800 requests with about 70 in flight takes
+ * more than o.search_requests fitted requests, on its head (make_head) and
+ * then polished on the whole; the polish, the covariance and the
+ * predictions use all of it. A replay of 16,800 requests with about 70 in flight takes
  * 0.07 s, and the multistart 1,500 of them; the head finds the basin. */
 static int search_file(rf_problem *p, double *c, sb_error *e)
 {
-	if (fitted_requests(p) <= RF_HEAD_REQS)
+	if (!p->o.search_requests || fitted_requests(p) <= p->o.search_requests)
 		return multistart(p, c, e);
 	rf_problem h;
 	int rc = make_head(&h, p, e);

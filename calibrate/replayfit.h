@@ -69,6 +69,9 @@ typedef struct sb_rf_opts {
 	double fit_first;    /* (0, 1]: the fraction of each level fitted */
 	int jobs;            /* threads for the bootstrap's refits */
 	int max_evals;       /* replays the search may spend (default 1500) */
+	size_t search_requests; /* > 0: with more fitted requests, the search and
+				   the bootstrap run on the file's first this many
+				   (each level's share; default 3000) */
 	int replicas;        /* engines behind one front end (vLLM's
 				data_parallel_size), routed least-outstanding;
 				the model is one of them (default 1) */
