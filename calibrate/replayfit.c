@@ -13,6 +13,7 @@
 
 #include "calibrate/replayfit_internal.h"
 #include "core/stats.h"
+#include "sim/workers.h"
 
 void sb_rf_opts_init(sb_rf_opts *o)
 {
@@ -292,32 +293,22 @@ void rf_residuals(const rf_level *lv, size_t n_lv, double *res)
 /* The secant in each log coefficient of the local covariance. */
 #define RF_COV_H 0.2
 
-/* One thread of an averaged replay: seeds t, t + nt, ... of p's on clone
- * cl, each seed's residuals into p->avg_res (row k). */
-typedef struct avg_job {
-	rf_problem *p, *cl;
-	int t, nt, rc;
-	sb_error e;
-} avg_job;
-
-static void *avg_worker(void *arg)
+/* Unit k of an averaged replay (sb_workers_run): seed k on clone k, its
+ * residuals into row k of p->avg_res. */
+static int avg_unit(void *ctx, int k, sb_error *e)
 {
-	avg_job *j = arg;
-	size_t m = rf_n_residuals(j->p);
-	for (int k = j->t; j->rc == 0 && k < j->p->avg_seeds; k += j->nt) {
-		j->rc = rf_replay(j->cl->lv, j->cl->n_lv, &j->p->m, RF_AVG_SEED + (unsigned long)k,
-				  &j->e);
-		if (j->rc == 0)
-			rf_residuals(j->cl->lv, j->cl->n_lv, &j->p->avg_res[(size_t)k * m]);
-	}
-	return NULL;
+	rf_problem *p = ctx, *cl = &p->avg_cl[k];
+	int rc = rf_replay(cl->lv, cl->n_lv, &p->m, RF_AVG_SEED + (unsigned long)k, e);
+	if (rc == 0)
+		rf_residuals(cl->lv, cl->n_lv, &p->avg_res[(size_t)k * rf_n_residuals(p)]);
+	return rc;
 }
 
 /* p->res: the residuals of the replay without noise, or with p->avg_seeds
  * the mean of the residuals of that many replays with step noise of cv
- * p->avg_cv, drawn from the same seeds whatever c is, on the avg_nt clones'
- * threads (the mean taken in seed order: the same whatever the threads).
- * Returns 0 or as rf_replay. */
+ * p->avg_cv, drawn from the same seeds whatever c is, on o.jobs threads
+ * (the mean taken in seed order: the same whatever the threads). Returns
+ * 0 or as rf_replay. */
 static int replay_residuals(rf_problem *p, sb_error *e)
 {
 	size_t m = rf_n_residuals(p);
@@ -329,25 +320,7 @@ static int replay_residuals(rf_problem *p, sb_error *e)
 	}
 	p->m.noise_kind = SB_NOISE_LOGNORMAL;
 	p->m.noise_cv = p->m.noise_prefill_cv = p->avg_cv;
-	avg_job jobs[RF_AVG_SEEDS];
-	pthread_t th[RF_AVG_SEEDS];
-	int started[RF_AVG_SEEDS] = { 0 }, rc = 0;
-	for (int t = 0; t < p->avg_nt; t++) {
-		jobs[t] = (avg_job){ .p = p, .cl = &p->avg_cl[t], .t = t, .nt = p->avg_nt };
-		if (t > 0)
-			started[t] = pthread_create(&th[t], NULL, avg_worker, &jobs[t]) == 0;
-		if (t > 0 && !started[t])
-			jobs[t].rc = sb_error_code(&jobs[t].e, -EAGAIN, "cannot start a thread");
-	}
-	avg_worker(&jobs[0]);
-	for (int t = 0; t < p->avg_nt; t++) {
-		if (started[t])
-			pthread_join(th[t], NULL);
-		if (jobs[t].rc < 0 && rc == 0) {
-			rc = jobs[t].rc;
-			*e = jobs[t].e;
-		}
-	}
+	int rc = sb_workers_run(p->avg_seeds, p->o.jobs, avg_unit, p, e);
 	for (size_t i = 0; rc == 0 && i < m; i++) {
 		double s = 0;
 		for (int k = 0; k < p->avg_seeds; k++)
@@ -360,26 +333,25 @@ static int replay_residuals(rf_problem *p, sb_error *e)
 /* Back to replays without noise; the clones released. */
 static void avg_end(rf_problem *p)
 {
-	for (int t = 0; t < p->avg_nt; t++)
-		rf_problem_clone_free(&p->avg_cl[t]);
+	for (int k = 0; k < p->avg_ncl; k++)
+		rf_problem_clone_free(&p->avg_cl[k]);
 	free(p->avg_cl);
 	free(p->avg_res);
 	p->avg_cl = NULL;
 	p->avg_res = NULL;
-	p->avg_nt = p->avg_seeds = 0;
+	p->avg_ncl = p->avg_seeds = 0;
 }
 
 /* Averaged replays from here (replay_residuals) until avg_end: step noise
- * of cv, on min(jobs, RF_AVG_SEEDS) clones of p. Returns 0 or -ENOMEM. */
+ * of cv, each seed on a clone of p of its own. Returns 0 or -ENOMEM. */
 static int avg_begin(rf_problem *p, double cv, sb_error *e)
 {
-	int nt = p->o.jobs < 1 ? 1 : p->o.jobs > RF_AVG_SEEDS ? RF_AVG_SEEDS : p->o.jobs;
-	p->avg_cl = calloc((size_t)nt, sizeof(*p->avg_cl));
+	p->avg_cl = calloc(RF_AVG_SEEDS, sizeof(*p->avg_cl));
 	p->avg_res = malloc(RF_AVG_SEEDS * rf_n_residuals(p) * sizeof(double));
 	int rc = p->avg_cl && p->avg_res ? 0 : -ENOMEM;
-	for (int t = 0; rc == 0 && t < nt; t++) {
-		rc = rf_problem_clone(&p->avg_cl[t], p);
-		p->avg_nt = t + 1; /* a clone that failed holds what it copied */
+	for (int k = 0; rc == 0 && k < RF_AVG_SEEDS; k++) {
+		rc = rf_problem_clone(&p->avg_cl[k], p);
+		p->avg_ncl = k + 1; /* a clone that failed holds what it copied */
 	}
 	if (rc < 0) {
 		avg_end(p);

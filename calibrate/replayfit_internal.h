@@ -36,10 +36,10 @@ typedef struct rf_problem {
 	double *res;     /* the last replay's residuals (rf_n_residuals) */
 	int avg_seeds;   /* > 0: residuals are the mean of this many replays with
 			    step noise of cv avg_cv (replayfit.c: the last polish
-			    and the covariance), run on avg_nt clones */
+			    and the covariance), seed k on clone avg_cl[k] */
 	double avg_cv;
 	struct rf_problem *avg_cl;
-	int avg_nt;
+	int avg_ncl;     /* clones held (avg_begin, avg_end) */
 	double *avg_res; /* each seed's residuals (avg_seeds rows) */
 	long evals;      /* replays so far */
 	size_t head_reqs; /* > 0: the search and the bootstrap ran on the first
