@@ -10,12 +10,12 @@
  * o.jobs threads; the result does not depend on them. */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "calibrate/replayfit_internal.h"
 #include "core/stats.h"
+#include "sim/workers.h"
 
 int rf_problem_clone(rf_problem *dst, const rf_problem *src)
 {
@@ -125,9 +125,6 @@ typedef struct boot_job {
 	const rf_problem *src;
 	const double *c;
 	double (*x)[RF_NP]; /* RF_BOOT rows: the refits' log coefficients */
-	int first, step;
-	int rc;
-	sb_error e;
 } boot_job;
 
 /* Bootstrap file b (seed b + 1) on the clone: the noisy replay's figures
@@ -162,42 +159,23 @@ static int one_refit(rf_problem *cl, const rf_problem *src, const double *c, int
 	return rc;
 }
 
-static void *boot_worker(void *arg)
+/* Refit b on a clone of its own (sb_workers_run). */
+static int boot_unit(void *ctx, int b, sb_error *e)
 {
-	boot_job *j = arg;
+	boot_job *j = ctx;
 	rf_problem cl;
-	j->rc = rf_problem_clone(&cl, j->src);
-	if (j->rc < 0)
-		sb_error_code(&j->e, -ENOMEM, "out of memory");
-	for (int b = j->first; j->rc == 0 && b < RF_BOOT; b += j->step)
-		j->rc = one_refit(&cl, j->src, j->c, b, j->x[b], &j->e);
+	int rc = rf_problem_clone(&cl, j->src) < 0
+			 ? sb_error_code(e, -ENOMEM, "out of memory")
+			 : one_refit(&cl, j->src, j->c, b, j->x[b], e);
 	rf_problem_clone_free(&cl);
-	return NULL;
+	return rc;
 }
 
 int rf_bootstrap(rf_problem *p, const double *c, gsl_matrix *cov, sb_error *e)
 {
 	double x[RF_BOOT][RF_NP];
-	int nj = p->o.jobs < 1 ? 1 : p->o.jobs > RF_BOOT ? RF_BOOT : p->o.jobs;
-	boot_job jobs[RF_BOOT];
-	pthread_t th[RF_BOOT];
-	int started[RF_BOOT] = { 0 };
-	for (int t = 0; t < nj; t++) {
-		jobs[t] = (boot_job){ .src = p, .c = c, .x = x, .first = t, .step = nj };
-		started[t] = t > 0 && pthread_create(&th[t], NULL, boot_worker, &jobs[t]) == 0;
-		if (t > 0 && !started[t])
-			jobs[t].rc = sb_error_code(&jobs[t].e, -EAGAIN, "cannot start a thread");
-	}
-	boot_worker(&jobs[0]);
-	int rc = 0;
-	for (int t = 0; t < nj; t++) {
-		if (started[t])
-			pthread_join(th[t], NULL);
-		if (jobs[t].rc < 0 && rc == 0) {
-			rc = jobs[t].rc;
-			*e = jobs[t].e;
-		}
-	}
+	boot_job job = { .src = p, .c = c, .x = x };
+	int rc = sb_workers_run(RF_BOOT, p->o.jobs, boot_unit, &job, e);
 	int np = p->np;
 	for (int a = 0; rc == 0 && a < np; a++)
 		for (int d = 0; d < np; d++) {

@@ -3,7 +3,6 @@
  * the covariance. The report and the held-out check: replayfit_out.c. */
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -569,38 +568,28 @@ static const double tilt[RF_STARTS][RF_NP] = {
 
 /* One start: its search on a copy of the problem (its own predictions). */
 typedef struct start_job {
-	const rf_problem *src;
 	double c[RF_NP];
 	double rss;
 	long evals;
-	int rc;
-	sb_error e;
 } start_job;
 
-/* The starts left, taken in turn by the threads. */
-typedef struct start_queue {
-	start_job *jobs;
-	int next;
-	pthread_mutex_t mu;
-} start_queue;
+typedef struct starts {
+	const rf_problem *src;
+	start_job jobs[RF_STARTS];
+} starts;
 
-static void *start_worker(void *arg)
+/* Unit s of the multistart (sb_workers_run). */
+static int start_unit(void *ctx, int s, sb_error *e)
 {
-	start_queue *q = arg;
-	for (;;) {
-		pthread_mutex_lock(&q->mu);
-		int s = q->next < RF_STARTS ? q->next++ : -1;
-		pthread_mutex_unlock(&q->mu);
-		if (s < 0)
-			return NULL;
-		start_job *j = &q->jobs[s];
-		rf_problem cl;
-		j->rc = rf_problem_clone(&cl, j->src) < 0 ? sb_error_code(&j->e, -ENOMEM, "out of memory")
-							   : search(&cl, j->c, 2, &j->e);
-		j->rss = cl.rss;
-		j->evals = cl.evals;
-		rf_problem_clone_free(&cl);
-	}
+	starts *st = ctx;
+	start_job *j = &st->jobs[s];
+	rf_problem cl;
+	int rc = rf_problem_clone(&cl, st->src) < 0 ? sb_error_code(e, -ENOMEM, "out of memory")
+						    : search(&cl, j->c, 2, e);
+	j->rss = cl.rss;
+	j->evals = cl.evals;
+	rf_problem_clone_free(&cl);
+	return rc;
 }
 
 /* The search from RF_STARTS points around c (the guesses, then per_seq
@@ -610,32 +599,22 @@ static void *start_worker(void *arg)
  * starts run on o.jobs threads; each is the same search whichever runs it. */
 static int multistart(rf_problem *p, double *c, sb_error *e)
 {
-	start_job jobs[RF_STARTS];
-	start_queue q = { jobs, 0, PTHREAD_MUTEX_INITIALIZER };
+	starts st = { .src = p };
+	start_job *jobs = st.jobs;
 	for (int s = 0; s < RF_STARTS; s++) {
-		jobs[s] = (start_job){ .src = p, .rss = INFINITY };
+		jobs[s] = (start_job){ .rss = INFINITY };
 		for (int i = 0; i < RF_NP; i++)
 			jobs[s].c[i] = c[i] * exp(tilt[s][i]);
 	}
-	int nt = p->o.jobs < 1 ? 1 : p->o.jobs > RF_STARTS ? RF_STARTS : p->o.jobs;
-	pthread_t th[RF_STARTS];
-	int started[RF_STARTS] = { 0 };
-	for (int t = 1; t < nt; t++)
-		started[t] = pthread_create(&th[t], NULL, start_worker, &q) == 0;
-	start_worker(&q);
-	for (int t = 1; t < nt; t++)
-		if (started[t])
-			pthread_join(th[t], NULL);
+	int rc = sb_workers_run(RF_STARTS, p->o.jobs, start_unit, &st, e);
 	int best = -1;
 	for (int s = 0; s < RF_STARTS; s++) {
 		p->evals += jobs[s].evals;
-		if (jobs[s].rc < 0) {
-			*e = jobs[s].e;
-			return jobs[s].rc;
-		}
 		if (best < 0 || jobs[s].rss < jobs[best].rss)
 			best = s;
 	}
+	if (rc < 0)
+		return rc;
 	memcpy(c, jobs[best].c, sizeof(jobs[best].c));
 	p->rss = jobs[best].rss;
 	return 0;
