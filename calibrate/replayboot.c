@@ -15,7 +15,6 @@
 
 #include "calibrate/replayfit_internal.h"
 #include "core/stats.h"
-#include "sim/workers.h"
 
 int rf_problem_clone(rf_problem *dst, const rf_problem *src)
 {

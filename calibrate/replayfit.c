@@ -12,7 +12,6 @@
 
 #include "calibrate/replayfit_internal.h"
 #include "core/stats.h"
-#include "sim/workers.h"
 
 void sb_rf_opts_init(sb_rf_opts *o)
 {

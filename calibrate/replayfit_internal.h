@@ -8,6 +8,7 @@
 
 #include "calibrate/replayfit.h"
 #include "sim/sim.h"
+#include "sim/workers.h"
 
 /* The coefficients, in the order of rf_param_names. */
 enum { RF_BASE = 0, RF_SEQ, RF_PREFILL, RF_KV, RF_ATTN, RF_OVH, RF_NP };
