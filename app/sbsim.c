@@ -55,8 +55,17 @@ static const sb_cli_opt opts[] = {
 		   "gamma gaps' coefficient of variation (bursty > 1)"),
 	SB_CLI_OPT("bursty", SB_CLI_DOUBLE, &F->bursty, 1e-3, 100, "CV",
 		   "same as --arrival gamma --arrival-cv CV"),
+	SB_CLI_OPT("conversations", SB_CLI_DOUBLE_LIST, &F->conversations, 1, 1e6, "C[,C...]",
+		   "closed loop of conversations, C at once per level (each\n"
+		   "client's turns in order; --turns, default 4)"),
+	SB_CLI_OPT("turns", SB_CLI_STRING, &F->turns, 0, 0, "N|DIST",
+		   "each client (or --rate arrival: the rate then counts\n"
+		   "conversations begun) is a conversation of N turns, each\n"
+		   "prompt its history (earlier prompts and answers) and\n"
+		   "then --input-len new tokens"),
 	SB_CLI_OPT("think", SB_CLI_STRING, &F->think, 0, 0, "DIST",
-		   "closed loop: pause between a client's requests (s)"),
+		   "closed loop: pause between a client's requests (s);\n"
+		   "conversations: between a turn's answer and the next turn"),
 	SB_CLI_HEAD("workload:"),
 	SB_CLI_OPT("input-len", SB_CLI_STRING, &F->input_len, 0, 0, "N|DIST",
 		   "prompt tokens (DIST: lognormal:MU,SIGMA ...)"),
@@ -468,6 +477,7 @@ int main(int argc, char **argv)
 	sb_cli_strings_fini(&cmd.f.model_files);
 	sb_cli_list_fini(&cmd.f.rate);
 	sb_cli_list_fini(&cmd.f.concurrency);
+	sb_cli_list_fini(&cmd.f.conversations);
 	sb_cli_list_fini(&cmd.f.plan_slots);
 	return status;
 }

@@ -212,6 +212,17 @@ json_t *sb_reqrec_to_json(const sb_reqrec *r, json_t *server)
 	return j;
 }
 
+void sb_reqrec_set_sharing(json_t *j, long group, long prefix_tokens, long turn)
+{
+	if (!j || group < 0)
+		return;
+	json_object_set_new(j, "prefix_group", json_integer(group));
+	if (prefix_tokens >= 0)
+		json_object_set_new(j, "prefix_tokens", json_integer(prefix_tokens));
+	if (turn >= 1)
+		json_object_set_new(j, "turn", json_integer(turn));
+}
+
 /* Reads a summary object; absent fields stay NaN (published tables give only
  * some percentiles). */
 static int summary_from_json(const json_t *j, const char *key, sb_summary *s,

@@ -69,7 +69,13 @@ typedef struct sb_reqrec {
 			       * slot is. */
 	long prefix_group;    /* which of the workload's shared prefixes its
 			       * prompt started with (record "prefix_group"),
-			       * -1 when absent; read and written as slot is. */
+			       * -1 when absent; read and written as slot is.
+			       * A conversation's turns: its number. */
+	long prefix_tokens;   /* tokens of that prefix, or of the conversation's
+			       * history before this turn (record
+			       * "prefix_tokens"), -1 when absent */
+	long turn;            /* a conversation's turn, 1 the first (record
+			       * "turn"), -1 when absent */
 } sb_reqrec;
 
 #define SB_LEVEL_MAX_ERR_CLASSES 16
@@ -139,6 +145,11 @@ json_t *sb_level_to_json(const sb_level *lv);
  * non-finite numbers become null). `server` is stolen (may be NULL -> JSON
  * null). */
 json_t *sb_reqrec_to_json(const sb_reqrec *r, json_t *server);
+/* Adds to record j what its prompt shared: "prefix_group" when group >= 0,
+ * "prefix_tokens" when >= 0 with a group, "turn" when >= 1 (a
+ * conversation's). Written by measure/ and sim/ alike, read by the results
+ * loader into sb_reqrec's fields of those names. */
+void sb_reqrec_set_sharing(json_t *j, long group, long prefix_tokens, long turn);
 /* Parses a level summary object back; returns 0 or -EINVAL with message. */
 int sb_level_from_json(const json_t *j, sb_level *out, sb_error *e);
 

@@ -178,6 +178,14 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		q->prefix_group = json_is_integer(pg) && json_integer_value(pg) >= 0
 					  ? (long)json_integer_value(pg)
 					  : -1;
+		const json_t *pt = json_object_get(r, "prefix_tokens");
+		q->prefix_tokens = json_is_integer(pt) && json_integer_value(pt) >= 0 &&
+					   json_integer_value(pt) < 1000000000
+					   ? (long)json_integer_value(pt) : -1;
+		const json_t *tn = json_object_get(r, "turn");
+		q->turn = json_is_integer(tn) && json_integer_value(tn) >= 1 &&
+				  json_integer_value(tn) < 1000000000
+				  ? (long)json_integer_value(tn) : -1;
 		const json_t *rep = json_object_get(r, "replica");
 		q->replica = json_is_integer(rep) && json_integer_value(rep) >= 0
 				     ? (long)json_integer_value(rep)

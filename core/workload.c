@@ -19,6 +19,7 @@ void sb_workload_init(sb_workload *w)
 	w->input_len = (sb_dist){ SB_DIST_DET, 256, 0 };
 	w->output_len = (sb_dist){ SB_DIST_DET, 128, 0 };
 	w->think_s = (sb_dist){ SB_DIST_DET, 0, 0 };
+	w->turns = (sb_dist){ SB_DIST_DET, 0, 0 };
 	w->requests = 64;
 	w->duration_s = 0;
 	w->warmup = 2;
@@ -73,7 +74,7 @@ static int from_json(const json_t *j, sb_workload *w, const char *where, int str
 	static const char *const known[] = {
 		"mode",	      "levels",	  "arrival",  "arrival_cv", "input_len", "output_len",
 		"think_s",    "requests", "duration_s", "warmup",   "seed",	     "slo",
-		"description", "prefix_len", "prefix_groups", NULL
+		"description", "prefix_len", "prefix_groups", "turns", NULL
 	};
 	char wh[160];
 	snprintf(wh, sizeof(wh), "%s", where ? where : "workload");
@@ -131,8 +132,9 @@ static int from_json(const json_t *j, sb_workload *w, const char *where, int str
 		sb_dist *d;
 	} dists[] = { { "input_len", &w->input_len },
 		      { "output_len", &w->output_len },
-		      { "think_s", &w->think_s } };
-	for (size_t i = 0; i < 3; i++) {
+		      { "think_s", &w->think_s },
+		      { "turns", &w->turns } };
+	for (size_t i = 0; i < sizeof(dists) / sizeof(dists[0]); i++) {
 		const json_t *x = json_object_get(j, dists[i].key);
 		if (!x)
 			continue;
@@ -186,6 +188,8 @@ json_t *sb_workload_to_json(const sb_workload *w)
 		json_object_set_new(j, "prefix_len", json_integer(w->prefix_len));
 		json_object_set_new(j, "prefix_groups", json_integer(w->prefix_groups));
 	}
+	if (j && sb_workload_is_conversation(w))
+		json_object_set_new(j, "turns", sb_dist_to_json(&w->turns));
 	return j;
 }
 
@@ -216,7 +220,17 @@ int sb_workload_validate(const sb_workload *w, sb_error *e)
 	if (w->prefix_len > 0 && w->prefix_groups < 1)
 		return sb_error_set(e, "workload: prefix_len %ld needs prefix_groups >= 1",
 				    w->prefix_len);
+	if (sb_workload_is_conversation(w) && sb_dist_mean(&w->turns) < 1)
+		return sb_error_set(e, "workload: turns must average at least 1");
+	if (sb_workload_is_conversation(w) && w->prefix_len > 0)
+		return sb_error_set(e, "workload: conversations with a shared prefix (prefix_len) "
+				       "are not supported yet");
 	return 0;
+}
+
+int sb_workload_is_conversation(const sb_workload *w)
+{
+	return !(w->turns.kind == SB_DIST_DET && w->turns.a == 0);
 }
 
 double sb_workload_gap_s(const sb_workload *w, double rate, const gsl_rng *r)

@@ -36,7 +36,17 @@ typedef struct sb_workload {
 	 * prefixes of prefix_len tokens, drawn uniformly, before its own
 	 * input_len tokens (0: none; simulated only, servebench run refuses) */
 	long prefix_len, prefix_groups;
+	/* conversations (turns.a > 0 or any other kind): each client (closed
+	 * loop) or each arrival (open loop: conversations start at the
+	 * level's rate) is a conversation of `turns` requests, each sent
+	 * think_s after the last one's answer, its prompt the whole history
+	 * so far (prompts and answers) and then input_len new tokens.
+	 * Default: DET 0, none. */
+	sb_dist turns;
 } sb_workload;
+
+/* Whether w is a conversation workload (turns set). */
+int sb_workload_is_conversation(const sb_workload *w);
 
 /* The defaults above (closed loop, levels {1}, 256 in / 128 out, 64 requests,
  * warm-up 2, seed 1, no SLO, percentile 99). */

@@ -64,13 +64,30 @@ int sb_setup_load_model(const sb_setup_flags *f, const sb_scenario *sc, sb_model
 	return 0;
 }
 
-/* --rate or --concurrency into w's levels and mode. */
+/* --rate, --concurrency or --conversations into w's levels and mode. */
 static int apply_levels(const sb_setup_flags *f, sb_workload *w, sb_error *e)
 {
 	if (f->rate.n > 0)
 		return sb_workload_set_levels(w, SB_MODE_RATE, f->rate.v, f->rate.n, "--rate", e);
+	if (f->conversations.n > 0)
+		return sb_workload_set_levels(w, SB_MODE_CONCURRENCY, f->conversations.v,
+					      f->conversations.n, "--conversations", e);
 	return sb_workload_set_levels(w, SB_MODE_CONCURRENCY, f->concurrency.v, f->concurrency.n,
 				      "--concurrency", e);
+}
+
+/* --turns, or --conversations' default of SB_SETUP_TURNS turns. */
+static int apply_turns(const sb_setup_flags *f, sb_workload *w, sb_error *e)
+{
+	if (f->turns) {
+		if (sb_dist_parse(f->turns, &w->turns, "--turns", e) < 0)
+			return -EINVAL;
+		if (sb_dist_mean(&w->turns) < 1)
+			return sb_error_set(e, "--turns: '%s' must average at least 1 turn", f->turns);
+	} else if (f->conversations.n > 0 && !sb_workload_is_conversation(w)) {
+		w->turns = (sb_dist){ SB_DIST_DET, SB_SETUP_TURNS, 0 };
+	}
+	return 0;
 }
 
 /* A length flag's distribution; a fixed length must be a whole token count. */
@@ -326,8 +343,9 @@ int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 	s->w.requests = 2000;
 	s->reps = 1;
 	s->max_slots = 256;
-	if (f->rate.n && f->concurrency.n)
-		return sb_error_set(e, "give --rate (open loop) or --concurrency (closed loop), not both");
+	if (!!f->rate.n + !!f->concurrency.n + !!f->conversations.n > 1)
+		return sb_error_set(e, "give --rate (open loop), --concurrency or --conversations "
+				       "(closed loop), not both");
 	int r = 0;
 	if (f->scenario_file)
 		r = load_scenario(f, s, e);
@@ -341,13 +359,15 @@ int sb_setup_build(const sb_setup_flags *f, sb_setup *s, sb_error *e)
 	r = apply_server(f, s, e);
 	if (r == 0)
 		r = apply_context(f, s, e);
-	if (r == 0 && (f->rate.n || f->concurrency.n))
+	if (r == 0 && (f->rate.n || f->concurrency.n || f->conversations.n))
 		r = apply_levels(f, &s->w, e);
 	else if (r == 0 && !s->have_scenario)
 		r = sb_error_set(e, "say what load to simulate: --rate R[,R...] (open loop) or "
 				    "--concurrency C[,C...] (closed loop), or --scenario FILE");
 	if (r == 0)
 		r = apply_traffic(f, &s->w, e);
+	if (r == 0)
+		r = apply_turns(f, &s->w, e);
 	if (r == 0) {
 		apply_counts(f, s);
 		r = apply_uncertainty(f, s, e);
@@ -450,6 +470,17 @@ static void print_load(FILE *out, const sb_setup *s)
 	} else {
 		sb_dist_format(&w->think_s, think, sizeof think);
 		fprintf(out, "load: closed loop, think %s s", think);
+	}
+	if (!s->opts.service_mode && sb_workload_is_conversation(w)) {
+		char turns[96];
+		sb_dist_format(&w->turns, turns, sizeof turns);
+		sb_dist_format(&w->think_s, think, sizeof think);
+		if (w->mode == SB_MODE_RATE)
+			fprintf(out, ", conversations of %s turns (the rate counts conversations "
+				     "begun; think %s s between turns", turns, think);
+		else
+			fprintf(out, ", conversations of %s turns (one per client", turns);
+		fprintf(out, "; prompt cache: %s)", sb_prompt_cache_name(s->model.prompt_cache));
 	}
 	if (!s->opts.service_mode)
 		fprintf(out, ", input %s / output %s tokens", in, outl);

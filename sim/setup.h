@@ -23,6 +23,8 @@
 
 /* The most simulated requests one invocation may ask for (~20 min). */
 #define SB_SETUP_MAX_WORK 2e9
+/* --conversations without --turns: turns per conversation. */
+#define SB_SETUP_TURNS 4
 
 /* The command line's values. Numbers already passed their flag's range
  * check; strings are borrowed (argv). Not given: NULL, LONG_MIN or NaN. */
@@ -30,6 +32,10 @@ typedef struct sb_setup_flags {
 	const char *scenario_file, *model_file;
 	long slots, max_queue, batch_tokens;
 	sb_cli_list rate, concurrency;     /* n == 0: not given; borrowed */
+	sb_cli_list conversations;         /* --conversations: closed loop of
+					      conversations (n == 0: not given) */
+	const char *turns;                 /* --turns: each client or arrival a
+					      conversation of that many turns */
 	sb_cli_list plan_slots;            /* --plan-slots: slots per replica to plan with */
 	const char *arrival;
 	double arrival_cv, bursty;

@@ -541,6 +541,8 @@ void sim_finish_req(sim *s, long ri, double t, int rejected)
 				o->slot = r->slot;
 				o->replica = r->srv;
 				o->prefix_group = r->group;
+				o->prefix_tokens = r->prefix;
+				o->turn = r->conv >= 0 ? s->convs[r->conv].turn : -1;
 				o->cached_tokens = r->cached;
 				o->prompt_ms = (r->t_first - r->t_join) * 1000.0;
 			}
@@ -560,6 +562,12 @@ void sim_finish_req(sim *s, long ri, double t, int rejected)
 	}
 	if (s->on_done)
 		s->on_done(s, ri, t, rejected);
+	if (r->conv >= 0 && conv_after(s, r->conv, r, rejected) && s->src == SRC_OPEN &&
+	    !s->stop) {
+		double think = sb_dist_sample(&s->w->think_s, s->rl);
+		push(s, t + (think > 0 ? think : 0) + (rejected ? 0 : v->release_s), EV_TURN, 0,
+		     r->conv);
+	}
 	if (r->client >= 0 && !s->stop) {
 		double think = 0;
 		if (s->src == SRC_CLOSED)
@@ -596,41 +604,56 @@ static void draw_joiners(sim *s, server *v, double t)
 	}
 }
 
-/* Whether v's shared prompt cache holds prefix group g: one of its
- * prompts was prefilled whole there (shared_note), not merely sent: two
- * prompts of one new prefix sent together both prefill it (seen live). */
-static int shared_holds(const server *v, long g)
+/* Tokens of prefix group g that v's shared prompt cache holds: the
+ * longest of its prompts prefilled whole there (and answered: shared_note),
+ * not merely sent: two prompts of one new prefix sent together both
+ * prefill it (seen live). */
+static long shared_held(const server *v, long g)
 {
-	return v->seen && g >= 0 && g < v->n_seen && v->seen[g];
+	return v->held && g >= 0 && g < v->n_held ? v->held[g] : 0;
 }
 
-/* v's shared prompt cache holds group g from now on; s->oom on failure. */
-static void shared_note(sim *s, server *v, long g)
+/* v's shared prompt cache holds `len` tokens of group g from now on (if it
+ * held fewer); s->oom on failure. */
+static void shared_note(sim *s, server *v, long g, long len)
 {
-	if (v->pcache != SB_PCACHE_SHARED || g < 0 || g >= s->n_groups)
+	if (v->pcache != SB_PCACHE_SHARED || g < 0)
 		return;
-	if (!v->seen && !(v->seen = calloc((size_t)s->n_groups, 1))) {
-		s->oom = 1;
-		return;
+	if (g >= v->n_held) {
+		long n = g + 1 > 2 * v->n_held ? g + 1 : 2 * v->n_held;
+		if (n < s->n_groups)
+			n = s->n_groups;
+		long *nh = realloc(v->held, (size_t)n * sizeof *nh);
+		if (!nh) {
+			s->oom = 1;
+			return;
+		}
+		for (long i = v->n_held; i < n; i++)
+			nh[i] = 0;
+		v->held = nh;
+		v->n_held = n;
 	}
-	v->n_seen = s->n_groups;
-	v->seen[g] = 1;
+	if (len > v->held[g])
+		v->held[g] = len;
 }
 
 /* Prompt tokens of r that slot sl of v finds already computed (model
- * prompt_cache: its shared prefix, whole blocks for a vllm engine, never
- * the whole prompt); the slot holds r's prompt from now on. */
+ * prompt_cache: the part of its shared prefix the cache holds, whole blocks
+ * for a vllm engine, never the whole prompt); the slot holds r's prompt
+ * from now on. */
 static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 {
-	int hit = 0;
+	(void)s;
+	long held = 0;
 	if (r->group >= 0 && v->pcache == SB_PCACHE_SLOT)
-		hit = sl->cache_group == r->group;
+		held = sl->cache_group == r->group ? sl->cache_len : 0;
 	else if (r->group >= 0 && v->pcache == SB_PCACHE_SHARED)
-		hit = shared_holds(v, r->group);
+		held = shared_held(v, r->group);
 	sl->cache_group = r->group;
-	if (!hit)
-		return 0;
-	long c = r->prefix < r->in_len ? r->prefix : r->in_len - 1;
+	sl->cache_len = r->in_len;
+	long c = r->prefix < held ? r->prefix : held;
+	if (c > r->in_len - 1)
+		c = r->in_len - 1;
 	if (v->vllm)
 		c -= c % v->block_size;
 	return c > 0 ? c : 0;
@@ -835,6 +858,12 @@ static void arrive(sim *s, long ri, double t)
 static void complete(sim *s, server *v, int si, double t)
 {
 	long ri = v->slots[si].r;
+	const req *r = &s->reqs[ri];
+	if (r->group >= 0) {
+		/* the answer is computed too: a conversation's next turn has it */
+		v->slots[si].cache_len = r->in_len + v->slots[si].gen;
+		shared_note(s, v, r->group, r->in_len + v->slots[si].gen);
+	}
 	sim_finish_req(s, ri, t, 0);
 	if (v->release_s > 0 && (v->qlen == 0 || v->m->release_holds_queue)) {
 		/* the end-of-request cost: the slot stays held (state only);
@@ -878,8 +907,8 @@ static void on_run_end(sim *s, server *v, double T)
 				/* a recomputed sequence goes on where it was */
 				if (!r->gen_done)
 					r->t_first = T;
-				if (r->prefix > 0)
-					shared_note(s, v, r->group);
+				if (r->group >= 0)
+					shared_note(s, v, r->group, r->in_len);
 				sl->gen = r->gen_done + 1;
 				sl->state = SL_DECODE;
 				if (sl->gen >= sl->out_len)
@@ -905,7 +934,9 @@ static inline int gen_pick(sim *s, long arg, long *idx, long *in_len, long *out_
 			s->stop = 1;
 			return -1;
 		}
-		*idx = s->generated;
+		*idx = s->client_next ? conv_replay_pick(s, arg) : s->generated;
+		if (*idx < 0)
+			return -1; /* this client's conversations are over */
 	}
 	if (*idx >= 0) {
 		*in_len = s->rq[*idx].prompt_tokens;
@@ -988,8 +1019,9 @@ static inline void gen_send(sim *s, long ri, double t)
 
 /* Issues a new request at time t (open loop arrival or a client's send);
  * arg: the client (closed loop), the position in s->order (open replay), or
- * -1 (open loop). */
-static void on_gen(sim *s, double t, long arg)
+ * -1 (open loop). c: an open-loop conversation's entry whose next turn this
+ * is (EV_TURN), else -1. */
+static void on_gen(sim *s, double t, long arg, long c)
 {
 	if (s->stop)
 		return;
@@ -1026,13 +1058,22 @@ static void on_gen(sim *s, double t, long arg)
 	r->preempts = 0;
 	r->group = -1;
 	r->prefix = r->cached = 0;
-	if (idx < 0 && !s->service_mode && s->w->prefix_len > 0) {
+	r->conv = -1;
+	if (idx < 0 && !s->service_mode && s->conversations) {
+		if (s->src == SRC_CLOSED)
+			c = arg;
+		else if (c < 0 && (c = conv_open(s)) < 0)
+			s->oom = 1;
+		if (c >= 0)
+			conv_turn(s, c, r);
+	} else if (idx < 0 && !s->service_mode && s->w->prefix_len > 0) {
 		/* its prompt: one of the shared prefixes, then its own tokens */
 		r->group = (long)gsl_rng_uniform_int(s->rl, (unsigned long)s->w->prefix_groups);
 		r->prefix = s->w->prefix_len;
 		r->in_len += s->w->prefix_len;
-	} else if (idx >= 0 && s->rq[idx].prefix_tokens > 0 && s->rq[idx].prefix_group >= 0) {
-		/* a measured prompt with its shared prefix (its length counts it) */
+	} else if (idx >= 0 && s->rq[idx].prefix_group >= 0) {
+		/* a measured prompt with its shared prefix (its length counts
+		 * it), or a conversation's turn (its first: no prefix yet) */
 		r->group = s->rq[idx].prefix_group;
 		r->prefix = s->rq[idx].prefix_tokens;
 	}
@@ -1052,8 +1093,10 @@ static void on_gen(sim *s, double t, long arg)
 		gen_count(s, t, r->srv);
 	if (s->src == SRC_REPLAY_CLOSED && (size_t)s->generated >= s->rn)
 		s->stop = 1;
-	if (!s->stop && (s->src == SRC_OPEN || s->src == SRC_REPLAY_OPEN))
+	if (!s->stop && (s->src == SRC_OPEN || s->src == SRC_REPLAY_OPEN) && r->conv < 0)
 		gen_schedule_next(s, t, arg);
+	else if (!s->stop && s->src == SRC_OPEN && c >= 0 && s->convs[c].turn == 1)
+		gen_schedule_next(s, t, arg); /* the next conversation's start */
 	if (s->service_mode)
 		arrive(s, ri, t);
 	else
@@ -1065,7 +1108,10 @@ static void sim_event(sim *s, const sb_event *ev)
 {
 	switch (ev->type) {
 	case EV_GEN:
-		on_gen(s, ev->t, ev->arg);
+		on_gen(s, ev->t, ev->arg, -1);
+		break;
+	case EV_TURN:
+		on_gen(s, ev->t, -1, ev->arg);
 		break;
 	case EV_ARRIVE:
 		arrive(s, ev->arg, ev->t);
@@ -1123,7 +1169,7 @@ int sim_loop_until(sim *s, double until, sb_error *e)
 				break;
 			s->next_gen_t = INFINITY;
 			s->now = t;
-			on_gen(s, t, s->next_gen_arg);
+			on_gen(s, t, s->next_gen_arg, -1);
 		} else if (first > until) {
 			break;
 		} else if (tv) {
@@ -1173,6 +1219,7 @@ long sim_submit(sim *s, double t, long in_len, long out_len)
 	r->t_first = NAN;
 	r->slot = r->want_slot = -1;
 	r->group = -1;
+	r->conv = -1;
 	gen_send(s, ri, t);
 	return s->oom ? -1 : ri;
 }

@@ -119,7 +119,11 @@ typedef struct sb_sim_rec {
 	int rejected;          /* 0, or why: SB_SIM_REJECT_* */
 	int slot;              /* the slot that served it (-1: none) */
 	int replica;           /* the replica it was routed to (0: one server) */
-	long prefix_group;     /* its shared prefix's group (-1: none) */
+	long prefix_group;     /* its shared prefix's group (-1: none), or its
+				  conversation's number */
+	long prefix_tokens;    /* that prefix's tokens (a conversation: its
+				  history before this turn) */
+	long turn;             /* a conversation's turn (1 the first; -1 none) */
 	long cached_tokens;    /* prompt tokens the prompt cache held */
 	double prompt_ms;      /* from its prompt's first step to its first token */
 } sb_sim_rec;
@@ -202,6 +206,11 @@ typedef struct sb_replay_req {
 				  prompt_tokens (0: none) ... */
 	long prefix_group;     /* ... and which prefix (>= 0): what the model's
 				  prompt_cache may find computed */
+	size_t next_turn;      /* closed loop, a conversation: 1 + the index of
+				  its next turn, which the client that sent
+				  this one sends next (0: none; a request no
+				  other names is a conversation's start, sent
+				  in list order by a client that has none) */
 } sb_replay_req;
 
 typedef struct sb_replay_pred {

@@ -16,12 +16,21 @@
 #include "timers.h"
 #include "whist.h"
 
-enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART, EV_RELEASE };
+enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART, EV_RELEASE, EV_TURN };
 enum { SL_FREE = 0, SL_JOIN, SL_PREFILL, SL_DECODE, SL_SERVE, SL_RELEASE };
 enum { SRC_OPEN = 0, SRC_CLOSED, SRC_REPLAY_OPEN, SRC_REPLAY_CLOSED, SRC_LIVE };
 /* A live request the client gave up before it reached a slot (finish_req's
  * `rejected`, live.h's SB_LIVE_CANCELLED). */
 #define SIM_CANCELLED 3
+
+/* A conversation in progress (workloads with turns): its turns share
+ * one prefix group, each prompt the history so far and then new tokens. */
+typedef struct conv {
+	long group;     /* its prefix group: the conversation's number */
+	long turn;      /* turns issued */
+	long turns;     /* turns it will have */
+	long hist;      /* tokens of its history: the last prompt and answer */
+} conv;
 
 /* A request in flight (in transit, queued or in a slot). */
 typedef struct req {
@@ -40,6 +49,8 @@ typedef struct req {
 	long group;     /* its prompt's prefix group (-1: none) */
 	long prefix;    /* tokens of that shared prefix (0: none) */
 	long cached;    /* prompt tokens its slot found computed (prompt_cache) */
+	long conv;      /* conversation workloads: its conversation's entry in
+			   s->convs (-1: none) */
 	long gen_done;  /* vllm: tokens produced before its last preemption */
 	int preempts;   /* vllm: times it was preempted */
 } req;
@@ -62,7 +73,9 @@ typedef struct slot {
 			   in_len + the tokens produced (vllm's recompute) */
 	long seq;       /* vllm: order of admission (the last is preempted first) */
 	long cache_group; /* prompt_cache slot: the prefix group of the prompt
-			     it last held (-1: none) */
+			     it last held (-1: none) ... */
+	long cache_len;   /* ... and its tokens held (the prompt, and once
+			     answered the answer too) */
 	long pos;       /* prompt tokens prefilled */
 	long restore;   /* reused prompt tokens whose cost (per_cached_token) the
 			   prompt's first step still pays */
@@ -82,9 +95,10 @@ typedef struct server {
 	int vllm;       /* model.server.engine == vllm (core/model.h) */
 	long block_size, gpu_blocks; /* vllm's paged KV (gpu_blocks 0: unlimited) */
 	int pcache;     /* model.server.prompt_cache (sb_prompt_cache) */
-	unsigned char *seen; /* prompt_cache shared: the prefix groups prefilled
-				here (n_seen entries; lazily) */
-	long n_seen;
+	long *held;     /* prompt_cache shared: per prefix group, the tokens of
+			   its longest prompt (and answer) computed here (n_held
+			   entries, grown lazily; 0: none) */
+	long n_held;
 	long seq;       /* admissions so far (slot.seq) */
 	long max_queue, batch_tokens;
 	double noise_cv, prefill_cv;
@@ -139,6 +153,20 @@ typedef struct sim {
 	long warmup, to_count;
 	double duration_s;
 	double pct;
+	/* conversations (sb_workload_is_conversation): closed loop, client c's
+	 * is convs[c]; open loop, one per conversation, freed at its end */
+	int conversations;  /* the workload is one */
+	conv *convs;
+	long nconvs, capconvs;
+	long *freeconv;
+	long nfreeconv;
+	long conv_started;  /* conversations begun (the next one's group) */
+	/* a closed replay of conversations (any next_turn set): per client
+	 * its next turn (1 + index; 0: none), which requests follow another,
+	 * and the first conversation start not yet sent */
+	size_t *client_next;
+	unsigned char *follows;
+	size_t replay_head;
 	/* replay */
 	const sb_replay_req *rq;
 	size_t rn;
@@ -216,6 +244,24 @@ void sim_finish_req(sim *s, long ri, double t, int rejected);
 double sim_run_boundary(const server *v, long j);
 long sim_run_first_boundary(const server *v, double t);
 void sim_run_cut(sim *s, server *v, double ready);
+
+/* conversation.c: sets up n closed-loop clients' conversations (0: open
+ * loop); -ENOMEM. A new open-loop conversation's entry (-1: out of memory).
+ * Gives request r (lengths drawn) its turn of conversation c: a closed
+ * loop's finished one starts anew; r's prompt becomes the history plus
+ * its own tokens. After r ended at t: the history grows by its prompt and
+ * answer; returns 1 when another turn follows, else 0 (the open loop's
+ * entry is freed). Frees the table. */
+int conv_setup(sim *s, long n);
+long conv_open(sim *s);
+void conv_turn(sim *s, long c, req *r);
+int conv_after(sim *s, long c, const req *r, int rejected);
+void conv_free(sim *s);
+/* A closed replay: sets up client_next and follows when rq names next
+ * turns (-ENOMEM); the index client sends next (its conversation's next
+ * turn, else the next start in list order), or -1 when none is left. */
+int conv_replay_setup(sim *s, int clients);
+long conv_replay_pick(sim *s, long client);
 
 /* paged.c, a vllm server's KV blocks: blocks for `tokens`; blocks its slots
  * hold after j more decode steps; whether a prompt of `tokens` fits beside

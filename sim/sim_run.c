@@ -31,10 +31,11 @@ void sim_free(sim *s)
 	for (int i = 0; s->srv && i < s->n_srv; i++) {
 		free(s->srv[i].q);
 		free(s->srv[i].slots);
-		free(s->srv[i].seen);
+		free(s->srv[i].held);
 		free(s->srv[i].freeslot);
 	}
 	free(s->srv);
+	conv_free(s);
 	sb_router_free(s->router);
 	sb_timers_free(s->timers);
 	sb_whist_free(s->itl);
@@ -87,6 +88,7 @@ static int server_init(sim *s, server *v, const sb_model *m, int group)
 	for (int i = 0; i < v->S; i++) {
 		v->slots[i].r = -1;
 		v->slots[i].cache_group = -1;
+		v->slots[i].cache_len = 0;
 		/* per-slot: which slot was released longest ago is not known
 		 * at a level's start (the server's history decides it), so
 		 * the order is drawn; it sets which slots requests share */
@@ -255,6 +257,12 @@ int sb_sim_run_level(const sb_model *m, const sb_sim_opts *o,
 	s.duration_s = w->duration_s;
 	s.keep_records = o->keep_records;
 	s.queue_cap = o->queue_cap > 0 ? o->queue_cap : 200000;
+	s.conversations = !o->service_mode && sb_workload_is_conversation(w);
+	if (s.conversations &&
+	    conv_setup(&s, w->mode == SB_MODE_CONCURRENCY ? (long)level : 0) < 0) {
+		rc = sb_error_code(e, -ENOMEM, "out of memory");
+		goto out;
+	}
 	if (w->mode == SB_MODE_RATE) {
 		s.src = SRC_OPEN;
 		s.next_gen_t = 0.0;
@@ -424,6 +432,10 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 		level = span > 0 ? (double)(n - 1) / span : 0;
 	} else {
 		s.src = SRC_REPLAY_CLOSED;
+		if (conv_replay_setup(&s, ro->concurrency) < 0) {
+			rc = sb_error_code(e, -ENOMEM, "out of memory");
+			goto out;
+		}
 		for (int i = 0; i < ro->concurrency; i++)
 			push(&s, 0.0, EV_GEN, 0, i);
 		level = ro->concurrency;

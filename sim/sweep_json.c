@@ -152,7 +152,7 @@ static json_t *requests_json(const sb_sweep_level *l, int d_pinned)
 		};
 		json_t *rec = sb_reqrec_to_json(&rr, timings_json(x));
 		if (rec && x->prefix_group >= 0) {
-			json_object_set_new(rec, "prefix_group", json_integer(x->prefix_group));
+			sb_reqrec_set_sharing(rec, x->prefix_group, x->prefix_tokens, x->turn);
 			json_object_set_new(rec, "slot", json_integer(x->slot));
 		}
 		json_array_append_new(reqs, rec);

@@ -113,12 +113,14 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 {
 	const sb_reqrec *q = &rp->rl->reqs[rp->ord[j].i];
 	long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
-	/* a prompt that began with a shared prefix: all its tokens, the
+	/* a prompt that began with a shared prefix (or a conversation's
+	 * history: its record's prefix_tokens): all its tokens, the
 	 * model's prompt cache deciding what was computed before; else the
 	 * tokens the server actually prefilled (prompt-cache hits excluded),
 	 * as the calibration counts them */
-	long prefix = meas->workload.prefix_len > 0 && q->prefix_group >= 0 && pin > 1
-			      ? meas->workload.prefix_len : 0;
+	long prefix = 0;
+	if (q->prefix_group >= 0 && pin > 1)
+		prefix = q->prefix_tokens > 0 ? q->prefix_tokens : meas->workload.prefix_len;
 	double pn = rp->rl->timing[rp->ord[j].i].prompt_n;
 	if (pn >= 1 && !prefix)
 		pin = (long)pn;
@@ -127,7 +129,7 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	 * first send */
 	double t = mode == SB_MODE_RATE || rp->n_rep ? rp->ord[j].t - rp->ord[0].t : 0.0;
 	rp->rq[j] = (sb_replay_req){ t, pin, pout, q->slot, prefix < pin ? prefix : pin - 1,
-				     q->prefix_group };
+				     q->prefix_group, 0 };
 	if (rp->n_rep)
 		rp->rep_of[j] = q->replica > 0 ? q->replica : 0;
 	rp->counted[j] = !q->warmup;
@@ -144,6 +146,44 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 		rp->lmin_out = pout;
 	if (pout > rp->lmax_out)
 		rp->lmax_out = pout;
+}
+
+typedef struct {
+	long group, turn;
+	size_t j;
+} turn_ref;
+
+static int cmp_turn(const void *a, const void *b)
+{
+	const turn_ref *x = a, *y = b;
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	if (x->turn != y->turn)
+		return x->turn < y->turn ? -1 : 1;
+	return x->j < y->j ? -1 : x->j > y->j;
+}
+
+/* A closed loop of conversations: each replayed turn names the same
+ * conversation's next one (its record's prefix_group and turn), so that
+ * the replay's client sends it after this one's answer, as the measured
+ * client did. Returns 0 or -ENOMEM. */
+static int link_turns(replay *rp)
+{
+	turn_ref *t = malloc((rp->k ? rp->k : 1) * sizeof *t);
+	if (!t)
+		return -ENOMEM;
+	size_t n = 0;
+	for (size_t j = 0; j < rp->k; j++) {
+		const sb_reqrec *q = &rp->rl->reqs[rp->ord[j].i];
+		if (q->prefix_group >= 0 && q->turn >= 1)
+			t[n++] = (turn_ref){ q->prefix_group, q->turn, j };
+	}
+	qsort(t, n, sizeof *t, cmp_turn);
+	for (size_t a = 0; a + 1 < n; a++)
+		if (t[a + 1].group == t[a].group && t[a + 1].turn == t[a].turn + 1)
+			rp->rq[t[a].j].next_turn = t[a + 1].j + 1;
+	free(t);
+	return 0;
 }
 
 /* The summary of replica g's records among rp->recs[0..c) (*n_out of
@@ -426,6 +466,10 @@ int sb_cmp_replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 	}
 	for (size_t j = 0; j < rp.k; j++)
 		replay_request(&rp, meas, li, cl->mode, j);
+	if (cl->mode == SB_MODE_CONCURRENCY && link_turns(&rp) < 0) {
+		ret = sb_error_code(e, -ENOMEM, "out of memory");
+		goto out;
+	}
 	if (rp.n_counted == 0) {
 		ret = sb_error_set(e, "level %g: every successful request is marked warmup", cl->level);
 		goto out;
