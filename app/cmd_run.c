@@ -41,7 +41,7 @@
 /* The command line: the run's configuration plus what the command does. */
 static struct {
 	sb_run_config c;
-	sb_cli_list conc, levels;
+	sb_cli_list conc, levels, convs;
 	sb_cli_strings urls;
 	int route; /* -1 not given, else an sb_route */
 	int mode; /* -1 not given, else an index of "rate|concurrency" */
@@ -62,6 +62,28 @@ static int parse_len(const char *s, void *dest, const char *what, sb_error *e)
 		return -EINVAL;
 	if (sb_dist_mean(d) < 1 || (sb_dist_is_det(d) && d->a != floor(d->a)))
 		return sb_error_set(e, "%s: '%s' is not a token count of at least 1", what, s);
+	return 0;
+}
+
+/* --turns: a count or a distribution, mean >= 1. */
+static int parse_turns(const char *s, void *dest, const char *what, sb_error *e)
+{
+	sb_dist *d = dest;
+	if (sb_dist_parse(s, d, what, e) < 0)
+		return -EINVAL;
+	if (sb_dist_mean(d) < 1)
+		return sb_error_set(e, "%s: '%s' must average at least 1 turn", what, s);
+	return 0;
+}
+
+/* --think: seconds, a fixed number or a distribution, not negative. */
+static int parse_think(const char *s, void *dest, const char *what, sb_error *e)
+{
+	sb_dist *d = dest;
+	if (sb_dist_parse(s, d, what, e) < 0)
+		return -EINVAL;
+	if (sb_dist_mean(d) < 0)
+		return sb_error_set(e, "%s: '%s' must not be negative", what, s);
 	return 0;
 }
 
@@ -102,6 +124,17 @@ static const sb_cli_opt opts[] = {
 		   "model name sent with each request"),
 	SB_CLI_OPT("concurrency", SB_CLI_DOUBLE_LIST, &cmd.conc, 1, 100000, "LIST",
 		   "closed loop: that many requests in flight per level"),
+	SB_CLI_OPT("conversations", SB_CLI_DOUBLE_LIST, &cmd.convs, 1, 100000, "LIST",
+		   "closed loop of conversations: that many at once per\n"
+		   "level, each turn's prompt the whole history so far (earlier\n"
+		   "messages and the server's answers) and then --input-len\n"
+		   "new tokens; records carry prefix_group (the conversation),\n"
+		   "turn and prefix_tokens (the history)"),
+	SB_CLI_FN("turns", &W->turns, "N|DIST", parse_turns,
+		  "turns per conversation (default 4)"),
+	SB_CLI_FN("think", &W->think_s, "S|DIST", parse_think,
+		  "closed loop: pause between a worker's requests (s);\n"
+		  "conversations: between an answer and the next turn"),
 	{ "mode", 0, SB_CLI_CHOICE, &cmd.mode, 0, 0, "rate", "open loop (with --levels)",
 	  "rate|concurrency", NULL },
 	SB_CLI_OPT("levels", SB_CLI_DOUBLE_LIST, &cmd.levels, 1e-6, 1e6, "LIST",
@@ -169,7 +202,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: servebench run --url URL [--url URL2 ... --route R] --model NAME\n"
 		"                      (--concurrency 1,2,4 | --mode rate --levels 1,2,3 |\n"
-		"                       --trace FILE) [options]\n"
+		"                       --conversations 1,2 [--turns T] | --trace FILE) [options]\n"
 		"\n"
 		"Measures a live LLM server (Ollama, llama.cpp, any OpenAI-compatible API).\n");
 	sb_cli_usage(f, opts, N_OPTS, 23);
@@ -200,26 +233,34 @@ static int fail(const sb_error *e, int err)
 	return sb_exit_status(err);
 }
 
-/* The load: --concurrency LIST, or --mode rate --levels LIST. */
+/* The load: --concurrency LIST, --conversations LIST, or --mode rate
+ * --levels LIST. */
 static int set_load(sb_workload *w, sb_error *e)
 {
 	int rate = cmd.mode == MODE_RATE;
-	if (cmd.conc.n && (rate || cmd.levels.n))
-		return sb_error_set(e, "give either --concurrency LIST or --mode rate --levels LIST, "
-				       "not both");
+	if (!!cmd.conc.n + !!cmd.convs.n + (rate || cmd.levels.n) > 1)
+		return sb_error_set(e, "give one of --concurrency LIST, --conversations LIST or "
+				       "--mode rate --levels LIST");
 	if (rate && !cmd.levels.n)
 		return sb_error_set(e, "--mode rate needs --levels LIST (req/s)");
-	if (!cmd.conc.n && !cmd.levels.n)
+	if (!cmd.conc.n && !cmd.levels.n && !cmd.convs.n)
 		return sb_error_set(e, "give --concurrency LIST or --mode rate --levels LIST");
-	const sb_cli_list *l = cmd.conc.n ? &cmd.conc : &cmd.levels;
+	if (cmd.convs.n && !sb_workload_is_conversation(w))
+		w->turns = (sb_dist){ SB_DIST_DET, SB_WORKLOAD_TURNS, 0 };
+	if (!cmd.convs.n && sb_workload_is_conversation(w))
+		return sb_error_set(e, "--turns needs --conversations LIST (conversations are "
+				       "measured in closed loop)");
+	const sb_cli_list *l = cmd.conc.n ? &cmd.conc : cmd.convs.n ? &cmd.convs : &cmd.levels;
 	return sb_workload_set_levels(w, rate ? SB_MODE_RATE : SB_MODE_CONCURRENCY, l->v, l->n,
-				      cmd.conc.n ? "--concurrency" : "--levels", e);
+				      cmd.conc.n ? "--concurrency"
+				      : cmd.convs.n ? "--conversations" : "--levels", e);
 }
 
 /* The flags a trace stands in for: refused beside --trace. */
 static const char *const trace_excludes[] = {
 	"concurrency", "mode", "levels", "duration", "input-len", "output-len",
 	"arrival", "arrival-cv", "reuse-prompt", "prefix-len", "prefix-groups",
+	"conversations", "turns", "think",
 };
 
 /* Refuses the --trace-* flags without --trace, and the load flags with it. */
@@ -412,6 +453,7 @@ int sb_cmd_run(int argc, char **argv)
 		sb_trace_fini(&cmd.trace);
 	sb_cli_list_fini(&cmd.conc);
 	sb_cli_list_fini(&cmd.levels);
+	sb_cli_list_fini(&cmd.convs);
 	sb_cli_strings_fini(&cmd.urls);
 	sb_cli_args_fini(&a);
 	return status;

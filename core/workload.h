@@ -19,6 +19,9 @@ typedef enum sb_arrival {
 } sb_arrival;
 
 #define SB_WORKLOAD_MAX_LEVELS 64
+/* Turns of a conversation when a command asks for conversations without
+ * saying how many. */
+#define SB_WORKLOAD_TURNS 4
 
 typedef struct sb_workload {
 	sb_mode mode;

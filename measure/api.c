@@ -131,6 +131,14 @@ static void set_llama_fields(json_t *j, const sb_api_req *r)
 		json_object_set_new(j, "id_slot", json_integer(r->id_slot));
 }
 
+/* A chat request's messages: the conversation's, or one user message. */
+static json_t *chat_messages(const sb_api_req *r)
+{
+	if (r->messages)
+		return json_deep_copy(r->messages);
+	return json_pack("[{s:s,s:s}]", "role", "user", "content", r->prompt);
+}
+
 char *sb_api_body(sb_api a, const sb_api_req *r)
 {
 	json_t *j = json_object();
@@ -144,8 +152,7 @@ char *sb_api_body(sb_api a, const sb_api_req *r)
 		if (a == SB_API_OLLAMA_GENERATE)
 			json_object_set_new(j, "prompt", json_string(r->prompt));
 		else
-			json_object_set_new(j, "messages",
-					    json_pack("[{s:s,s:s}]", "role", "user", "content", r->prompt));
+			json_object_set_new(j, "messages", chat_messages(r));
 		json_object_set_new(j, "options", json_pack("{s:I}", "num_predict",
 							    (json_int_t)r->max_tokens));
 		break;
@@ -160,8 +167,7 @@ char *sb_api_body(sb_api a, const sb_api_req *r)
 		if (a == SB_API_OPENAI_COMPLETIONS)
 			json_object_set_new(j, "prompt", json_string(r->prompt));
 		else
-			json_object_set_new(j, "messages",
-					    json_pack("[{s:s,s:s}]", "role", "user", "content", r->prompt));
+			json_object_set_new(j, "messages", chat_messages(r));
 		json_object_set_new(j, "max_tokens", json_integer(r->max_tokens));
 		if (r->stream)
 			json_object_set_new(j, "stream_options", json_pack("{s:b}", "include_usage", 1));
@@ -176,7 +182,11 @@ char *sb_api_body(sb_api a, const sb_api_req *r)
 void sb_stream_reset(sb_stream *st)
 {
 	json_decref(st->server);
+	char *text = st->text;
+	size_t cap = st->text_cap;
 	memset(st, 0, sizeof(*st));
+	st->text = text;
+	st->text_cap = cap;
 	st->prompt_tokens = -1;
 	st->completion_tokens = -1;
 	st->prompt_ms = NAN;
@@ -187,6 +197,63 @@ void sb_stream_fini(sb_stream *st)
 {
 	json_decref(st->server);
 	st->server = NULL;
+	free(st->text);
+	st->text = NULL;
+	st->text_n = st->text_cap = 0;
+}
+
+/* Appends a content string's raw text (escapes kept, quotes dropped). */
+static void keep_text(sb_stream *st, sb_jspan v)
+{
+	size_t n = v.n - 2;
+	if (st->text_lost)
+		return;
+	if (st->text_n + n + 1 > st->text_cap) {
+		size_t cap = st->text_cap ? st->text_cap : 256;
+		while (cap < st->text_n + n + 1)
+			cap *= 2;
+		char *t = realloc(st->text, cap);
+		if (!t) {
+			st->text_lost = 1;
+			return;
+		}
+		st->text = t;
+		st->text_cap = cap;
+	}
+	memcpy(st->text + st->text_n, v.p + 1, n);
+	st->text_n += n;
+}
+
+char *sb_stream_text(const sb_stream *st, size_t *len)
+{
+	if (!st->keep_text || st->text_lost)
+		return NULL;
+	char *q = malloc(st->text_n + 2);
+	if (!q)
+		return NULL;
+	q[0] = '"';
+	if (st->text_n)
+		memcpy(q + 1, st->text, st->text_n);
+	q[st->text_n + 1] = '"';
+	json_t *j = json_loadb(q, st->text_n + 2, JSON_DECODE_ANY | JSON_ALLOW_NUL, NULL);
+	free(q);
+	char *out = NULL;
+	if (json_is_string(j) && (out = malloc(json_string_length(j) + 1))) {
+		*len = json_string_length(j);
+		memcpy(out, json_string_value(j), *len + 1);
+	}
+	json_decref(j);
+	return out;
+}
+
+/* A content event: counted, its text kept when it is the answer's (not
+ * reasoning) and the caller asked for it. */
+static void content_event(sb_stream *st, sb_jspan v, int answer, int *is_token)
+{
+	*is_token = 1;
+	st->n_content++;
+	if (answer && st->keep_text)
+		keep_text(st, v);
 }
 
 int sb_stream_fail(sb_stream *st, const char *cls, const char *fmt, ...)
@@ -319,10 +386,8 @@ static void read_llama_final(sb_stream *st, const char *s, size_t n)
 static void llama_chunk(sb_stream *st, const char *data, size_t len, int *is_token)
 {
 	sb_jspan v;
-	if (sb_jscan_find(data, len, "content", &v) && sb_jspan_is_nonempty_string(v)) {
-		*is_token = 1;
-		st->n_content++;
-	}
+	if (sb_jscan_find(data, len, "content", &v) && sb_jspan_is_nonempty_string(v))
+		content_event(st, v, 1, is_token);
 	if (sb_jscan_find(data, len, "stop", &v) && sb_jspan_bool(v) == 1) {
 		st->done = 1;
 		read_llama_final(st, data, len);
@@ -357,12 +422,11 @@ int sb_api_sse_event(sb_api a, sb_stream *st, const char *event, const char *dat
 	}
 	if ((sb_jscan_find(data, len, "choices.0.delta.content", &v) &&
 	     sb_jspan_is_nonempty_string(v)) ||
-	    (sb_jscan_find(data, len, "choices.0.text", &v) && sb_jspan_is_nonempty_string(v)) ||
-	    (sb_jscan_find(data, len, "choices.0.delta.reasoning_content", &v) &&
-	     sb_jspan_is_nonempty_string(v))) {
-		*is_token = 1;
-		st->n_content++;
-	}
+	    (sb_jscan_find(data, len, "choices.0.text", &v) && sb_jspan_is_nonempty_string(v)))
+		content_event(st, v, 1, is_token);
+	else if (sb_jscan_find(data, len, "choices.0.delta.reasoning_content", &v) &&
+		 sb_jspan_is_nonempty_string(v))
+		content_event(st, v, 0, is_token);
 	/* Cheap pre-check before looking for the rare keys. */
 	if (has_bytes(data, len, "\"usage\"") || has_bytes(data, len, "\"timings\""))
 		read_usage_timings(st, data, len);
@@ -381,12 +445,12 @@ int sb_api_ndjson_line(sb_api a, sb_stream *st, const char *line, size_t len, in
 	if (sb_jscan_find(line, len, "error", &v) && !sb_jspan_is_null(v))
 		return fail_with_error(st, v);
 	const char *content = a == SB_API_OLLAMA_CHAT ? "message.content" : "response";
-	if ((sb_jscan_find(line, len, content, &v) && sb_jspan_is_nonempty_string(v)) ||
-	    (sb_jscan_find(line, len, "message.thinking", &v) && sb_jspan_is_nonempty_string(v)) ||
-	    (sb_jscan_find(line, len, "thinking", &v) && sb_jspan_is_nonempty_string(v))) {
-		*is_token = 1;
-		st->n_content++;
-	}
+	if (sb_jscan_find(line, len, content, &v) && sb_jspan_is_nonempty_string(v))
+		content_event(st, v, 1, is_token);
+	else if ((sb_jscan_find(line, len, "message.thinking", &v) &&
+		  sb_jspan_is_nonempty_string(v)) ||
+		 (sb_jscan_find(line, len, "thinking", &v) && sb_jspan_is_nonempty_string(v)))
+		content_event(st, v, 0, is_token);
 	if (sb_jscan_find(line, len, "done", &v) && sb_jspan_bool(v) == 1) {
 		st->done = 1;
 		json_t *srv = server_obj(st);

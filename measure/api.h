@@ -65,6 +65,9 @@ typedef struct sb_api_req {
 	int stream;        /* 1 for measured requests; 0 for probes */
 	int has_slot;      /* 1: send "id_slot": id_slot (OpenAI and llama.cpp APIs) */
 	long id_slot;
+	const json_t *messages; /* chat APIs: the conversation so far, an array
+				   of {"role", "content"} sent instead of one
+				   user message of `prompt` (NULL: that) */
 } sb_api_req;
 
 /* New malloc'd JSON request body, or NULL on allocation failure. */
@@ -81,11 +84,22 @@ typedef struct sb_stream {
 	long slot;             /* the slot that served it ("id_slot" >= 0, as
 				* llama-completion's last chunk says); -1 unknown */
 	json_t *server;        /* owned: what the server said about itself, or NULL */
+	int keep_text;         /* set by the caller after each reset: keep the
+				* answer's text (content events, not reasoning) */
+	char *text;            /* owned: that text as the events carried it (JSON
+				* string escapes kept; sb_stream_text decodes) */
+	size_t text_n, text_cap;
+	int text_lost;         /* out of memory while keeping it */
 	const char *err_class; /* static string, NULL while fine */
 	char err_msg[256];
 } sb_stream;
 
-/* Resets st for a new request (frees st->server). */
+/* The answer's text kept (keep_text), decoded: new malloc'd NUL-terminated
+ * string (*len its bytes), or NULL when none was kept, it was lost or it
+ * does not decode. */
+char *sb_stream_text(const sb_stream *st, size_t *len);
+/* Resets st for a new request (frees st->server; keeps the text buffer,
+ * emptied, and clears keep_text). */
 void sb_stream_reset(sb_stream *st);
 /* Frees what st owns. */
 void sb_stream_fini(sb_stream *st);

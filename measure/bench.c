@@ -12,6 +12,7 @@
 #include "core/jsonfile.h"
 #include "core/level.h"
 #include "core/results.h"
+#include "conversation.h"
 #include "driver.h"
 #include "servers.h"
 #include "serverview.h"
@@ -45,6 +46,7 @@ typedef struct run {
 	gsl_rng *rng_prompt, *rng_arrival, *rng_think;
 	char *reused;              /* the prompt of reuse_prompt */
 	char **prefix;             /* workload prefix_groups shared prefixes */
+	sb_conversations *conv;    /* a conversation workload's (else NULL) */
 	long prefix_words;         /* words in each */
 	sb_recorder *rec;
 	int rec_failed;
@@ -238,10 +240,24 @@ static long pin_slot(run *r, long id)
 	return r->slot_of[id];
 }
 
-/* The driver's ended callback: request id's slot is free again. */
-static void on_ended(void *ud, long id)
+/* Request id's answer goes into its conversation's history (it failed or
+ * lost its text: the conversation ends). */
+static void conversation_answer(run *r, long id, const sb_stream *st, const char *err_class)
+{
+	size_t len = 0;
+	char *text = st && !err_class ? sb_stream_text(st, &len) : NULL;
+	sb_conversations_answer(r->conv, id, text, len, st ? st->prompt_tokens : -1,
+				st ? st->completion_tokens : -1);
+	free(text);
+}
+
+/* The driver's ended callback: a conversation's answer; request id's slot
+ * is free again. */
+static void on_ended(void *ud, long id, const sb_stream *st, const char *err_class)
 {
 	run *r = ud;
+	if (r->conv)
+		conversation_answer(r, id, st, err_class);
 	if (r->o.pin_stride <= 0 || id < 0 || (size_t)id >= r->cap_slot)
 		return;
 	size_t i = (size_t)(r->slot_of[id] / r->o.pin_stride);
@@ -279,13 +295,35 @@ static char *prompt_text(run *r, long in, long g)
 	return text;
 }
 
-static char *make_body(void *ud, long id, long *group)
+/* Whether the API sends a conversation as messages (else as one text). */
+static int is_chat(sb_api a)
+{
+	return a == SB_API_OPENAI_CHAT || a == SB_API_OLLAMA_CHAT;
+}
+
+static char *make_body(void *ud, long id, long prev, long *group)
 {
 	run *r = ud;
 	long in, out, g = -1;
 	body_lengths(r, id, &in, &out);
 	char *text = NULL;
-	if (r->reused) {
+	sb_conv_turn turn = { .messages = NULL };
+	if (r->conv) {
+		/* the history, then `in` tokens of the user's */
+		char *said = prompt_text(r, in, -1);
+		int chat = is_chat(r->b->api);
+		if (!said || sb_conversations_turn(r->conv, id, prev, said, r->rng_prompt, !chat,
+						   &turn) < 0) {
+			free(said);
+			free(turn.prompt);
+			return NULL;
+		}
+		free(said);
+		text = turn.prompt;
+		g = turn.number;
+		if (!chat)
+			turn.messages = NULL;
+	} else if (r->reused) {
 		in = -1; /* the reused prompt's own length, reported by the server */
 	} else {
 		if (r->prefix)
@@ -302,6 +340,7 @@ static char *make_body(void *ud, long id, long *group)
 	sb_api_req rq = {
 		.model = r->b->c.model,
 		.prompt = r->reused ? r->reused : text,
+		.messages = turn.messages,
 		.max_tokens = out,
 		.ignore_eos = r->b->c.ignore_eos,
 		.cache_prompt = r->o.cache_prompt,
@@ -388,9 +427,12 @@ static void on_done(void *ud, const sb_driver_done *d)
 		if (r->in_len[d->id] > 0)
 			json_object_set_new(j, "input_len", json_integer(r->in_len[d->id]));
 		json_object_set_new(j, "output_len", json_integer(r->out_len[d->id]));
-		if (r->group_of[d->id] >= 0)
+		if (r->group_of[d->id] >= 0 && !r->conv)
 			json_object_set_new(j, "prefix_group", json_integer(r->group_of[d->id]));
 	}
+	sb_conv_turn turn;
+	if (r->conv && sb_conversations_of(r->conv, d->id, &turn) == 0)
+		sb_reqrec_set_sharing(j, turn.number, turn.history, turn.turn);
 	json_object_set_new(j, "output_tokens_source", json_string(src));
 	if (d->retries)
 		json_object_set_new(j, "client_retries", json_integer(d->retries));
@@ -487,6 +529,8 @@ static int run_phase(run *r, const sb_phase *ph, int first, sb_error *e)
 					     the simulator's router does each level */
 	if (r->held)
 		memset(r->held, 0, r->n_held * sizeof(long));
+	if (r->conv)
+		sb_conversations_reset(r->conv);
 	int rc = sb_driver_run(r->b->drv, ph, e);
 	if (rc == 0 && first && r->phase_done > 0 && r->phase_connect == r->phase_done)
 		rc = sb_error_code(e, -ECONNREFUSED, "cannot reach the server at %s (%s)",
@@ -513,7 +557,7 @@ static int level_phase(run *r, double level, sb_phase *ph, double **arr, sb_erro
 	*ph = (sb_phase){ .mode = w->mode, .think = &w->think_s, .rng = r->rng_think,
 			  .body = make_body, .done = on_done, .tick = on_tick,
 			  .inflight = on_inflight, .ended = on_ended, .ud = r,
-			  .router = &r->router };
+			  .router = &r->router, .keep_text = r->conv != NULL };
 	*arr = NULL;
 	if (w->mode == SB_MODE_CONCURRENCY) {
 		ph->concurrency = (long)level;
@@ -547,7 +591,7 @@ static int run_level(run *r, json_t *results, sb_error *e)
 		sb_phase wp = { .mode = SB_MODE_CONCURRENCY, .concurrency = 1, .count = w->warmup,
 				.body = make_body, .done = on_done, .tick = on_tick,
 				.inflight = on_inflight, .ended = on_ended, .ud = r,
-				.router = &r->router };
+				.router = &r->router, .keep_text = r->conv != NULL };
 		rc = run_phase(r, &wp, first, e);
 		r->warmup = 0;
 		if (rc < 0)
@@ -787,6 +831,21 @@ static int trace_check(const sb_workload *w, const sb_bench_opts *o, sb_error *e
 	return 0;
 }
 
+/* Whether w's conversations (if any) can be measured: 0, or -EINVAL. */
+static int conversation_check(const sb_workload *w, const sb_bench_opts *o, sb_error *e)
+{
+	if (!sb_workload_is_conversation(w))
+		return 0;
+	if (w->mode != SB_MODE_CONCURRENCY)
+		return sb_error_set(e, "conversations are measured in closed loop (--conversations C); "
+				       "open-loop conversations are simulated only (sbsim --rate R "
+				       "--turns T)");
+	if (o->trace || o->reuse_prompt)
+		return sb_error_set(e, "conversations build each prompt from the history; a trace "
+				       "or a reused prompt cannot be one");
+	return 0;
+}
+
 /* The workload's shared prefixes, each of its own words (drawn from a
  * generator of their own, so the requests' draws do not move). */
 static int make_prefixes(run *r, sb_error *e)
@@ -835,6 +894,8 @@ static int run_init(run *r, const sb_bench *b, const sb_workload *w, const sb_be
 	}
 	if (w->prefix_len > 0 && make_prefixes(r, e) < 0)
 		return -ENOMEM;
+	if (sb_workload_is_conversation(w) && !(r->conv = sb_conversations_new(&w->turns)))
+		return sb_error_code(e, -ENOMEM, "out of memory");
 	if (r->o.partial_path && !(r->rec = sb_recorder_open(r->o.partial_path, e)))
 		return -EIO;
 	return 0;
@@ -844,6 +905,7 @@ static void run_fini(run *r)
 {
 	sb_route_picker_fini(&r->router);
 	sb_recorder_close(r->rec);
+	sb_conversations_free(r->conv);
 	free(r->reused);
 	for (long i = 0; r->prefix && i < r->w->prefix_groups; i++)
 		free(r->prefix[i]);
@@ -872,7 +934,8 @@ int sb_bench_measure(sb_bench *b, const sb_workload *w, const sb_bench_opts *o,
 	if (sb_workload_validate(w, e) < 0)
 		return -EINVAL;
 	int ret;
-	if (o && ((ret = pin_check(b, w, o, e)) < 0 || (ret = trace_check(w, o, e)) < 0))
+	if (o && ((ret = pin_check(b, w, o, e)) < 0 || (ret = trace_check(w, o, e)) < 0 ||
+		  (ret = conversation_check(w, o, e)) < 0))
 		return ret;
 	run r;
 	ret = run_init(&r, b, w, o, e);

@@ -54,6 +54,12 @@ typedef struct req {
 	struct req *next_free;
 } req;
 
+/* A closed-loop worker thinking: when it may send, and what it sent last. */
+typedef struct {
+	double due;
+	long prev;
+} waiter;
+
 struct sb_driver {
 	sb_driver_opts o;
 	CURLM *multi;
@@ -69,8 +75,9 @@ struct sb_driver {
 	const sb_phase *ph;
 	double t0;
 	long finished;
-	long ready;            /* closed loop: workers free to send now */
-	double *pending;       /* closed loop: workers thinking, due times */
+	long ready;            /* closed loop: workers free to send now ... */
+	long *ready_prev;      /* ... each one's last request (-1: none) */
+	waiter *pending;       /* closed loop: workers thinking */
 	size_t n_pending;
 	int nomem;
 	req *done_head, *done_tail; /* finished, not yet reported (FIFO) */
@@ -356,7 +363,7 @@ static void route_request(sb_driver *d, req *r, long group)
 	curl_easy_setopt(r->easy, CURLOPT_URL, d->o.urls[r->replica]);
 }
 
-static int start(sb_driver *d, long id, double t_sched)
+static int start(sb_driver *d, long id, double t_sched, long prev)
 {
 	req *r = d->free_list;
 	if (r)
@@ -364,7 +371,7 @@ static int start(sb_driver *d, long id, double t_sched)
 	else if (!(r = req_new(d)))
 		return -ENOMEM;
 	long group = -1;
-	r->body = d->ph->body(d->ph->ud, id, &group);
+	r->body = d->ph->body(d->ph->ud, id, prev, &group);
 	if (!r->body || active_add(d, r) < 0) {
 		free(r->body);
 		r->body = NULL;
@@ -377,6 +384,7 @@ static int start(sb_driver *d, long id, double t_sched)
 	else
 		sb_ndjson_reset(r->nd);
 	sb_stream_reset(&r->st);
+	r->st.keep_text = d->ph->keep_text;
 	r->id = id;
 	route_request(d, r, group);
 	r->rx_at = r->rx_last = r->t_last = NAN;
@@ -464,9 +472,9 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 	free(r->body);
 	r->body = NULL;
 	const sb_phase *ph = d->ph;
-	if (ph->ended)
-		ph->ended(ph->ud, r->id);
 	if (abandon) {
+		if (ph->ended)
+			ph->ended(ph->ud, r->id, NULL, NULL);
 		sb_stream_fini(&r->st);
 		r->next_free = d->free_list;
 		d->free_list = r;
@@ -500,6 +508,8 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 	}
 	r->cls = cls;
 	r->t_done = t_end;
+	if (ph->ended)
+		ph->ended(ph->ud, r->id, &r->st, cls);
 	if (ph->inflight)
 		ph->inflight(ph->ud, now - d->t0, -1);
 	r->next_done = NULL;
@@ -511,9 +521,9 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 	if (ph->mode == SB_MODE_CONCURRENCY) {
 		if (ph->think && ph->rng && !(sb_dist_is_det(ph->think) && ph->think->a <= 0)) {
 			double th = sb_dist_sample(ph->think, ph->rng);
-			d->pending[d->n_pending++] = now + (th > 0 ? th : 0);
+			d->pending[d->n_pending++] = (waiter){ now + (th > 0 ? th : 0), r->id };
 		} else {
-			d->ready++;
+			d->ready_prev[d->ready++] = r->id;
 		}
 	}
 }
@@ -625,6 +635,7 @@ void sb_driver_free(sb_driver *d)
 	free(d->owner);
 	free(d->active);
 	free(d->pending);
+	free(d->ready_prev);
 	free(d->rep_inflight);
 	if (d->multi)
 		curl_multi_cleanup(d->multi);
@@ -667,7 +678,7 @@ static int send_due(sb_driver *d, size_t *next_arr, long *sent, double now, sb_e
 	const sb_phase *ph = d->ph;
 	int started = 0;
 	while (*next_arr < ph->n_arrivals && d->t0 + ph->arrivals[*next_arr] <= now) {
-		if (start(d, (long)*next_arr, d->t0 + ph->arrivals[*next_arr]) < 0)
+		if (start(d, (long)*next_arr, d->t0 + ph->arrivals[*next_arr], -1) < 0)
 			return sb_error_code(e, -ENOMEM, "out of memory starting a request");
 		(*next_arr)++;
 		(*sent)++;
@@ -700,10 +711,15 @@ static int run_setup(sb_driver *d, const sb_phase *ph, run_state *L, sb_error *e
 	d->rr_next = 0;
 	L->closed = ph->mode == SB_MODE_CONCURRENCY;
 	if (L->closed) {
+		size_t n = (size_t)(ph->concurrency > 0 ? ph->concurrency : 1);
 		free(d->pending);
-		d->pending = calloc((size_t)(ph->concurrency > 0 ? ph->concurrency : 1), sizeof(double));
-		if (!d->pending)
+		free(d->ready_prev);
+		d->pending = calloc(n, sizeof(*d->pending));
+		d->ready_prev = malloc(n * sizeof(*d->ready_prev));
+		if (!d->pending || !d->ready_prev)
 			return sb_error_code(e, -ENOMEM, "out of memory");
+		for (size_t i = 0; i < n; i++)
+			d->ready_prev[i] = -1;
 		d->ready = ph->concurrency;
 	}
 	L->sent = 0;
@@ -725,12 +741,12 @@ static int send_closed(sb_driver *d, run_state *L, double now, double *next_due,
 	const sb_phase *ph = d->ph;
 	int started = 0;
 	for (size_t i = 0; i < d->n_pending;) {
-		if (d->pending[i] <= now) {
+		if (d->pending[i].due <= now) {
+			d->ready_prev[d->ready++] = d->pending[i].prev;
 			d->pending[i] = d->pending[--d->n_pending];
-			d->ready++;
 		} else {
-			if (*next_due < 0 || d->pending[i] < *next_due)
-				*next_due = d->pending[i];
+			if (*next_due < 0 || d->pending[i].due < *next_due)
+				*next_due = d->pending[i].due;
 			i++;
 		}
 	}
@@ -738,7 +754,7 @@ static int send_closed(sb_driver *d, run_state *L, double now, double *next_due,
 	       (ph->count < 0 || L->sent < ph->count) &&
 	       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s) &&
 	       sb_driver_now() - now < TURN_BUDGET_S) {
-		if (start(d, L->sent, -1) < 0)
+		if (start(d, L->sent, -1, d->ready_prev[d->ready - 1]) < 0)
 			return sb_error_code(e, -ENOMEM, "out of memory starting a request");
 		d->ready--;
 		L->sent++;

@@ -77,8 +77,11 @@ typedef struct sb_phase {
 	const gsl_rng *rng;       /* draws think times */
 	/* New malloc'd request body for request id (the driver frees it),
 	 * and in *group its prompt's prefix group (-1: none; the router's
-	 * prefix-affinity reads it); NULL fails the phase with -ENOMEM. */
-	char *(*body)(void *ud, long id, long *group);
+	 * prefix-affinity reads it); NULL fails the phase with -ENOMEM.
+	 * prev: closed loop, the request this worker sent last in the phase
+	 * (-1: its first; open loop always -1), so that a worker can carry
+	 * on a conversation. */
+	char *(*body)(void *ud, long id, long prev, long *group);
 	void (*done)(void *ud, const sb_driver_done *d);
 	/* Called after sends and completions (at most every ~100 ms); may be NULL. */
 	void (*tick)(void *ud, double t_s, long sent, long finished);
@@ -86,8 +89,10 @@ typedef struct sb_phase {
 	void (*inflight)(void *ud, double t_s, int delta);
 	/* Request id has ended (finished, failed, or abandoned at a stop), as
 	 * its closed-loop worker is freed and before it is reported through
-	 * done, which may come a little later; may be NULL. */
-	void (*ended)(void *ud, long id);
+	 * done, which may come a little later; st is its stream and err_class
+	 * its error (NULL: it succeeded), st NULL when abandoned; may be NULL. */
+	void (*ended)(void *ud, long id, const sb_stream *st, const char *err_class);
+	int keep_text;            /* keep each answer's text for ended (st->text) */
 	void *ud;
 	/* A fleet (sb_driver_opts.n_urls >= 2): picks each request's endpoint;
 	 * its n must be n_urls. NULL: round-robin from endpoint 0. Borrowed. */

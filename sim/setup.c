@@ -76,7 +76,7 @@ static int apply_levels(const sb_setup_flags *f, sb_workload *w, sb_error *e)
 				      "--concurrency", e);
 }
 
-/* --turns, or --conversations' default of SB_SETUP_TURNS turns. */
+/* --turns, or --conversations' default of SB_WORKLOAD_TURNS turns. */
 static int apply_turns(const sb_setup_flags *f, sb_workload *w, sb_error *e)
 {
 	if (f->turns) {
@@ -85,7 +85,7 @@ static int apply_turns(const sb_setup_flags *f, sb_workload *w, sb_error *e)
 		if (sb_dist_mean(&w->turns) < 1)
 			return sb_error_set(e, "--turns: '%s' must average at least 1 turn", f->turns);
 	} else if (f->conversations.n > 0 && !sb_workload_is_conversation(w)) {
-		w->turns = (sb_dist){ SB_DIST_DET, SB_SETUP_TURNS, 0 };
+		w->turns = (sb_dist){ SB_DIST_DET, SB_WORKLOAD_TURNS, 0 };
 	}
 	return 0;
 }

@@ -23,8 +23,6 @@
 
 /* The most simulated requests one invocation may ask for (~20 min). */
 #define SB_SETUP_MAX_WORK 2e9
-/* --conversations without --turns: turns per conversation. */
-#define SB_SETUP_TURNS 4
 
 /* The command line's values. Numbers already passed their flag's range
  * check; strings are borrowed (argv). Not given: NULL, LONG_MIN or NaN. */
