@@ -239,8 +239,8 @@ static int set_load(sb_workload *w, sb_error *e)
 {
 	int rate = cmd.mode == MODE_RATE;
 	if (!!cmd.conc.n + !!cmd.convs.n + (rate || cmd.levels.n) > 1)
-		return sb_error_set(e, "give one of --concurrency LIST, --conversations LIST or "
-				       "--mode rate --levels LIST");
+		return sb_error_set(e, "give --concurrency LIST, --conversations LIST or --mode rate "
+				       "--levels LIST, not both");
 	if (rate && !cmd.levels.n)
 		return sb_error_set(e, "--mode rate needs --levels LIST (req/s)");
 	if (!cmd.conc.n && !cmd.levels.n && !cmd.convs.n)
