@@ -65,28 +65,6 @@ static int parse_len(const char *s, void *dest, const char *what, sb_error *e)
 	return 0;
 }
 
-/* --turns: a count or a distribution, mean >= 1. */
-static int parse_turns(const char *s, void *dest, const char *what, sb_error *e)
-{
-	sb_dist *d = dest;
-	if (sb_dist_parse(s, d, what, e) < 0)
-		return -EINVAL;
-	if (sb_dist_mean(d) < 1)
-		return sb_error_set(e, "%s: '%s' must average at least 1 turn", what, s);
-	return 0;
-}
-
-/* --think: seconds, a fixed number or a distribution, not negative. */
-static int parse_think(const char *s, void *dest, const char *what, sb_error *e)
-{
-	sb_dist *d = dest;
-	if (sb_dist_parse(s, d, what, e) < 0)
-		return -EINVAL;
-	if (sb_dist_mean(d) < 0)
-		return sb_error_set(e, "%s: '%s' must not be negative", what, s);
-	return 0;
-}
-
 static int parse_arrival(const char *s, void *dest, const char *what, sb_error *e)
 {
 	return sb_arrival_parse(s, dest, e);
@@ -130,9 +108,9 @@ static const sb_cli_opt opts[] = {
 		   "messages and the server's answers) and then --input-len\n"
 		   "new tokens; records carry prefix_group (the conversation),\n"
 		   "turn and prefix_tokens (the history)"),
-	SB_CLI_FN("turns", &W->turns, "N|DIST", parse_turns,
+	SB_CLI_FN("turns", &W->turns, "N|DIST", sb_flag_parse_turns,
 		  "turns per conversation (default 4)"),
-	SB_CLI_FN("think", &W->think_s, "S|DIST", parse_think,
+	SB_CLI_FN("think", &W->think_s, "S|DIST", sb_flag_parse_think,
 		  "closed loop: pause between a worker's requests (s);\n"
 		  "conversations: between an answer and the next turn"),
 	{ "mode", 0, SB_CLI_CHOICE, &cmd.mode, 0, 0, "rate", "open loop (with --levels)",

@@ -143,6 +143,12 @@ static const sb_cli_opt opts[] = {
 	SB_CLI_FN("output-len", &W->output_len, "N", parse_len,
 		  "output tokens per request (default 128)"),
 	SB_FLAG_PREFIX_ROWS(W),
+	SB_CLI_FN("turns", &W->turns, "N|DIST", sb_flag_parse_turns,
+		  "closed-loop levels as conversations: each client one of\n"
+		  "that many turns, each prompt the history so far (with\n"
+		  "--rates none)"),
+	SB_CLI_FN("think", &W->think_s, "S|DIST", sb_flag_parse_think,
+		  "closed loop: pause between a client's requests (s)"),
 	SB_FLAG_WARMUP(&W->warmup),
 	SB_FLAG_SEED(&cmd.seed, "seed of prompts, arrivals and simulator noise"),
 	SB_CLI_OPT("replications", SB_CLI_LONG, &cmd.reps, 1, 100000, "K",
@@ -329,6 +335,9 @@ static int configure(const sb_cli_args *a, sb_error *e)
 	if (c->measured && (c->run.url || c->n_conc >= 0 || c->n_rates >= 0))
 		return sb_error_set(e, "--measured compares an existing file; it takes no --url, "
 				       "--concurrency or --rates");
+	if (sb_workload_is_conversation(&c->workload) && !c->measured && c->n_rates != 0)
+		return sb_error_set(e, "--turns: conversations are measured in closed loop; give "
+				       "--rates none");
 	if (c->measured && c->drift_ref)
 		return sb_error_set(e, "--drift-ref measures the server; with --measured the drift "
 				       "runs come from the file (its \"reference_drift\")");

@@ -14,3 +14,23 @@ void sb_flag_prefix_default(sb_workload *w)
 	if (w->prefix_len > 0 && w->prefix_groups < 1)
 		w->prefix_groups = 1;
 }
+
+int sb_flag_parse_turns(const char *s, void *dest, const char *what, sb_error *e)
+{
+	sb_dist *d = dest;
+	if (sb_dist_parse(s, d, what, e) < 0)
+		return -EINVAL;
+	if (sb_dist_mean(d) < 1)
+		return sb_error_set(e, "%s: '%s' must average at least 1 turn", what, s);
+	return 0;
+}
+
+int sb_flag_parse_think(const char *s, void *dest, const char *what, sb_error *e)
+{
+	sb_dist *d = dest;
+	if (sb_dist_parse(s, d, what, e) < 0)
+		return -EINVAL;
+	if (sb_dist_mean(d) < 0)
+		return sb_error_set(e, "%s: '%s' must not be negative", what, s);
+	return 0;
+}

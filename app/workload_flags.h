@@ -43,6 +43,11 @@ void sb_flag_prefix_default(sb_workload *w);
 	SB_CLI_OPT("prefix-groups", SB_CLI_LONG, &(w)->prefix_groups, 1, 100000000L, "G", \
 		   "--prefix-len: G different prefixes, one drawn per request\n"   \
 		   "(default 1); records carry prefix_group")
+/* --turns N|DIST and --think S|DIST: a conversation's turns (sb_dist
+ * *dest, mean >= 1) and the pause between an answer and the next request
+ * (sb_dist *dest, not negative). */
+int sb_flag_parse_turns(const char *s, void *dest, const char *what, sb_error *e);
+int sb_flag_parse_think(const char *s, void *dest, const char *what, sb_error *e);
 /* --no-cache-prompt (int *dest). */
 #define SB_FLAG_NO_CACHE_PROMPT(dest)                                           \
 	SB_CLI_OPT("no-cache-prompt", SB_CLI_FLAG, (dest), 0, 0, NULL,           \

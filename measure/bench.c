@@ -971,6 +971,8 @@ int sb_bench_measure_one_client(sb_bench *b, const sb_workload *w, const sb_benc
 	pw.warmup = warmup;
 	pw.seed = seed;
 	pw.prefix_len = pw.prefix_groups = 0; /* the server's speed, not its cache */
+	pw.turns = (sb_dist){ SB_DIST_DET, 0, 0 }; /* nor a conversation's */
+	pw.think_s = (sb_dist){ SB_DIST_DET, 0, 0 };
 	sb_bench_opts po = *o;
 	po.progress = NULL;
 	po.partial_path = NULL;

@@ -37,6 +37,7 @@ typedef struct replay {
 	sb_replay_pred *sub_pd;
 	welford *rwm;
 	sb_reqrec *sub_recs;
+	double think_s;   /* closed loop: the clients' pause between requests */
 } replay;
 
 static void replay_free(replay *rp)
@@ -90,6 +91,13 @@ static int replay_alloc(replay *rp, const sb_rlevel *rl)
 	if (!rp->ord || !rp->rq || !rp->pd || !rp->counted || !rp->recs || !rp->wt || !rp->we)
 		return -ENOMEM;
 	return 0;
+}
+
+/* The closed-loop clients' pause between requests: the caller's, else the
+ * measured workload's (its mean: a drawn think time is replayed as that). */
+static double replay_think(const sb_compare_opts *o, const sb_results *meas)
+{
+	return o->think_s > 0 ? o->think_s : sb_dist_mean(&meas->workload.think_s);
 }
 
 /* The successful records in send order (open loop: scheduled send). */
@@ -366,7 +374,7 @@ static int replay_all(replay *rp, const sb_model *m, const sb_compare_opts *o, s
 	ro.concurrency = (int)lround(cl->level);
 	if (ro.concurrency < 1)
 		ro.concurrency = 1;
-	ro.think_s = o->think_s;
+	ro.think_s = rp->think_s;
 	ro.no_noise = o->no_noise;
 	welford wm[SB_MET_N];
 	memset(wm, 0, sizeof(wm));
@@ -455,6 +463,7 @@ int sb_cmp_replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 {
 	replay rp;
 	int ret = replay_alloc(&rp, &meas->levels[li]);
+	rp.think_s = replay_think(o, meas);
 	if (ret == 0 && meas->target.n_replicas > 1)
 		ret = replay_fleet_levels(&rp, cl, meas->target.n_replicas);
 	if (ret < 0)
@@ -556,7 +565,8 @@ static int routed_level(const sb_model *m, const sb_results *meas, const sb_comp
 	for (size_t j = 0; j < rp.k; j++)
 		replay_request(&rp, meas, li, base->mode, j);
 	sb_replay_opts ro = { .mode = base->mode, .concurrency = (int)lround(base->level),
-			      .think_s = o->think_s, .no_noise = o->no_noise, .fleet = f };
+			      .think_s = replay_think(o, meas), .no_noise = o->no_noise,
+			      .fleet = f };
 	if (ro.concurrency < 1)
 		ro.concurrency = 1;
 	welford wm[SB_MET_N];

@@ -90,6 +90,7 @@ static int plan_levels(const sb_validate_config *c, int S, const sb_model *m,
 	 * it would resend the same prompts, which llama.cpp then finds in its
 	 * prompt cache (a different workload) */
 	wo->seed = sub_seed(c->workload.seed, 1);
+	wo->turns = (sb_dist){ SB_DIST_DET, 0, 0 }; /* conversations: closed loop only */
 	if (p) {
 		wc->n_levels = 0;
 		wo->levels[0] = p->at[0].rate;
