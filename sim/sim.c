@@ -570,8 +570,11 @@ void sim_finish_req(sim *s, long ri, double t, int rejected)
 	}
 	if (r->client >= 0 && !s->stop) {
 		double think = 0;
+		size_t nx = s->client_next ? s->client_next[r->client] : 0;
 		if (s->src == SRC_CLOSED)
 			think = sb_dist_sample(&s->w->think_s, s->rl);
+		else if (nx > 0 && nx <= s->rn)
+			think = s->rq[nx - 1].pause_s; /* a conversation's measured pause */
 		else
 			think = s->think_s;
 		if (!(think > 0))

@@ -210,7 +210,10 @@ typedef struct sb_replay_req {
 				  its next turn, which the client that sent
 				  this one sends next (0: none; a request no
 				  other names is a conversation's start, sent
-				  in list order by a client that has none) */
+				  in list order by a client that has none) ... */
+	double pause_s;        /* ... a next turn: sent this long after the turn
+				  before it ended (the measured pause; other
+				  requests: sb_replay_opts.think_s) */
 } sb_replay_req;
 
 typedef struct sb_replay_pred {

@@ -137,7 +137,7 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	 * first send */
 	double t = mode == SB_MODE_RATE || rp->n_rep ? rp->ord[j].t - rp->ord[0].t : 0.0;
 	rp->rq[j] = (sb_replay_req){ t, pin, pout, q->slot, prefix < pin ? prefix : pin - 1,
-				     q->prefix_group, 0 };
+				     q->prefix_group, 0, 0 };
 	if (rp->n_rep)
 		rp->rep_of[j] = q->replica > 0 ? q->replica : 0;
 	rp->counted[j] = !q->warmup;
@@ -174,7 +174,8 @@ static int cmp_turn(const void *a, const void *b)
 /* A closed loop of conversations: each replayed turn names the same
  * conversation's next one (its record's prefix_group and turn), so that
  * the replay's client sends it after this one's answer, as the measured
- * client did. Returns 0 or -ENOMEM. */
+ * client did, and as long after it as the measured client paused (its
+ * think time and its own delay). Returns 0 or -ENOMEM. */
 static int link_turns(replay *rp)
 {
 	turn_ref *t = malloc((rp->k ? rp->k : 1) * sizeof *t);
@@ -187,9 +188,15 @@ static int link_turns(replay *rp)
 			t[n++] = (turn_ref){ q->prefix_group, q->turn, j };
 	}
 	qsort(t, n, sizeof *t, cmp_turn);
-	for (size_t a = 0; a + 1 < n; a++)
-		if (t[a + 1].group == t[a].group && t[a + 1].turn == t[a].turn + 1)
-			rp->rq[t[a].j].next_turn = t[a + 1].j + 1;
+	for (size_t a = 0; a + 1 < n; a++) {
+		if (t[a + 1].group != t[a].group || t[a + 1].turn != t[a].turn + 1)
+			continue;
+		rp->rq[t[a].j].next_turn = t[a + 1].j + 1;
+		const sb_reqrec *x = &rp->rl->reqs[rp->ord[t[a].j].i];
+		const sb_reqrec *y = &rp->rl->reqs[rp->ord[t[a + 1].j].i];
+		double pause = y->t_sent_s - x->t_done_s;
+		rp->rq[t[a + 1].j].pause_s = pause > 0 ? pause : 0;
+	}
 	free(t);
 	return 0;
 }

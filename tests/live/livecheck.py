@@ -782,6 +782,92 @@ def finish(test, verdict, reasons, rec, extra=None):
     return verdict
 
 
+# ---- what a prompt cache saves ------------------------------------------------
+
+SAVING_GOAL = 10.0   # percentage points of TTFT saved
+
+
+def ttft_means(cached, uncached, field):
+    """{closed-loop level: (TTFT mean cached, uncached)} of one pair of
+    comparisons, from their `field` figures (measured or predicted)."""
+    u = levels_of(uncached)
+    out = {}
+    for k, lc in levels_of(cached).items():
+        lu = u.get(k)
+        a, b = metric(lc, "ttft", "mean", field), lu and metric(lu, "ttft", "mean", field)
+        if k[0] == "concurrency" and a and b:
+            out[k] = (a, b)
+    return out
+
+
+def savings(cached, uncached, field):
+    """{closed-loop level: 1 - TTFT mean cached / uncached}."""
+    return {k: 1.0 - a / b for k, (a, b) in ttft_means(cached, uncached, field).items()}
+
+
+def saving_noise(m0, m1):
+    """How far a measured saving moves between two measurements (in points):
+    the larger of the two savings' difference and what the two TTFT means'
+    own differences make of it (1 - s) x (|dc| / c + |du| / u), so that two
+    runs agreeing on the ratio by chance while both means moved do not
+    pass for quiet."""
+    (c0, u0), (c1, u1) = m0, m1
+    s = 1 - 0.5 * (c0 / u0 + c1 / u1)
+    dc, du = abs(c1 - c0) / (0.5 * (c0 + c1)), abs(u1 - u0) / (0.5 * (u0 + u1))
+    return 100 * max(abs(c0 / u0 - c1 / u1), (1 - s) * (dc + du))
+
+
+def judge_saving(cached, uncached, controls):
+    """The TTFT a prompt cache saves, predicted against measured, per
+    closed-loop level: cached and uncached are two measurements each (the
+    same requests twice), replayed through the model; its error is the mean
+    over the two pairs of |predicted - measured saving| in percentage
+    points, its limit SAVING_GOAL + how far the two pairs' measured savings
+    can move (saving_noise: measured without the model); decided when that
+    noise is at most CAP central. controls: (name, [cached A, B]) replays of
+    the same cached measurements through wrong models (their uncached pairs
+    are the model's): each must miss the limit at some decided level, or
+    the check could not have failed and is inconclusive."""
+    means = [ttft_means(c, u, "measured") for c, u in zip(cached, uncached)]
+    meas = [savings(c, u, "measured") for c, u in zip(cached, uncached)]
+    pred = [savings(c, u, "predicted") for c, u in zip(cached, uncached)]
+    levels, reasons, fail, decided = sorted(set(meas[0]) & set(meas[1])), [], False, []
+    rec = {"levels": []}
+    for k in levels:
+        noise = saving_noise(means[0][k], means[1][k])
+        err = sum(abs(pred[i].get(k, float("nan")) - meas[i][k]) for i in (0, 1)) * 50
+        limit = SAVING_GOAL + noise
+        ok = noise <= CAP["central"]
+        cell = {"level": k[1], "measured_pct": [100 * meas[i][k] for i in (0, 1)],
+                "predicted_pct": [100 * pred[i].get(k, float("nan")) for i in (0, 1)],
+                "error_pp": err, "noise_pp": noise, "limit_pp": limit, "decided": ok}
+        print("  c=%g: TTFT saved measured %.1f%% / %.1f%%, predicted %.1f%% / %.1f%%: "
+              "error %.1f pp, limit %.1f pp (noise %.1f pp)%s"
+              % (k[1], *cell["measured_pct"], *cell["predicted_pct"], err, limit, noise,
+                 "" if ok else ": undecided"))
+        if ok:
+            decided.append((k, limit))
+            if not err <= limit:
+                fail = True
+                reasons.append("c=%g: the saving off by %.1f pp > %.1f" % (k[1], err, limit))
+        rec["levels"].append(cell)
+    for name, reps in controls:
+        wrong = [savings(c, u, "predicted") for c, u in zip(reps, uncached)]
+        miss = [sum(abs(wrong[i].get(k, float("nan")) - meas[i][k]) for i in (0, 1)) * 50
+                for k, _ in decided]
+        caught = any(not m <= lim for m, (_, lim) in zip(miss, decided))
+        print("  control %s: errors %s pp: %s" % (name, ", ".join("%.1f" % m for m in miss),
+                                                  "fails the bound" if caught else "PASSES"))
+        rec.setdefault("controls", {})[name] = miss
+        if not caught and not fail:
+            reasons.append("the wrong model '%s' passes too" % name)
+    if fail:
+        return FAIL, reasons, rec
+    if not decided:
+        return INCONCLUSIVE, ["too noisy to decide the saving at any level"], rec
+    return (INCONCLUSIVE if reasons else PASS), reasons, rec
+
+
 def load_refs(arg):
     """The reference documents named by REF or REF1,REF2."""
     return [load(p) for p in arg.split(",")]
@@ -797,6 +883,7 @@ def main(argv):
         [--in-sample MODE:LEVEL]... [--known-gap PATTERN:REASON]... [--extra JSON]
         [--drift DOC... | --pooled-drift REF[,REF2] M1 M2] [--block KEY] [--band LO1 LO2 HI1 HI2]
         [--recal A B]
+    livecheck.py saving --test NAME --cached A B --uncached C D [--control NAME A B]...
     A and B: the two replays' validate JSON documents (validate --measured).
     REF[,REF2]: the calibration's measurements of the drift load, pooled."""
     import argparse
@@ -807,6 +894,17 @@ def main(argv):
         a = ap.parse_args(argv[1:])
         v, reasons, rec = judge_calibrations(load(a.first), load(a.second), a.cal, a.cal2)
         return finish(a.test, v, reasons, rec)
+    if argv[:1] == ["saving"]:
+        ap = argparse.ArgumentParser(prog="livecheck.py saving")
+        ap.add_argument("--test", required=True)
+        ap.add_argument("--cached", nargs=2, required=True)
+        ap.add_argument("--uncached", nargs=2, required=True)
+        ap.add_argument("--control", nargs=3, action="append", default=[])
+        a = ap.parse_args(argv[1:])
+        ctl = [(n, [load(x), load(y)]) for n, x, y in a.control]
+        v, reasons, rec = judge_saving([load(p) for p in a.cached],
+                                       [load(p) for p in a.uncached], ctl)
+        return finish(a.test, v, reasons, rec, {"saving_goal_pp": SAVING_GOAL})
     if argv[:1] == ["measure-drift"]:
         print(json.dumps(drift_doc(load(argv[1]), [load(p) for p in argv[2:]])))
         return 0

@@ -295,5 +295,74 @@ assert abs(fp2 - 1.2) < 0.03 and 0.9 < fd2 < 1.05, (fp2, fd2)
 moved = lc.pooled_drift_term(two, [slow, slow])
 assert 15 < moved["tpot"] < 17 and moved["ttft"] < 4, moved
 assert lc.t95(3) == 2.353 and lc.t95(11) == 1.812 and lc.t95(100) == 1.645
+
+# ---- the prompt cache's saving (judge_saving) ---------------------------------
+# True TTFT means at c = 1, 2: uncached 400 and 750 ms, cached 170 and 330
+# (savings 57.5% and 56%); measured twice with a run noise of sd `noise`.
+SAVE_TRUE = {1: (170.0, 400.0), 2: (330.0, 750.0)}
+
+
+def saving_docs(rng, noise, cached_factor=1.0, kind=0):
+    """One measured pair (cached, uncached) as two validate documents whose
+    predictions are the truth (cached ones x cached_factor)."""
+    docs = []
+    for k in (0, 1):
+        lv = []
+        for c, t in SAVE_TRUE.items():
+            truth_v = t[k]
+            f = cached_factor if k == 0 else 1.0
+            lv.append({"mode": "concurrency", "level": c, "metrics": {"ttft_mean": {
+                "measured": truth_v * (1 + rng.gauss(0, noise)), "predicted": truth_v * f}}})
+        docs.append({"levels": lv})
+    return docs
+
+
+def saving_verdict(noise, cached_factor, control_factor, seed=3):
+    rng = random.Random(seed)
+    pairs = [saving_docs(rng, noise) for _ in range(2)]
+    cached = [dict(p[0]) for p in pairs]
+    uncached = [p[1] for p in pairs]
+
+    def with_pred(docs, f):
+        out = []
+        for d in docs:
+            lv = [{"mode": l["mode"], "level": l["level"], "metrics": {"ttft_mean": {
+                "measured": l["metrics"]["ttft_mean"]["measured"],
+                "predicted": SAVE_TRUE[l["level"]][0] * f}}} for l in d["levels"]]
+            out.append({"levels": lv})
+        return out
+    right = with_pred(cached, cached_factor)
+    ctl = [("no cache", with_pred(cached, control_factor))]
+    return lc.judge_saving(right, uncached, ctl)[0]
+
+
+# the cache-less model predicts cached = uncached TTFT: x400/170 at c=1
+NOCACHE = 400.0 / 170.0
+check("saving: exact model, quiet runs", saving_verdict(0.03, 1.0, NOCACHE), lc.PASS)
+check("saving: cached TTFT predicted x1.6 (saving 35 pp short)",
+      saving_verdict(0.03, 1.6, NOCACHE), lc.FAIL)
+# over 200 seeded runs (printing silenced): an exact model never fails on
+# runs of 10% noise, and runs of 40% are mostly too noisy to decide; two
+# measurements that agree by chance while both are off make the rest fail
+# (measured: 17 of 300, 5.7%; a bound read off two runs cannot see that)
+def saving_rates(noise):
+    import contextlib
+    import io
+    n = {lc.PASS: 0, lc.FAIL: 0, lc.INCONCLUSIVE: 0}
+    for seed in range(200):
+        with contextlib.redirect_stdout(io.StringIO()):
+            n[saving_verdict(noise, 1.0, NOCACHE, seed=seed)] += 1
+    return n
+
+
+quiet, loud = saving_rates(0.1), saving_rates(0.4)
+print("saving: exact model over 200 runs: noise 10%% %s, 40%% %s" % (quiet, loud))
+check("saving: exact model never fails on 10% runs", lc.FAIL if quiet[lc.FAIL] else lc.PASS,
+      lc.PASS)
+check("saving: 40% runs mostly inconclusive, rarely failed",
+      lc.INCONCLUSIVE if loud[lc.INCONCLUSIVE] >= 150 and loud[lc.FAIL] <= 20 else lc.FAIL,
+      lc.INCONCLUSIVE)
+check("saving: a control as good as the model cannot have failed",
+      saving_verdict(0.03, 1.0, 1.0), lc.INCONCLUSIVE)
 print("livecheck: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
