@@ -109,7 +109,9 @@ static const sb_cli_opt opts[] = {
 		   "new tokens; records carry prefix_group (the conversation),\n"
 		   "turn and prefix_tokens (the history)"),
 	SB_CLI_FN("turns", &W->turns, "N|DIST", sb_flag_parse_turns,
-		  "turns per conversation (default 4)"),
+		  "turns per conversation (default 4); with --mode rate\n"
+		  "--levels LIST: conversations begun per second, each next\n"
+		  "turn sent --think after the last answer"),
 	SB_CLI_FN("think", &W->think_s, "S|DIST", sb_flag_parse_think,
 		  "closed loop: pause between a worker's requests (s);\n"
 		  "conversations: between an answer and the next turn"),
@@ -225,9 +227,10 @@ static int set_load(sb_workload *w, sb_error *e)
 		return sb_error_set(e, "give --concurrency LIST or --mode rate --levels LIST");
 	if (cmd.convs.n && !sb_workload_is_conversation(w))
 		w->turns = (sb_dist){ SB_DIST_DET, SB_WORKLOAD_TURNS, 0 };
-	if (!cmd.convs.n && sb_workload_is_conversation(w))
-		return sb_error_set(e, "--turns needs --conversations LIST (conversations are "
-				       "measured in closed loop)");
+	if (cmd.conc.n && sb_workload_is_conversation(w))
+		return sb_error_set(e, "--turns: give --conversations LIST for a closed loop of "
+				       "conversations (or --mode rate --levels LIST: conversations "
+				       "begun per second)");
 	const sb_cli_list *l = cmd.conc.n ? &cmd.conc : cmd.convs.n ? &cmd.convs : &cmd.levels;
 	return sb_workload_set_levels(w, rate ? SB_MODE_RATE : SB_MODE_CONCURRENCY, l->v, l->n,
 				      cmd.conc.n ? "--concurrency"

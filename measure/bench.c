@@ -251,6 +251,17 @@ static void conversation_answer(run *r, long id, const sb_stream *st, const char
 	free(text);
 }
 
+/* The driver's follow callback (open loop): a conversation's next turn,
+ * after the user's think time. */
+static double on_follow(void *ud, long id)
+{
+	run *r = ud;
+	if (!r->conv || !sb_conversations_continues(r->conv, id))
+		return -1;
+	double th = sb_dist_sample(&r->w->think_s, r->rng_think);
+	return th > 0 ? th : 0;
+}
+
 /* The driver's ended callback: a conversation's answer; request id's slot
  * is free again. */
 static void on_ended(void *ud, long id, const sb_stream *st, const char *err_class)
@@ -572,6 +583,12 @@ static int level_phase(run *r, double level, sb_phase *ph, double **arr, sb_erro
 	ph->arrivals = *arr;
 	ph->n_arrivals = n;
 	r->total = (long)n;
+	if (r->conv) {
+		/* conversations begin at the arrivals, the turns follow: the
+		 * count caps them all */
+		ph->follow = on_follow;
+		ph->count = w->duration_s > 0 ? -1 : w->requests;
+	}
 	return 0;
 }
 
@@ -836,10 +853,6 @@ static int conversation_check(const sb_workload *w, const sb_bench_opts *o, sb_e
 {
 	if (!sb_workload_is_conversation(w))
 		return 0;
-	if (w->mode != SB_MODE_CONCURRENCY)
-		return sb_error_set(e, "conversations are measured in closed loop (--conversations C); "
-				       "open-loop conversations are simulated only (sbsim --rate R "
-				       "--turns T)");
 	if (o->trace || o->reuse_prompt)
 		return sb_error_set(e, "conversations build each prompt from the history; a trace "
 				       "or a reused prompt cannot be one");

@@ -48,7 +48,7 @@ void sb_conversations_reset(sb_conversations *c)
 	for (size_t i = 0; i < c->n_d; i++)
 		end_dialog(&c->d[i]);
 	for (size_t i = 0; i < c->cap_ids; i++)
-		c->ids[i].dialog = -1;
+		c->ids[i] = (sent){ -1, -1, -1, -1 };
 }
 
 void sb_conversations_free(sb_conversations *c)
@@ -82,6 +82,19 @@ static long begin(sb_conversations *c, const gsl_rng *rng)
 	g->turns = sb_workload_len(&c->turns, rng);
 	g->history = 0;
 	return (long)i;
+}
+
+/* The entry of the conversation request id belongs to, while it is open
+ * and id its latest turn (-1: none: over, failed, or not a turn). */
+static long live_dialog(const sb_conversations *c, long id)
+{
+	if (id < 0 || (size_t)id >= c->cap_ids || c->ids[id].dialog < 0)
+		return -1;
+	const sent *x = &c->ids[id];
+	const dialog *g = &c->d[x->dialog];
+	if (!g->messages || g->number != x->number || g->turn != x->turn)
+		return -1;
+	return x->dialog;
 }
 
 /* Room for request id in c->ids. */
@@ -131,13 +144,9 @@ int sb_conversations_turn(sb_conversations *c, long id, long prev, const char *t
 	memset(t, 0, sizeof(*t));
 	if (id < 0 || grow_ids(c, id) < 0)
 		return -ENOMEM;
-	long k = prev >= 0 && (size_t)prev < c->cap_ids ? c->ids[prev].dialog : -1;
-	if (k < 0 || !c->d[k].messages || c->d[k].turn >= c->d[k].turns) {
-		if (k >= 0 && c->d[k].messages)
-			end_dialog(&c->d[k]);
-		if ((k = begin(c, rng)) < 0)
-			return -ENOMEM;
-	}
+	long k = live_dialog(c, prev);
+	if (k < 0 && (k = begin(c, rng)) < 0)
+		return -ENOMEM;
 	dialog *g = &c->d[k];
 	if (json_array_append_new(g->messages,
 				  json_pack("{s:s,s:s}", "role", "user", "content", text)) < 0)
@@ -156,19 +165,23 @@ int sb_conversations_turn(sb_conversations *c, long id, long prev, const char *t
 void sb_conversations_answer(sb_conversations *c, long id, const char *answer, size_t len,
 			     long prompt_tokens, long output_tokens)
 {
-	if (id < 0 || (size_t)id >= c->cap_ids || c->ids[id].dialog < 0)
+	long k = live_dialog(c, id);
+	if (k < 0)
 		return;
-	dialog *g = &c->d[c->ids[id].dialog];
-	if (!g->messages)
-		return;
+	dialog *g = &c->d[k];
 	json_t *m = answer ? json_pack("{s:s,s:s%}", "role", "assistant", "content", answer, len)
 			   : NULL;
-	if (!m || json_array_append_new(g->messages, m) < 0) {
-		g->turn = g->turns; /* failed (or no memory): the conversation ends */
+	if (!m || json_array_append_new(g->messages, m) < 0 || g->turn >= g->turns) {
+		end_dialog(g); /* its last turn, or failed (or no memory) */
 		return;
 	}
 	g->history = (prompt_tokens >= 0 ? prompt_tokens : g->history) +
 		     (output_tokens >= 0 ? output_tokens : 0);
+}
+
+int sb_conversations_continues(const sb_conversations *c, long id)
+{
+	return live_dialog(c, id) >= 0;
 }
 
 int sb_conversations_of(const sb_conversations *c, long id, sb_conv_turn *t)

@@ -1,9 +1,10 @@
-/* conversation.h — the conversations a closed-loop measurement holds: each
- * worker carries on its conversation turn by turn, every turn's prompt the
- * whole history so far (earlier user messages and the answers as the
- * server returned them) and then a new user message; a conversation's last
- * turn answered (or a turn failed), the worker begins a new one.
- *
+/* conversation.h — the conversations a measurement holds, each going on
+ * turn by turn, every turn's prompt the whole history so far (earlier user
+ * messages and the answers as the server returned them) and then a new
+ * user message. Closed loop: a worker's next request is its conversation's
+ * next turn, a new conversation once the last turn was answered (or a turn
+ * failed). Open loop: conversations begin at the arrivals, and each next
+ * turn is the driver's follow-up of the last one (sb_conversations_continues). *
  * Chat APIs send the history as messages; completion APIs as one text, each
  * answer appended right after the prompt it answered (as the server's own
  * prompt cache holds it) and each new user message after a newline.
@@ -46,9 +47,12 @@ int sb_conversations_turn(sb_conversations *c, long id, long prev, const char *t
 			  const gsl_rng *rng, int want_prompt, sb_conv_turn *t);
 /* Request id ended: its answer (NULL: it failed, and its conversation ends
  * there), and the server's counts of its prompt and answer tokens (-1:
- * unknown). */
+ * unknown). A conversation's last turn answered, it is over. */
 void sb_conversations_answer(sb_conversations *c, long id, const char *answer, size_t len,
 			     long prompt_tokens, long output_tokens);
+/* Whether request id's conversation has a turn after it (id answered, its
+ * latest, not failed). */
+int sb_conversations_continues(const sb_conversations *c, long id);
 /* What request id was: 0 and *t filled (without messages or prompt), or
  * -1 when it was not a turn of this phase. */
 int sb_conversations_of(const sb_conversations *c, long id, sb_conv_turn *t);

@@ -79,6 +79,8 @@ struct sb_driver {
 	long *ready_prev;      /* ... each one's last request (-1: none) */
 	waiter *pending;       /* closed loop: workers thinking */
 	size_t n_pending;
+	waiter *follow;        /* open loop: follow-ups due (ph->follow) */
+	size_t n_follow, cap_follow;
 	int nomem;
 	req *done_head, *done_tail; /* finished, not yet reported (FIFO) */
 	req **owner;           /* by socket: the request curl last said uses it */
@@ -459,6 +461,25 @@ static int retry_dead_reuse(sb_driver *d, req *r, CURLcode res)
  * the partial file: the costly part) is queued and made by report_done()
  * a slice at a time, so that a wave of completions does not hold up the
  * reading of the streams still running. abandon: not reported at all. */
+/* Open loop: the request following `id` is due `dt` s after now (dt < 0:
+ * none). Out of memory it is dropped (the phase sends fewer). */
+static void follow_later(sb_driver *d, long id, double now, double dt)
+{
+	if (!(dt >= 0))
+		return;
+	if (d->n_follow == d->cap_follow) {
+		size_t cap = d->cap_follow ? 2 * d->cap_follow : 16;
+		waiter *w = realloc(d->follow, cap * sizeof(*w));
+		if (!w) {
+			d->nomem = 1;
+			return;
+		}
+		d->follow = w;
+		d->cap_follow = cap;
+	}
+	d->follow[d->n_follow++] = (waiter){ now + dt, id };
+}
+
 static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 {
 	if (!abandon && retry_dead_reuse(d, r, res))
@@ -510,6 +531,8 @@ static void finish(sb_driver *d, req *r, CURLcode res, int abandon)
 	r->t_done = t_end;
 	if (ph->ended)
 		ph->ended(ph->ud, r->id, &r->st, cls);
+	if (ph->mode != SB_MODE_CONCURRENCY && ph->follow)
+		follow_later(d, r->id, now, ph->follow(ph->ud, r->id));
 	if (ph->inflight)
 		ph->inflight(ph->ud, now - d->t0, -1);
 	r->next_done = NULL;
@@ -636,6 +659,7 @@ void sb_driver_free(sb_driver *d)
 	free(d->active);
 	free(d->pending);
 	free(d->ready_prev);
+	free(d->follow);
 	free(d->rep_inflight);
 	if (d->multi)
 		curl_multi_cleanup(d->multi);
@@ -671,22 +695,56 @@ static void kick(sb_driver *d)
 	curl_multi_socket_action(d->multi, CURL_SOCKET_TIMEOUT, 0, &running);
 }
 
-/* Open loop: starts every arrival due by now and hands them to curl at once
- * (so the request leaves now, not after the rest of this loop turn). */
+/* Whether the open-loop phase may start another request (its count). */
+static int open_room(const sb_driver *d, long sent)
+{
+	return d->ph->count <= 0 || sent < d->ph->count;
+}
+
+/* Open loop: starts every arrival and follow-up due by now, in their order,
+ * and hands them to curl at once (so the request leaves now, not after the
+ * rest of this loop turn). Request ids count the sends. */
 static int send_due(sb_driver *d, size_t *next_arr, long *sent, double now, sb_error *e)
 {
 	const sb_phase *ph = d->ph;
 	int started = 0;
-	while (*next_arr < ph->n_arrivals && d->t0 + ph->arrivals[*next_arr] <= now) {
-		if (start(d, (long)*next_arr, d->t0 + ph->arrivals[*next_arr], -1) < 0)
+	for (;;) {
+		double ta = *next_arr < ph->n_arrivals ? d->t0 + ph->arrivals[*next_arr] : INFINITY;
+		size_t fi = 0;
+		for (size_t i = 1; i < d->n_follow; i++)
+			if (d->follow[i].due < d->follow[fi].due)
+				fi = i;
+		double tf = d->n_follow ? d->follow[fi].due : INFINITY;
+		double t = ta < tf ? ta : tf;
+		if (!(t <= now) || !open_room(d, *sent))
+			break;
+		long prev = -1;
+		if (tf < ta) {
+			prev = d->follow[fi].prev;
+			d->follow[fi] = d->follow[--d->n_follow];
+		} else {
+			(*next_arr)++;
+		}
+		if (start(d, *sent, t, prev) < 0)
 			return sb_error_code(e, -ENOMEM, "out of memory starting a request");
-		(*next_arr)++;
 		(*sent)++;
 		started = 1;
 	}
 	if (started)
 		kick(d);
 	return 0;
+}
+
+/* Open loop: when the next arrival or follow-up is due (-1: none, or the
+ * count is reached). */
+static double next_open_due(const sb_driver *d, size_t next_arr, long sent)
+{
+	const sb_phase *ph = d->ph;
+	double t = next_arr < ph->n_arrivals ? d->t0 + ph->arrivals[next_arr] : INFINITY;
+	for (size_t i = 0; i < d->n_follow; i++)
+		if (d->follow[i].due < t)
+			t = d->follow[i].due;
+	return isfinite(t) && open_room(d, sent) ? t : -1;
 }
 
 /* One sb_driver_run's counters and clocks, kept between loop turns. */
@@ -707,6 +765,7 @@ static int run_setup(sb_driver *d, const sb_phase *ph, run_state *L, sb_error *e
 	d->ph = ph;
 	d->finished = 0;
 	d->n_pending = 0;
+	d->n_follow = 0;
 	d->nomem = 0;
 	d->rr_next = 0;
 	L->closed = ph->mode == SB_MODE_CONCURRENCY;
@@ -769,15 +828,13 @@ static int send_closed(sb_driver *d, run_state *L, double now, double *next_due,
  * scheduled, or -1. Returns 0, or -ENOMEM (e set). */
 static int send_turn(sb_driver *d, run_state *L, double now, double *next_due, sb_error *e)
 {
-	const sb_phase *ph = d->ph;
 	*next_due = -1;
 	if (L->closed)
 		return send_closed(d, L, now, next_due, e);
 	int ret = send_due(d, &L->next_arr, &L->sent, now, e);
 	if (ret < 0)
 		return ret;
-	if (L->next_arr < ph->n_arrivals)
-		*next_due = d->t0 + ph->arrivals[L->next_arr];
+	*next_due = next_open_due(d, L->next_arr, L->sent);
 	return 0;
 }
 
@@ -786,7 +843,7 @@ static int more_to_send(const sb_driver *d, const run_state *L, double now)
 {
 	const sb_phase *ph = d->ph;
 	if (!L->closed)
-		return L->next_arr < ph->n_arrivals;
+		return next_open_due(d, L->next_arr, L->sent) >= 0;
 	return (ph->count < 0 || L->sent < ph->count) &&
 	       (ph->duration_s <= 0 || now - d->t0 < ph->duration_s);
 }

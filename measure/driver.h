@@ -69,7 +69,8 @@ typedef struct sb_driver_done {
 typedef struct sb_phase {
 	sb_mode mode;
 	long concurrency;         /* closed loop: workers */
-	long count;               /* closed loop: requests to send; < 0 unlimited */
+	long count;               /* closed loop: requests to send; < 0 unlimited
+				     (open loop with follow: at most that many) */
 	double duration_s;        /* closed loop: stop sending after; <= 0 never */
 	const double *arrivals;   /* open loop: send times (s), ascending; borrowed */
 	size_t n_arrivals;
@@ -79,8 +80,9 @@ typedef struct sb_phase {
 	 * and in *group its prompt's prefix group (-1: none; the router's
 	 * prefix-affinity reads it); NULL fails the phase with -ENOMEM.
 	 * prev: closed loop, the request this worker sent last in the phase
-	 * (-1: its first; open loop always -1), so that a worker can carry
-	 * on a conversation. */
+	 * (-1: its first); open loop, the request it follows (follow; -1 for
+	 * an arrival), so that a conversation goes on. Open-loop ids count
+	 * every send, arrivals and follow-ups, in the order started. */
 	char *(*body)(void *ud, long id, long prev, long *group);
 	void (*done)(void *ud, const sb_driver_done *d);
 	/* Called after sends and completions (at most every ~100 ms); may be NULL. */
@@ -93,6 +95,11 @@ typedef struct sb_phase {
 	 * its error (NULL: it succeeded), st NULL when abandoned; may be NULL. */
 	void (*ended)(void *ud, long id, const sb_stream *st, const char *err_class);
 	int keep_text;            /* keep each answer's text for ended (st->text) */
+	/* Open loop: after request id ended (and `ended`), the seconds until the
+	 * request that follows it is sent (a conversation's next turn: body
+	 * gets id as its prev), < 0 for none; NULL: nothing follows. count > 0
+	 * then caps the phase's sends, arrivals and follow-ups together. */
+	double (*follow)(void *ud, long id);
 	void *ud;
 	/* A fleet (sb_driver_opts.n_urls >= 2): picks each request's endpoint;
 	 * its n must be n_urls. NULL: round-robin from endpoint 0. Borrowed. */

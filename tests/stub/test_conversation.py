@@ -10,7 +10,10 @@ for the others), each record's prompt_tokens and prefix_tokens are those,
 its prefix_group names its conversation and turn counts 1..T in the order
 sent, each turn sent after the one before it was answered (by --think
 later: 0.1 s), C conversations at a time; results' workload says the
-turns. A turn that
+turns. Open loop (--mode rate --levels 4 --turns 3 --think 0.05): the
+sends, conversations begun and their turns, are the 12 asked for, each
+next turn scheduled 0.05 s after the last answer (the think time is fixed
+here), with its history. A turn that
 fails (the stub's HTTP 500 on every 4th request) ends its conversation: no
 later turn of it is sent. Refused with exit 2 naming what is wrong:
 --turns without --conversations, --conversations beside --mode rate,
@@ -96,6 +99,28 @@ def test(argv):
         bad = [i for i, r in enumerate(rs) if st.err_class(r)]
         if bad and bad[0] != len(rs) - 1:
             st.fail(f"faults: conversation {k} went on after its failed turn")
+    # open loop: conversations begun at 4/s, each next turn 0.05 s after
+    # the last answer; the 12 sends in all capped, records scheduled so
+    p, port = st.start_stub(stub, "--port", 0, "--ttft-ms", 2, "--itl-ms", 1)
+    out = os.path.join(d, "open.json")
+    rc, res, _, err = st.run_client(servebench, port, out, "--mode", "rate", "--levels", 4,
+                                    "--turns", TURNS, "--think", 0.05, "--num-requests", REQS,
+                                    "--input-len", IN, "--output-len", OUT, "--seed", 3)
+    st.stop(p)
+    if rc != 0 or res is None:
+        st.fail(f"open loop: exit {rc}: {err}")
+    reqs = st.all_requests(res)
+    if len(reqs) != REQS:
+        st.fail(f"open loop: {len(reqs)} requests, want {REQS}")
+    for k, rs in by_conversation(reqs).items():
+        if [r["turn"] for r in rs] != list(range(1, len(rs) + 1)):
+            st.fail(f"open loop: conversation {k} turns {[r['turn'] for r in rs]}")
+        for a, b in zip(rs, rs[1:]):
+            if abs(b["t_scheduled_s"] - a["t_done_s"] - 0.05) > 0.01 or \
+               b["prompt_tokens"] != IN * b["turn"] + OUT * (b["turn"] - 1):
+                st.fail(f"open loop: conversation {k} turn {b['turn']} scheduled "
+                        f"{b['t_scheduled_s'] - a['t_done_s']:.3f} s after the last answer, "
+                        f"prompt {b['prompt_tokens']}")
     refused(servebench, ["--concurrency", 1, "--turns", 3], ["--turns", "--conversations"])
     refused(servebench, ["--conversations", 2, "--mode", "rate", "--levels", 1],
             ["--conversations", "--levels"])
