@@ -20,7 +20,11 @@ static int replay(const sb_trace *tr, const sb_model *m, const sb_sbsim_trace *t
 	int rc = rq && pd ? 0 : sb_error_code(e, -ENOMEM, "out of memory");
 	for (size_t i = 0; rc == 0 && i < tr->n; i++)
 		rq[i] = (sb_replay_req){ .t_sched_s = tr->r[i].t_s, .prompt_tokens = tr->r[i].in_len,
-					.output_tokens = tr->r[i].out_len, .slot = -1 };
+					.output_tokens = tr->r[i].out_len, .slot = -1,
+					.blocks = tr->r[i].n_blocks ? tr->blocks + tr->r[i].first_block
+								    : NULL,
+					.n_blocks = tr->r[i].n_blocks,
+					.block_tokens = SB_TRACE_BLOCK_TOKENS };
 	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = t->seed, .no_noise = t->no_noise };
 	if (rc == 0)
 		rc = sb_sim_replay(m, &ro, rq, tr->n, pd, NULL, e);
@@ -67,8 +71,11 @@ static void print_level(const sb_sbsim_trace *t, const sb_trace *tr, const sb_mo
 	for (size_t i = 0; i < tr->n; i++)
 		shared += tr->r[i].shared_blocks > 0;
 	if (shared)
-		printf("note: %zu requests share a prefix with an earlier one (hash_ids); the model "
-		       "has no prompt cache, so they are simulated in full\n", shared);
+		printf("note: %zu requests share a prefix with an earlier one (hash_ids: %d-token "
+		       "blocks); %s\n", shared, SB_TRACE_BLOCK_TOKENS,
+		       m->prompt_cache == SB_PCACHE_NONE
+			       ? "the model has no prompt cache, so they are simulated in full"
+			       : "the model's prompt cache reuses what it holds of them");
 }
 
 /* The results document: the model as target, one level with its records,

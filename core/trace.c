@@ -46,7 +46,25 @@ typedef struct rows {
 	/* Mooncake's hash ids seen so far: an open-addressing set */
 	long *ids;
 	size_t n_ids, cap_ids;
+	/* every row's hash ids, in file order (row.first_block) */
+	long *pool;
+	size_t n_pool, cap_pool;
 } rows;
+
+/* Appends id to b's pool; -1 out of memory. */
+static int pool_add(rows *b, long id)
+{
+	if (b->n_pool == b->cap_pool) {
+		size_t nc = b->cap_pool ? 2 * b->cap_pool : 4096;
+		long *p = realloc(b->pool, nc * sizeof(*p));
+		if (!p)
+			return -1;
+		b->pool = p;
+		b->cap_pool = nc;
+	}
+	b->pool[b->n_pool++] = id;
+	return 0;
+}
 
 static sb_trace_req *row_add(rows *b)
 {
@@ -118,13 +136,14 @@ static int mooncake_blocks(rows *b, sb_trace_req *q, const json_t *ids, const ch
 		return sb_error_set(e, "%s:%zu: hash_ids: expected an array of block ids", name,
 				    line);
 	int leading = 1;
+	q->first_block = b->n_pool;
 	for (size_t i = 0; i < json_array_size(ids); i++) {
 		const json_t *v = json_array_get(ids, i);
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return sb_error_set(e, "%s:%zu: hash_ids[%zu]: expected a whole number >= 0",
 					    name, line, i);
 		int seen = id_seen(b, (long)json_integer_value(v));
-		if (seen < 0)
+		if (seen < 0 || pool_add(b, (long)json_integer_value(v)) < 0)
 			return sb_error_code(e, -ENOMEM, "out of memory");
 		leading = leading && seen;
 		q->shared_blocks += leading;
@@ -357,7 +376,9 @@ static int finish(rows *b, const sb_trace_opts *o, const char *name, sb_trace *t
 	t->n = k;
 	t->clamped = b->clamped;
 	t->span_s = b->r[k - 1].t_s;
+	t->blocks = b->pool;
 	b->r = NULL;
+	b->pool = NULL;
 	return 0;
 }
 
@@ -375,6 +396,7 @@ int sb_trace_parse(const char *text, size_t len, const char *name, const sb_trac
 		rc = finish(&b, o, name, t, e);
 	free(b.r);
 	free(b.ids);
+	free(b.pool);
 	return rc;
 }
 
@@ -419,5 +441,6 @@ void sb_trace_fini(sb_trace *t)
 	if (!t)
 		return;
 	free(t->r);
+	free(t->blocks);
 	memset(t, 0, sizeof(*t));
 }

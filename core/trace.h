@@ -6,8 +6,10 @@
  *   Mooncake JSONL     one JSON object a line: "timestamp" (ms), "input_length",
  *                      "output_length", "hash_ids" (ids of the prompt's
  *                      512-token blocks; requests sharing ids share that
- *                      prefix: kept as n_blocks and the count of blocks seen
- *                      before, not yet simulated or sent as shared text)
+ *                      prefix: kept per request, with the count of leading
+ *                      blocks an earlier request had; sbsim's prompt cache
+ *                      reuses them, `servebench run` does not yet send them
+ *                      as shared text)
  *   Azure LLM trace    CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens
  *                      (TIMESTAMP "YYYY-MM-DD HH:MM:SS[.fraction]", UTC)
  *   BurstGPT           CSV with the header Timestamp,Model,Request tokens,
@@ -34,13 +36,18 @@ typedef struct sb_trace_req {
 	double t_s;        /* send time, s from the (window's) first request */
 	long in_len;       /* prompt tokens >= 1 */
 	long out_len;      /* output tokens >= 1 */
-	long n_blocks;     /* Mooncake: prefix blocks (hash ids); else 0 */
+	long n_blocks;     /* Mooncake: prefix blocks (hash ids); else 0 ... */
+	size_t first_block;/* ... their ids: sb_trace.blocks[first_block...] */
 	long shared_blocks;/* Mooncake: of those, the leading ones an earlier
 			      request of the trace already had; else 0 */
 } sb_trace_req;
 
+/* Mooncake's block size: tokens per hash id. */
+#define SB_TRACE_BLOCK_TOKENS 512
+
 typedef struct sb_trace {
 	sb_trace_req *r;   /* n requests, by send time */
+	long *blocks;      /* every request's hash ids (Mooncake), by first_block */
 	size_t n;
 	const char *format;/* "mooncake", "azure", "burstgpt" (static) */
 	size_t skipped;    /* rows left out: failed (BurstGPT) or outside the window */

@@ -640,6 +640,30 @@ static void shared_note(sim *s, server *v, long g, long len)
 		v->held[g] = len;
 }
 
+/* Tokens of a trace request's leading blocks the cache holds: its slot's
+ * last prompt's (slot cache) or any prefilled here before (shared). */
+static long blocks_held(const server *v, const slot *sl, const req *r)
+{
+	long k = 0;
+	if (v->pcache == SB_PCACHE_SLOT)
+		k = sb_blocks_common(sl->cache_blocks, sl->n_cache_blocks, r->blocks, r->n_blocks);
+	else if (v->pcache == SB_PCACHE_SHARED)
+		while (k < r->n_blocks && sb_blockset_has(&v->blocks, r->blocks[k]))
+			k++;
+	return k * r->block_tokens;
+}
+
+/* v's shared cache holds r's blocks from now on (prefilled); s->oom on
+ * failure. */
+static void blocks_note(sim *s, server *v, const req *r)
+{
+	if (v->pcache != SB_PCACHE_SHARED)
+		return;
+	for (long i = 0; i < r->n_blocks; i++)
+		if (sb_blockset_add(&v->blocks, r->blocks[i]) < 0)
+			s->oom = 1;
+}
+
 /* Prompt tokens of r that slot sl of v finds already computed (model
  * prompt_cache: the part of its shared prefix the cache holds, whole blocks
  * for a vllm engine, never the whole prompt); the slot holds r's prompt
@@ -647,14 +671,20 @@ static void shared_note(sim *s, server *v, long g, long len)
 static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 {
 	(void)s;
-	long held = 0;
-	if (r->group >= 0 && v->pcache == SB_PCACHE_SLOT)
+	long held = 0, prefix = r->prefix;
+	if (r->blocks) {
+		held = blocks_held(v, sl, r);
+		prefix = held;
+	} else if (r->group >= 0 && v->pcache == SB_PCACHE_SLOT) {
 		held = sl->cache_group == r->group ? sl->cache_len : 0;
-	else if (r->group >= 0 && v->pcache == SB_PCACHE_SHARED)
+	} else if (r->group >= 0 && v->pcache == SB_PCACHE_SHARED) {
 		held = shared_held(v, r->group);
+	}
 	sl->cache_group = r->group;
 	sl->cache_len = r->in_len;
-	long c = r->prefix < held ? r->prefix : held;
+	sl->cache_blocks = r->blocks;
+	sl->n_cache_blocks = r->n_blocks;
+	long c = prefix < held ? prefix : held;
 	if (c > r->in_len - 1)
 		c = r->in_len - 1;
 	if (v->vllm)
@@ -912,6 +942,8 @@ static void on_run_end(sim *s, server *v, double T)
 					r->t_first = T;
 				if (r->group >= 0)
 					shared_note(s, v, r->group, r->in_len);
+				if (r->blocks)
+					blocks_note(s, v, r);
 				sl->gen = r->gen_done + 1;
 				sl->state = SL_DECODE;
 				if (sl->gen >= sl->out_len)
@@ -1062,6 +1094,9 @@ static void on_gen(sim *s, double t, long arg, long c)
 	r->group = -1;
 	r->prefix = r->cached = 0;
 	r->conv = -1;
+	r->blocks = idx >= 0 && s->rq[idx].n_blocks > 0 ? s->rq[idx].blocks : NULL;
+	r->n_blocks = r->blocks ? s->rq[idx].n_blocks : 0;
+	r->block_tokens = r->blocks ? s->rq[idx].block_tokens : 0;
 	if (idx < 0 && !s->service_mode && s->conversations) {
 		if (s->src == SRC_CLOSED)
 			c = arg;
@@ -1223,6 +1258,8 @@ long sim_submit(sim *s, double t, long in_len, long out_len)
 	r->slot = r->want_slot = -1;
 	r->group = -1;
 	r->conv = -1;
+	r->blocks = NULL;
+	r->n_blocks = r->block_tokens = 0;
 	gen_send(s, ri, t);
 	return s->oom ? -1 : ri;
 }

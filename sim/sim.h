@@ -214,6 +214,11 @@ typedef struct sb_replay_req {
 	double pause_s;        /* ... a next turn: sent this long after the turn
 				  before it ended (the measured pause; other
 				  requests: sb_replay_opts.think_s) */
+	const long *blocks;    /* a trace's prompt blocks (Mooncake hash_ids:
+				  requests whose leading ids agree share that
+				  prefix), borrowed; NULL: none ... */
+	long n_blocks;         /* ... how many */
+	long block_tokens;     /* ... and the tokens of each */
 } sb_replay_req;
 
 typedef struct sb_replay_pred {

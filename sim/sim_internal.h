@@ -13,6 +13,7 @@
 #include "event_heap.h"
 #include "router.h"
 #include "stepnoise.h"
+#include "blockset.h"
 #include "timers.h"
 #include "whist.h"
 
@@ -51,6 +52,8 @@ typedef struct req {
 	long cached;    /* prompt tokens its slot found computed (prompt_cache) */
 	long conv;      /* conversation workloads: its conversation's entry in
 			   s->convs (-1: none) */
+	const long *blocks; /* replay: its prompt's blocks (sb_replay_req) */
+	long n_blocks, block_tokens;
 	long gen_done;  /* vllm: tokens produced before its last preemption */
 	int preempts;   /* vllm: times it was preempted */
 } req;
@@ -76,6 +79,8 @@ typedef struct slot {
 			     it last held (-1: none) ... */
 	long cache_len;   /* ... and its tokens held (the prompt, and once
 			     answered the answer too) */
+	const long *cache_blocks; /* or its blocks (a trace's, borrowed) */
+	long n_cache_blocks;
 	long pos;       /* prompt tokens prefilled */
 	long restore;   /* reused prompt tokens whose cost (per_cached_token) the
 			   prompt's first step still pays */
@@ -99,6 +104,7 @@ typedef struct server {
 			   its longest prompt (and answer) computed here (n_held
 			   entries, grown lazily; 0: none) */
 	long n_held;
+	sb_blockset blocks; /* prompt_cache shared: the trace blocks prefilled here */
 	long seq;       /* admissions so far (slot.seq) */
 	long max_queue, batch_tokens;
 	double noise_cv, prefill_cv;

@@ -32,6 +32,7 @@ void sim_free(sim *s)
 		free(s->srv[i].q);
 		free(s->srv[i].slots);
 		free(s->srv[i].held);
+		sb_blockset_fini(&s->srv[i].blocks);
 		free(s->srv[i].freeslot);
 	}
 	free(s->srv);
@@ -89,6 +90,8 @@ static int server_init(sim *s, server *v, const sb_model *m, int group)
 		v->slots[i].r = -1;
 		v->slots[i].cache_group = -1;
 		v->slots[i].cache_len = 0;
+		v->slots[i].cache_blocks = NULL;
+		v->slots[i].n_cache_blocks = 0;
 		/* per-slot: which slot was released longest ago is not known
 		 * at a level's start (the server's history decides it), so
 		 * the order is drawn; it sets which slots requests share */
@@ -391,6 +394,12 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 					    i, reqs[i].prefix_tokens, reqs[i].prefix_group,
 					    reqs[i].prompt_tokens);
 	}
+	for (size_t i = 0; i < n; i++)
+		if (reqs[i].n_blocks < 0 || (reqs[i].n_blocks > 0 &&
+					     (!reqs[i].blocks || reqs[i].block_tokens < 1)))
+			return sb_error_set(e, "replay: request %zu names %ld prompt blocks of %ld "
+					       "tokens (need their ids and at least 1 token each)",
+					    i, reqs[i].n_blocks, reqs[i].block_tokens);
 	if (ro->mode == SB_MODE_CONCURRENCY && ro->concurrency < 1)
 		return sb_error_set(e, "replay: concurrency %d must be at least 1", ro->concurrency);
 	if (ro->fleet && sb_fleet_validate(ro->fleet, e) < 0)

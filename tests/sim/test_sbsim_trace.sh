@@ -3,6 +3,8 @@
 # format (tests/sim/data/traces) replays every request it keeps; --json's
 # results read back by --compare reproduce themselves exactly (no noise);
 # --trace-speedup, --trace-window and --requests take the right requests;
+# Mooncake's shared blocks reused by a slot or shared prompt cache (known
+# answers, below);
 # bad combinations and a bad trace exit 2 naming what is wrong.
 set -u
 SBSIM=$1 MODEL=$2 D=$3
@@ -24,6 +26,31 @@ ok --model-file "$MODEL" --trace "$D/mooncake.jsonl" --trace-window 0.4,1.2
 has "$T/out" "2 requests over 0.5 s"
 ok --model-file "$MODEL" --trace "$D/mooncake.jsonl" --requests 3
 has "$T/out" "3 requests over 0.5 s"
+
+# Mooncake's hash_ids through a prompt cache, known answers (1 slot, 5 ms
+# overhead, 0.1 ms per prefilled and 0.01 per reused token, no noise): a
+# 1200-token prompt of blocks 0,1,2 (TTFT 125 ms), 10 s later 1100 tokens
+# of blocks 0,1,3 reusing 2 blocks of 512 (5 + 7.6 + 10.24 = 22.84 ms; 115
+# without a cache), then 600 tokens of new blocks (65 ms)
+cat > "$T/cache.jsonl" <<'JSONL'
+{"timestamp": 0, "input_length": 1200, "output_length": 2, "hash_ids": [0, 1, 2]}
+{"timestamp": 10000, "input_length": 1100, "output_length": 2, "hash_ids": [0, 1, 3]}
+{"timestamp": 20000, "input_length": 600, "output_length": 2, "hash_ids": [4, 5]}
+JSONL
+for pc in shared slot none; do
+	cat > "$T/m-$pc.json" <<JSON
+{"schema": "servebench.model/1", "name": "trace cache", "overhead_ms": 5.0, "overhead_sd_ms": 0,
+ "server": {"slots": 1, "max_queue": -1, "batch_tokens": 4096, "prompt_cache": "$pc"},
+ "step_ms": {"decode_ms": {"1": 10.0}, "per_kv_token": 0, "per_prefill_token": 0.1,
+             "per_cached_token": 0.01}, "noise": {"kind": "none", "cv": 0}}
+JSON
+	ok --model-file "$T/m-$pc.json" --trace "$T/cache.jsonl" --no-noise --json "$T/c-$pc.json"
+	want=$([ $pc = none ] && echo "[125.0, 115.0, 65.0]" || echo "[125.0, 22.84, 65.0]")
+	got=$(field "$T/c-$pc.json" "[round(r['ttft_ms'], 6) for r in d['levels'][0]['requests']]")
+	[ "$got" = "$want" ] || { echo "FAIL: hash_ids, $pc cache: TTFT $got, want $want"; fails=$((fails+1)); }
+	ok --model-file "$T/m-$pc.json" --trace "$T/cache.jsonl" --no-noise
+	[ $pc = none ] || has "$T/out" "the model's prompt cache reuses what it holds of them"
+done
 
 # the prediction as a results file, replayed by --compare: the same figures
 ok --model-file "$MODEL" --trace "$D/mooncake.jsonl" --no-noise --json "$T/pred.json"

@@ -187,8 +187,8 @@ static void test_replay_prefix(void)
 	m.prompt_cache = SB_PCACHE_SLOT;
 	m.per_cached_token_ms = 0.01;
 	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
-	sb_replay_req rq[4] = { { 0.0, 256, 10, -1, 200, 0, 0, 0 }, { 5.0, 256, 10, -1, 200, 0, 0, 0 },
-				{ 10.0, 256, 10, -1, 200, 1, 0, 0 }, { 15.0, 256, 10, -1, 0, -1, 0, 0 } };
+	sb_replay_req rq[4] = { { 0.0, 256, 10, -1, 200, 0, 0, 0, NULL, 0, 0 }, { 5.0, 256, 10, -1, 200, 0, 0, 0, NULL, 0, 0 },
+				{ 10.0, 256, 10, -1, 200, 1, 0, 0, NULL, 0, 0 }, { 15.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	sb_replay_pred p[4];
 	sb_error e = { "" };
 	CHECK_MSG(sb_sim_replay(&m, &ro, rq, 4, p, NULL, &e) == 0, "replay: %s", e.msg);
@@ -208,8 +208,8 @@ static void test_replay_prefix(void)
 	sb_model m2;
 	test_model(&m2, 2);
 	m2.prompt_cache = SB_PCACHE_SHARED;
-	sb_replay_req two[4] = { { 0.0, 256, 10, -1, 200, 0, 0, 0 }, { 5.0, 256, 10, -1, 200, 0, 0, 0 },
-				 { 5.0, 256, 10, -1, 200, 0, 0, 0 }, { 10.0, 256, 10, -1, 200, 0, 0, 0 } };
+	sb_replay_req two[4] = { { 0.0, 256, 10, -1, 200, 0, 0, 0, NULL, 0, 0 }, { 5.0, 256, 10, -1, 200, 0, 0, 0, NULL, 0, 0 },
+				 { 5.0, 256, 10, -1, 200, 0, 0, 0, NULL, 0, 0 }, { 10.0, 256, 10, -1, 200, 0, 0, 0, NULL, 0, 0 } };
 	double gap[2];
 	for (int k = 0; k < 2; k++) {
 		m2.per_cached_token_ms = k ? 0.05 : 0;
@@ -225,14 +225,14 @@ static void test_replay_prefix(void)
 	 * two prompts of a new prefix sent together both prefill it, as two
 	 * prompts without one do */
 	m2.per_cached_token_ms = 0;
-	sb_replay_req fresh[4] = { { 0.0, 256, 10, -1, 200, 1, 0, 0 }, { 0.0, 256, 10, -1, 200, 1, 0, 0 },
-				   { 5.0, 256, 10, -1, 0, -1, 0, 0 }, { 5.0, 256, 10, -1, 0, -1, 0, 0 } };
+	sb_replay_req fresh[4] = { { 0.0, 256, 10, -1, 200, 1, 0, 0, NULL, 0, 0 }, { 0.0, 256, 10, -1, 200, 1, 0, 0, NULL, 0, 0 },
+				   { 5.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 }, { 5.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	CHECK_MSG(sb_sim_replay(&m2, &ro, fresh, 4, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK_MSG(NEAR(p[0].ttft_ms, p[2].ttft_ms, 1e-9) && NEAR(p[1].ttft_ms, p[3].ttft_ms, 1e-9),
 		  "a new prefix sent twice at once: TTFT %.9g, %.9g; without a prefix %.9g, %.9g",
 		  p[0].ttft_ms, p[1].ttft_ms, p[2].ttft_ms, p[3].ttft_ms);
 	sb_model_fini(&m2);
-	sb_replay_req bad = { 0.0, 16, 5, -1, 20, 0, 0, 0 };
+	sb_replay_req bad = { 0.0, 16, 5, -1, 20, 0, 0, 0, NULL, 0, 0 };
 	CHECK_MSG(sb_sim_replay(&m, &ro, &bad, 1, p, NULL, &e) < 0 && strstr(e.msg, "prefix"),
 		  "a prefix longer than its prompt: %s", e.msg);
 	sb_model_fini(&m);
@@ -244,8 +244,8 @@ static void test_replay(void)
 	test_model(&m, 1);
 	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
 	/* two requests at once on one slot: the second waits for the first */
-	sb_replay_req rq[3] = { { 0.0, 256, 10, -1, 0, -1, 0, 0 }, { 0.0, 256, 10, -1, 0, -1, 0, 0 },
-				   { 5.0, 16, 1, -1, 0, -1, 0, 0 } };
+	sb_replay_req rq[3] = { { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 },
+				   { 5.0, 16, 1, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	sb_replay_pred p[3];
 	sb_level lv;
 	sb_error e = { "" };
@@ -261,7 +261,7 @@ static void test_replay(void)
 	 * it waits less than one step, not until the other finishes */
 	sb_model m2;
 	test_model(&m2, 2);
-	sb_replay_req rq2[2] = { { 0.0, 16, 200, -1, 0, -1, 0, 0 }, { 0.3, 16, 10, -1, 0, -1, 0, 0 } };
+	sb_replay_req rq2[2] = { { 0.0, 16, 200, -1, 0, -1, 0, 0, NULL, 0, 0 }, { 0.3, 16, 10, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	CHECK_MSG(sb_sim_replay(&m2, &ro, rq2, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK_MSG(p[1].wait_ms > 0 && p[1].wait_ms < 5.1, "mid-run join waits %.6g ms", p[1].wait_ms);
 	/* closed-loop replay with one client runs the list back to back */
@@ -281,7 +281,7 @@ static void test_replay(void)
 	 * instant, the second misses the first step always (1: its first
 	 * token a whole mixed step later) or never (0: the same step) */
 	sb_replay_opts rn = { .mode = SB_MODE_RATE, .seed = 1 };
-	sb_replay_req pair[2] = { { 0.0, 256, 10, -1, 0, -1, 0, 0 }, { 0.0, 256, 10, -1, 0, -1, 0, 0 } };
+	sb_replay_req pair[2] = { { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	m2.split_prob = 1;
 	CHECK_MSG(sb_sim_replay(&m2, &rn, pair, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	double mixed = sb_model_decode_ms(&m2, 1) + 0.1 * 256;
@@ -293,8 +293,8 @@ static void test_replay(void)
 	          p[0].ttft_ms, p[1].ttft_ms);
 	/* split_prob_crowded: three at once to 2 slots (one queued) use it
 	 * instead; a pair still uses split_prob */
-	sb_replay_req three[3] = { { 0.0, 256, 10, -1, 0, -1, 0, 0 }, { 0.0, 256, 10, -1, 0, -1, 0, 0 },
-				   { 0.0, 256, 10, -1, 0, -1, 0, 0 } };
+	sb_replay_req three[3] = { { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 },
+				   { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	m2.split_prob_crowded = 1;
 	CHECK_MSG(sb_sim_replay(&m2, &rn, three, 3, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK_MSG(p[1].ttft_ms - p[0].ttft_ms >= mixed - 0.01, "crowded split: TTFTs %.6g and %.6g",
@@ -313,17 +313,17 @@ static void test_replay(void)
 	 * first token 0.44 ms later at the client, not a step); 7.4 ms later
 	 * it waits for the step to end */
 	m2.overhead_per_token_ms = 0.01;
-	sb_replay_req near[2] = { { 0.0, 256, 10, -1, 0, -1, 0, 0 }, { 0.0, 300, 10, -1, 0, -1, 0, 0 } };
+	sb_replay_req near[2] = { { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 300, 10, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	CHECK_MSG(sb_sim_replay(&m2, &rn, near, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK_MSG(fabs(p[1].ttft_ms - p[0].ttft_ms) < 1.0, "join window: TTFTs %.6g and %.6g",
 	          p[0].ttft_ms, p[1].ttft_ms);
-	sb_replay_req far[2] = { { 0.0, 256, 10, -1, 0, -1, 0, 0 }, { 0.0, 1000, 10, -1, 0, -1, 0, 0 } };
+	sb_replay_req far[2] = { { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 1000, 10, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	CHECK_MSG(sb_sim_replay(&m2, &rn, far, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
 	CHECK_MSG(p[1].ttft_ms - p[0].ttft_ms > 0.1 * 1000, "past the window: TTFTs %.6g and %.6g",
 	          p[0].ttft_ms, p[1].ttft_ms);
 	m2.overhead_per_token_ms = 0;
 	/* bad input is refused with a message */
-	sb_replay_req bad = { 0.0, 0, 5, -1, 0, -1, 0, 0 };
+	sb_replay_req bad = { 0.0, 0, 5, -1, 0, -1, 0, 0, NULL, 0, 0 };
 	CHECK_MSG(sb_sim_replay(&m, &ro, &bad, 1, p, NULL, &e) < 0 && strstr(e.msg, "prompt"),
 	          "bad replay input: %s", e.msg);
 	sb_model_fini(&m);
@@ -481,8 +481,8 @@ static void test_per_slot(void)
 	}
 	/* replay: the measured slots decide the passes */
 	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
-	sb_replay_req apart[2] = { { 0.0, 16, 50, 0, 0, -1, 0, 0 }, { 0.0, 16, 50, 2, 0, -1, 0, 0 } };
-	sb_replay_req beside[2] = { { 0.0, 16, 50, 1, 0, -1, 0, 0 }, { 0.0, 16, 50, 2, 0, -1, 0, 0 } };
+	sb_replay_req apart[2] = { { 0.0, 16, 50, 0, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 16, 50, 2, 0, -1, 0, 0, NULL, 0, 0 } };
+	sb_replay_req beside[2] = { { 0.0, 16, 50, 1, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 16, 50, 2, 0, -1, 0, 0, NULL, 0, 0 } };
 	sb_replay_pred p[2];
 	sb_error e = { "" };
 	CHECK_MSG(sb_sim_replay(&m, &ro, apart, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
@@ -503,10 +503,10 @@ static void test_prefill_per_prompt(void)
 	test_model(&m, 4);
 	m.prefill_per_prompt_ms = 7;
 	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
-	sb_replay_req run[3] = { { 0.0, 256, 1, 0, 0, -1, 0, 0 }, { 0.0, 256, 1, 1, 0, -1, 0, 0 },
-				   { 0.0, 256, 1, 2, 0, -1, 0, 0 } };
-	sb_replay_req gap[3] = { { 0.0, 256, 1, 0, 0, -1, 0, 0 }, { 0.0, 256, 1, 1, 0, -1, 0, 0 },
-				   { 0.0, 256, 1, 3, 0, -1, 0, 0 } };
+	sb_replay_req run[3] = { { 0.0, 256, 1, 0, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 256, 1, 1, 0, -1, 0, 0, NULL, 0, 0 },
+				   { 0.0, 256, 1, 2, 0, -1, 0, 0, NULL, 0, 0 } };
+	sb_replay_req gap[3] = { { 0.0, 256, 1, 0, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 256, 1, 1, 0, -1, 0, 0, NULL, 0, 0 },
+				   { 0.0, 256, 1, 3, 0, -1, 0, 0, NULL, 0, 0 } };
 	sb_replay_pred p[3];
 	sb_error e = { "" };
 	for (int kv = 0; kv < 2; kv++) {
@@ -533,7 +533,7 @@ static void test_release_queue(void)
 	m.release[0] = (sb_decode_point){ 1, 20.0 };
 	m.n_release = 1;
 	sb_replay_opts ro = { .mode = SB_MODE_RATE, .seed = 1, .no_noise = 1 };
-	sb_replay_req rq[2] = { { 0.0, 256, 10, -1, 0, -1, 0, 0 }, { 0.0, 256, 10, -1, 0, -1, 0, 0 } };
+	sb_replay_req rq[2] = { { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 }, { 0.0, 256, 10, -1, 0, -1, 0, 0, NULL, 0, 0 } };
 	sb_replay_pred p[2];
 	sb_error e = { "" };
 	CHECK_MSG(sb_sim_replay(&m, &ro, rq, 2, p, NULL, &e) == 0, "replay: %s", e.msg);
