@@ -35,7 +35,8 @@ static int replay(const sb_trace *tr, const sb_model *m, const sb_sbsim_trace *t
 				       .ttft_ms = p->ttft_ms, .e2e_ms = p->e2e_ms,
 				       .wait_ms = p->wait_ms, .prompt_tokens = rq[i].prompt_tokens,
 				       .output_tokens = rq[i].output_tokens, .slot = -1,
-				       .replica = -1 };
+				       .replica = -1, .blocks = rq[i].blocks,
+				       .n_blocks = rq[i].n_blocks };
 		if (p->rejected) {
 			recs[i].err_class = "rejected";
 			recs[i].err_msg = sb_sim_reject_msg(p->rejected);

@@ -209,6 +209,12 @@ json_t *sb_reqrec_to_json(const sb_reqrec *r, json_t *server)
 			      "server", server ? server : json_null(), "error", err);
 	if (j && r->warmup)
 		json_object_set_new(j, "warmup", json_true());
+	if (j && r->blocks && r->n_blocks > 0) {
+		json_t *ids = json_array();
+		for (long i = 0; ids && i < r->n_blocks; i++)
+			json_array_append_new(ids, json_integer(r->blocks[i]));
+		json_object_set_new(j, "hash_ids", ids);
+	}
 	return j;
 }
 

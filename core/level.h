@@ -76,6 +76,11 @@ typedef struct sb_reqrec {
 			       * "prefix_tokens"), -1 when absent */
 	long turn;            /* a conversation's turn, 1 the first (record
 			       * "turn"), -1 when absent */
+	const long *blocks;   /* a trace's prompt blocks (record "hash_ids",
+			       * Mooncake's: leading ids two prompts share name
+			       * their shared prefix), n_blocks of them; NULL
+			       * when absent. Written by sb_reqrec_to_json. */
+	long n_blocks;
 } sb_reqrec;
 
 #define SB_LEVEL_MAX_ERR_CLASSES 16

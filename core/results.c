@@ -121,10 +121,28 @@ static void target_info(const json_t *t, sb_target_info *out)
 	out->context_overflow = json_string_value(json_object_get(t, "context_overflow"));
 }
 
+/* A record's "hash_ids", when present: an array of whole numbers >= 0. */
+static int check_blocks(const json_t *ids, const char *where, size_t i, sb_error *e)
+{
+	if (!ids || json_is_null(ids))
+		return 0;
+	size_t k;
+	const json_t *x;
+	if (!json_is_array(ids))
+		return sb_error_set(e, "%s.requests[%zu].hash_ids: expected an array", where, i);
+	json_array_foreach(ids, k, x)
+	{
+		if (!json_is_integer(x) || json_integer_value(x) < 0)
+			return sb_error_set(e, "%s.requests[%zu].hash_ids[%zu]: expected a whole "
+					       "number >= 0", where, i, k);
+	}
+	return 0;
+}
+
 static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb_error *e)
 {
 	size_t n = json_array_size(arr);
-	size_t n_itl = 0;
+	size_t n_itl = 0, n_blocks = 0;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *r = json_array_get(arr, i);
 		if (!json_is_object(r))
@@ -133,13 +151,17 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		if (itl && !json_is_null(itl) && !json_is_array(itl))
 			return sb_error_set(e, "%s.requests[%zu].itl_ms: expected an array", where, i);
 		n_itl += json_array_size(itl);
+		if (check_blocks(json_object_get(r, "hash_ids"), where, i, e) < 0)
+			return -EINVAL;
+		n_blocks += json_array_size(json_object_get(r, "hash_ids"));
 	}
 	lv->reqs = calloc(n ? n : 1, sizeof(*lv->reqs));
 	lv->timing = malloc((n ? n : 1) * sizeof(*lv->timing));
 	lv->itl_pool = malloc((n_itl ? n_itl : 1) * sizeof(double));
-	if (!lv->reqs || !lv->timing || !lv->itl_pool)
+	lv->block_pool = malloc((n_blocks ? n_blocks : 1) * sizeof(long));
+	if (!lv->reqs || !lv->timing || !lv->itl_pool || !lv->block_pool)
 		return -ENOMEM;
-	size_t pos = 0;
+	size_t pos = 0, bpos = 0;
 	for (size_t i = 0; i < n; i++) {
 		const json_t *r = json_array_get(arr, i);
 		sb_reqrec *q = &lv->reqs[i];
@@ -178,6 +200,11 @@ static int load_requests(const json_t *arr, sb_rlevel *lv, const char *where, sb
 		q->prefix_group = json_is_integer(pg) && json_integer_value(pg) >= 0
 					  ? (long)json_integer_value(pg)
 					  : -1;
+		const json_t *ids = json_object_get(r, "hash_ids");
+		q->blocks = json_array_size(ids) ? lv->block_pool + bpos : NULL;
+		q->n_blocks = (long)json_array_size(ids);
+		for (size_t b = 0; b < json_array_size(ids); b++)
+			lv->block_pool[bpos++] = (long)json_integer_value(json_array_get(ids, b));
 		const json_t *pt = json_object_get(r, "prefix_tokens");
 		q->prefix_tokens = json_is_integer(pt) && json_integer_value(pt) >= 0 &&
 					   json_integer_value(pt) < 1000000000
@@ -337,6 +364,7 @@ void sb_results_fini(sb_results *r)
 		free(r->levels[i].reqs);
 		free(r->levels[i].timing);
 		free(r->levels[i].itl_pool);
+		free(r->levels[i].block_pool);
 	}
 	free(r->levels);
 	free(r->target.replica_slots);

@@ -41,6 +41,7 @@ typedef struct sb_rlevel {
 	sb_server_timing *timing;  /* per request: its numbers (all NaN: none) */
 	size_t n_reqs;
 	double *itl_pool;
+	long *block_pool;          /* the requests' hash_ids (sb_reqrec.blocks) */
 } sb_rlevel;
 
 /* The document's "target" as far as tools read it. Strings point into the

@@ -8,8 +8,8 @@
  *                      512-token blocks; requests sharing ids share that
  *                      prefix: kept per request, with the count of leading
  *                      blocks an earlier request had; sbsim's prompt cache
- *                      reuses them, `servebench run` does not yet send them
- *                      as shared text)
+ *                      reuses them, `servebench run` sends them as shared
+ *                      text)
  *   Azure LLM trace    CSV with the header TIMESTAMP,ContextTokens,GeneratedTokens
  *                      (TIMESTAMP "YYYY-MM-DD HH:MM:SS[.fraction]", UTC)
  *   BurstGPT           CSV with the header Timestamp,Model,Request tokens,

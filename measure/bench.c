@@ -312,6 +312,59 @@ static int is_chat(sb_api a)
 	return a == SB_API_OPENAI_CHAT || a == SB_API_OLLAMA_CHAT;
 }
 
+/* Appends n words to text (*len bytes so far), drawn from g; -1 out of
+ * memory (text freed). */
+static int append_words(char **text, size_t *len, const gsl_rng *g, long n)
+{
+	char *w = sb_prompt_text(g, n);
+	size_t k = w ? strlen(w) : 0;
+	char *t = w ? realloc(*text, *len + k + 2) : NULL;
+	if (!t) {
+		free(w);
+		free(*text);
+		*text = NULL;
+		return -1;
+	}
+	if (*len)
+		t[(*len)++] = ' ';
+	memcpy(t + *len, w, k + 1);
+	*len += k;
+	*text = t;
+	free(w);
+	return 0;
+}
+
+/* A trace request's prompt of `in` tokens whose leading blocks are named
+ * (Mooncake hash_ids): each block's words drawn from its id alone, so
+ * prompts naming the same leading ids share that text on the server; the
+ * last block cut where the prompt ends, its own words after the blocks.
+ * NULL when the request names no blocks (or out of memory). */
+static char *blocks_text(run *r, long id, long in)
+{
+	const sb_trace *t = r->o.trace;
+	if (!t || r->warmup || id < 0 || (size_t)id >= t->n || t->r[id].n_blocks == 0)
+		return NULL;
+	const sb_trace_req *q = &t->r[id];
+	long left = sb_prompt_words(&r->b->size, in);
+	long per = sb_prompt_inner_words(&r->b->size, SB_TRACE_BLOCK_TOKENS);
+	char *text = NULL;
+	size_t len = 0;
+	for (long k = 0; k < q->n_blocks && left > 0; k++) {
+		long n = left < per ? left : per;
+		gsl_rng *g = sb_rng_new(sb_seed_derive(r->w->seed, 7,
+						       (unsigned long)t->blocks[q->first_block + k]));
+		int rc = g ? append_words(&text, &len, g, n) : -1;
+		if (g)
+			gsl_rng_free(g);
+		if (rc < 0)
+			return NULL;
+		left -= n;
+	}
+	if (left > 0 && append_words(&text, &len, r->rng_prompt, left) < 0)
+		return NULL;
+	return text;
+}
+
 static char *make_body(void *ud, long id, long prev, long *group)
 {
 	run *r = ud;
@@ -340,7 +393,7 @@ static char *make_body(void *ud, long id, long prev, long *group)
 		if (r->prefix)
 			g = (long)gsl_rng_uniform_int(r->rng_prompt,
 						      (unsigned long)r->w->prefix_groups);
-		if (!(text = prompt_text(r, in, g)))
+		if (!(text = blocks_text(r, id, in)) && !(text = prompt_text(r, in, g)))
 			return NULL;
 	}
 	*group = g;
@@ -428,6 +481,11 @@ static void on_done(void *ud, const sb_driver_done *d)
 		.err_msg = d->err_msg,
 		.slot = slot,
 	};
+	const sb_trace *t = r->o.trace;
+	if (t && d->id >= 0 && (size_t)d->id < t->n && t->r[d->id].n_blocks > 0) {
+		rec.blocks = t->blocks + t->r[d->id].first_block; /* its prompt's blocks */
+		rec.n_blocks = t->r[d->id].n_blocks;
+	}
 	sb_levelacc_add(&r->acc, &rec);
 	json_t *server = st->server;
 	st->server = NULL;

@@ -63,9 +63,20 @@ char *sb_prompt_text(const gsl_rng *r, long n)
 	return s;
 }
 
-long sb_prompt_words(const sb_prompt_size *s, long tokens)
+/* Words for `tokens` tokens of text at s's tokens per word, at least 1. */
+static long words_for(const sb_prompt_size *s, double tokens)
 {
 	double pw = s->per_word > 0.05 ? s->per_word : 1.0;
-	double w = floor(((double)tokens - s->overhead) / pw + 0.5);
+	double w = floor(tokens / pw + 0.5);
 	return w < 1 ? 1 : (long)w;
+}
+
+long sb_prompt_inner_words(const sb_prompt_size *s, long tokens)
+{
+	return words_for(s, (double)tokens);
+}
+
+long sb_prompt_words(const sb_prompt_size *s, long tokens)
+{
+	return words_for(s, (double)tokens - s->overhead);
 }

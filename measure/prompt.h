@@ -20,6 +20,9 @@ typedef struct sb_prompt_size {
 char *sb_prompt_text(const gsl_rng *r, long words);
 /* Words needed for about `tokens` prompt tokens (at least 1). */
 long sb_prompt_words(const sb_prompt_size *s, long tokens);
+/* Words for about `tokens` tokens inside a prompt (the server's overhead
+ * not counted; at least 1). */
+long sb_prompt_inner_words(const sb_prompt_size *s, long tokens);
 /* Number of words in the embedded list. */
 unsigned long sb_prompt_vocab_size(void);
 

@@ -12,6 +12,7 @@
 #include "core/jsonfile.h"
 #include "sim/sim.h"
 #include "compare_internal.h"
+#include "core/trace.h"
 
 /* ---- replay ------------------------------------------------------------ */
 
@@ -137,7 +138,8 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	 * first send */
 	double t = mode == SB_MODE_RATE || rp->n_rep ? rp->ord[j].t - rp->ord[0].t : 0.0;
 	rp->rq[j] = (sb_replay_req){ t, pin, pout, q->slot, prefix < pin ? prefix : pin - 1,
-				     q->prefix_group, 0, 0, NULL, 0, 0 };
+				     q->prefix_group, 0, 0, q->blocks, q->n_blocks,
+				     SB_TRACE_BLOCK_TOKENS };
 	if (rp->n_rep)
 		rp->rep_of[j] = q->replica > 0 ? q->replica : 0;
 	rp->counted[j] = !q->warmup;

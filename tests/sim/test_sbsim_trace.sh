@@ -32,6 +32,10 @@ has "$T/out" "3 requests over 0.5 s"
 # 1200-token prompt of blocks 0,1,2 (TTFT 125 ms), 10 s later 1100 tokens
 # of blocks 0,1,3 reusing 2 blocks of 512 (5 + 7.6 + 10.24 = 22.84 ms; 115
 # without a cache), then 600 tokens of new blocks (65 ms)
+want() { # FILE EXPR VALUE WHAT
+	got=$(field "$1" "$2")
+	[ "$got" = "$3" ] || { echo "FAIL: $4: $got, want $3"; fails=$((fails+1)); }
+}
 cat > "$T/cache.jsonl" <<'JSONL'
 {"timestamp": 0, "input_length": 1200, "output_length": 2, "hash_ids": [0, 1, 2]}
 {"timestamp": 10000, "input_length": 1100, "output_length": 2, "hash_ids": [0, 1, 3]}
@@ -46,11 +50,17 @@ for pc in shared slot none; do
 JSON
 	ok --model-file "$T/m-$pc.json" --trace "$T/cache.jsonl" --no-noise --json "$T/c-$pc.json"
 	want=$([ $pc = none ] && echo "[125.0, 115.0, 65.0]" || echo "[125.0, 22.84, 65.0]")
-	got=$(field "$T/c-$pc.json" "[round(r['ttft_ms'], 6) for r in d['levels'][0]['requests']]")
-	[ "$got" = "$want" ] || { echo "FAIL: hash_ids, $pc cache: TTFT $got, want $want"; fails=$((fails+1)); }
+	want "$T/c-$pc.json" "[round(r['ttft_ms'], 6) for r in d['levels'][0]['requests']]" \
+		"$want" "hash_ids, $pc cache: TTFT per request"
 	ok --model-file "$T/m-$pc.json" --trace "$T/cache.jsonl" --no-noise
 	[ $pc = none ] || has "$T/out" "the model's prompt cache reuses what it holds of them"
 done
+# its records keep the blocks: --compare replays them through the cache too
+want "$T/c-shared.json" "d['levels'][0]['requests'][1]['hash_ids']" "[0, 1, 3]"
+ok --model-file "$T/m-shared.json" --compare "$T/c-shared.json" --no-noise --json "$T/c-again.json"
+want "$T/c-again.json" "round(d['levels'][0]['ttft_ms']['mean'], 6)" \
+	"$(field "$T/c-shared.json" "round(d['levels'][0]['ttft_ms']['mean'], 6)")" \
+	"hash_ids replayed by --compare"
 
 # the prediction as a results file, replayed by --compare: the same figures
 ok --model-file "$MODEL" --trace "$D/mooncake.jsonl" --no-noise --json "$T/pred.json"

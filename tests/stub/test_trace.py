@@ -11,7 +11,9 @@ trace's mean rate ((n - 1) / span, as sbsim --trace), the results say
 "trace" and leave the workload's lengths out. --trace-window and --num-requests keep the right
 requests; load flags beside --trace, --trace-* without it, a malformed or
 missing trace and an empty window exit 2 naming the problem, before any
-request.
+request. Prompts whose first hash id is the same begin with the same words
+(block 0's, in requests 0, 2 and 4), others with other words, and the
+records carry their hash_ids.
 
 Usage: test_trace.py STUB_SERVER SERVEBENCH TRACE
 """
@@ -38,7 +40,7 @@ def read_trace(path):
     rows.sort(key=lambda r: r["timestamp"])
     t0 = rows[0]["timestamp"]
     return [{"t": (r["timestamp"] - t0) / 1e3, "in": r["input_length"],
-             "out": r["output_length"]} for r in rows]
+             "out": r["output_length"], "hash_ids": r.get("hash_ids", [])} for r in rows]
 
 
 def expect(rows, speedup=1.0, first=0, count=None):
@@ -190,7 +192,35 @@ def test(argv):
               {"requests": 3, "limit": 3, "left_out": 5}, "--num-requests", 3)
     refusals(servebench, port, d, trace)
     st.stop(p)
+    shared_blocks(stub, servebench, d, trace, rows)
     return 0
+
+
+def shared_blocks(stub, servebench, d, trace, rows):
+    """Prompts naming the same leading hash id begin with the same words
+    (the stub's log of each body's head), prompts of other ids with others;
+    the records carry the trace's hash_ids."""
+    import re
+    p, port = st.start_stub(stub, "--port", 0, "--ttft-ms", 5, "--itl-ms", 3, "--log")
+    rc, res, _, err = run(servebench, port, d, "blocks", trace, 0)
+    st.stop(p)
+    if rc != 0:
+        st.fail(f"blocks: exit {rc}: {err}")
+    heads = [m.group(1).split()[:6] for m in
+             (re.search(r'POST \S+ .*"(?:content|prompt)":"([^"]*)', x)
+              for x in p.stderr.read().splitlines()) if m][-len(rows):]
+    first = {}
+    for i, (row, h) in enumerate(zip(rows, heads)):
+        first.setdefault(row["hash_ids"][0], []).append((i, h))
+    for bid, hs in first.items():
+        if any(h != hs[0][1] for _, h in hs):
+            st.fail(f"blocks: the prompts of requests {[i for i, _ in hs]} (block {bid}) "
+                    f"begin differently: {hs}")
+    if len({tuple(hs[0][1]) for hs in first.values()}) != len(first):
+        st.fail(f"blocks: prompts of different blocks begin alike: {first}")
+    recs = sorted(res["levels"][0]["requests"], key=lambda r: r["id"])
+    if [r.get("hash_ids") for r in recs] != [row["hash_ids"] for row in rows]:
+        st.fail(f"blocks: records' hash_ids {[r.get('hash_ids') for r in recs]}")
 
 
 if __name__ == "__main__":
