@@ -88,20 +88,27 @@ void conv_free(sim *s)
 	free(s->follows);
 }
 
-int conv_replay_setup(sim *s, int clients)
+int conv_replay_follows(sim *s)
 {
 	size_t linked = 0;
 	for (size_t i = 0; i < s->rn; i++)
 		linked += s->rq[i].next_turn > 0;
 	if (!linked)
 		return 0;
-	s->client_next = calloc((size_t)clients, sizeof *s->client_next);
-	s->follows = calloc(s->rn, 1);
-	if (!s->client_next || !s->follows)
+	if (!(s->follows = calloc(s->rn, 1)))
 		return -ENOMEM;
 	for (size_t i = 0; i < s->rn; i++)
 		if (s->rq[i].next_turn > 0 && s->rq[i].next_turn <= s->rn)
 			s->follows[s->rq[i].next_turn - 1] = 1;
+	return 0;
+}
+
+int conv_replay_setup(sim *s, int clients)
+{
+	if (conv_replay_follows(s) < 0)
+		return -ENOMEM;
+	if (s->follows && !(s->client_next = calloc((size_t)clients, sizeof *s->client_next)))
+		return -ENOMEM;
 	return 0;
 }
 

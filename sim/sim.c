@@ -562,6 +562,11 @@ void sim_finish_req(sim *s, long ri, double t, int rejected)
 	}
 	if (s->on_done)
 		s->on_done(s, ri, t, rejected);
+	if (s->src == SRC_REPLAY_OPEN && s->follows && r->idx >= 0 && !rejected && !s->stop &&
+	    s->rq[r->idx].next_turn > 0) {
+		size_t nx = s->rq[r->idx].next_turn - 1;
+		push(s, t + s->rq[nx].pause_s + v->release_s, EV_FOLLOW, 0, (long)nx);
+	}
 	if (r->conv >= 0 && conv_after(s, r->conv, r, rejected) && s->src == SRC_OPEN &&
 	    !s->stop) {
 		double think = sb_dist_sample(&s->w->think_s, s->rl);
@@ -962,7 +967,10 @@ static void on_run_end(sim *s, server *v, double T)
 static inline int gen_pick(sim *s, long arg, long *idx, long *in_len, long *out_len)
 {
 	*idx = -1;
-	if (s->src == SRC_REPLAY_OPEN) {
+	if (s->src == SRC_REPLAY_OPEN && s->follow_idx >= 0) {
+		*idx = s->follow_idx; /* a conversation's turn after the one before */
+		s->follow_idx = -1;
+	} else if (s->src == SRC_REPLAY_OPEN) {
 		*idx = (long)s->order[arg];
 	} else if (s->src == SRC_REPLAY_CLOSED) {
 		if ((size_t)s->generated >= s->rn) {
@@ -1022,7 +1030,7 @@ static inline void gen_schedule_next(sim *s, double t, long pos)
 	} else if (s->src == SRC_OPEN) {
 		s->next_gen_t = t + sb_workload_gap_s(s->w, s->level, s->rl);
 		s->next_gen_arg = -1;
-	} else if ((size_t)pos + 1 < s->rn) {
+	} else if ((size_t)pos + 1 < s->n_order) {
 		long nx = pos + 1;
 		s->next_gen_t = s->rq[s->order[nx]].t_sched_s;
 		s->next_gen_arg = nx;
@@ -1131,7 +1139,8 @@ static void on_gen(sim *s, double t, long arg, long c)
 		gen_count(s, t, r->srv);
 	if (s->src == SRC_REPLAY_CLOSED && (size_t)s->generated >= s->rn)
 		s->stop = 1;
-	if (!s->stop && (s->src == SRC_OPEN || s->src == SRC_REPLAY_OPEN) && r->conv < 0)
+	if (!s->stop && (s->src == SRC_OPEN || s->src == SRC_REPLAY_OPEN) && r->conv < 0 &&
+	    !(idx >= 0 && s->follows && s->follows[idx]))
 		gen_schedule_next(s, t, arg);
 	else if (!s->stop && s->src == SRC_OPEN && c >= 0 && s->convs[c].turn == 1)
 		gen_schedule_next(s, t, arg); /* the next conversation's start */
@@ -1150,6 +1159,10 @@ static void sim_event(sim *s, const sb_event *ev)
 		break;
 	case EV_TURN:
 		on_gen(s, ev->t, -1, ev->arg);
+		break;
+	case EV_FOLLOW:
+		s->follow_idx = ev->arg;
+		on_gen(s, ev->t, -1, -1);
 		break;
 	case EV_ARRIVE:
 		arrive(s, ev->arg, ev->t);

@@ -17,7 +17,8 @@
 #include "timers.h"
 #include "whist.h"
 
-enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART, EV_RELEASE, EV_TURN };
+enum { EV_GEN = 1, EV_ARRIVE, EV_RUN_END, EV_READY, EV_DEPART, EV_RELEASE, EV_TURN,
+       EV_FOLLOW };
 enum { SL_FREE = 0, SL_JOIN, SL_PREFILL, SL_DECODE, SL_SERVE, SL_RELEASE };
 enum { SRC_OPEN = 0, SRC_CLOSED, SRC_REPLAY_OPEN, SRC_REPLAY_CLOSED, SRC_LIVE };
 /* A live request the client gave up before it reached a slot (finish_req's
@@ -173,10 +174,14 @@ typedef struct sim {
 	size_t *client_next;
 	unsigned char *follows;
 	size_t replay_head;
+	long follow_idx;    /* an open replay's turn being issued (EV_FOLLOW), else -1 */
 	/* replay */
 	const sb_replay_req *rq;
 	size_t rn;
-	size_t *order;
+	size_t *order;      /* open replay: the requests sent at their times,
+			       by time (n_order: all but a conversation's
+			       later turns, which follow their turn before) */
+	size_t n_order;
 	sb_replay_pred *pred;
 	double think_s;
 	/* randomness: load (arrivals, lengths, think) and server (noise,
@@ -265,8 +270,12 @@ int conv_after(sim *s, long c, const req *r, int rejected);
 void conv_free(sim *s);
 /* A closed replay: sets up client_next and follows when rq names next
  * turns (-ENOMEM); the index client sends next (its conversation's next
- * turn, else the next start in list order), or -1 when none is left. */
+ * turn, else the next start in list order), or -1 when none is left.
+ * An open replay sends a next turn its pause after the turn before it
+ * ended (EV_FOLLOW), the others at their times. */
 int conv_replay_setup(sim *s, int clients);
+/* An open replay: sets follows when rq names next turns (-ENOMEM). */
+int conv_replay_follows(sim *s);
 long conv_replay_pick(sim *s, long client);
 
 /* paged.c, a vllm server's KV blocks: blocks for `tokens`; blocks its slots

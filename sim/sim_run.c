@@ -111,6 +111,7 @@ int sim_init(sim *s, const sb_model *m, const sb_fleet *f, int service_mode,
 	     const sb_slo *slo, sb_error *e)
 {
 	memset(s, 0, sizeof *s);
+	s->follow_idx = -1;
 	s->service_mode = service_mode;
 	if (service)
 		s->service = *service;
@@ -430,15 +431,22 @@ int sb_sim_replay(const sb_model *m, const sb_replay_opts *ro,
 			rc = sb_error_code(e, -ENOMEM, "out of memory");
 			goto out;
 		}
+		if (conv_replay_follows(&s) < 0) {
+			rc = sb_error_code(e, -ENOMEM, "out of memory");
+			goto out;
+		}
+		/* a conversation's later turns follow their turn before */
 		for (size_t i = 0; i < n; i++)
-			s.order[i] = i;
+			if (!s.follows || !s.follows[i])
+				s.order[s.n_order++] = i;
+		size_t k = s.n_order;
 		sort_base = reqs;
-		qsort(s.order, n, sizeof *s.order, cmp_sched);
+		qsort(s.order, k, sizeof *s.order, cmp_sched);
 		sort_base = NULL;
 		s.next_gen_t = reqs[s.order[0]].t_sched_s;
 		s.next_gen_arg = 0;
-		double span = reqs[s.order[n - 1]].t_sched_s - reqs[s.order[0]].t_sched_s;
-		level = span > 0 ? (double)(n - 1) / span : 0;
+		double span = reqs[s.order[k - 1]].t_sched_s - reqs[s.order[0]].t_sched_s;
+		level = span > 0 ? (double)(k - 1) / span : 0;
 	} else {
 		s.src = SRC_REPLAY_CLOSED;
 		if (conv_replay_setup(&s, ro->concurrency) < 0) {

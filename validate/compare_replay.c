@@ -173,11 +173,12 @@ static int cmp_turn(const void *a, const void *b)
 	return x->j < y->j ? -1 : x->j > y->j;
 }
 
-/* A closed loop of conversations: each replayed turn names the same
- * conversation's next one (its record's prefix_group and turn), so that
- * the replay's client sends it after this one's answer, as the measured
- * client did, and as long after it as the measured client paused (its
- * think time and its own delay). Returns 0 or -ENOMEM. */
+/* Conversations: each replayed turn names the same conversation's next one
+ * (its record's prefix_group and turn), so that the replay sends it after
+ * this one's answer, as the measured client did (closed loop: the same
+ * client; open loop: whenever that answer comes), and as long after it as
+ * the measured client paused (its think time and its own delay). Returns 0
+ * or -ENOMEM. */
 static int link_turns(replay *rp)
 {
 	turn_ref *t = malloc((rp->k ? rp->k : 1) * sizeof *t);
@@ -196,7 +197,7 @@ static int link_turns(replay *rp)
 		rp->rq[t[a].j].next_turn = t[a + 1].j + 1;
 		const sb_reqrec *x = &rp->rl->reqs[rp->ord[t[a].j].i];
 		const sb_reqrec *y = &rp->rl->reqs[rp->ord[t[a + 1].j].i];
-		double pause = y->t_sent_s - x->t_done_s;
+		double pause = y->t_scheduled_s - x->t_done_s;
 		rp->rq[t[a + 1].j].pause_s = pause > 0 ? pause : 0;
 	}
 	free(t);
@@ -484,7 +485,7 @@ int sb_cmp_replay_level(const sb_model *m, const sb_results *meas, const sb_comp
 	}
 	for (size_t j = 0; j < rp.k; j++)
 		replay_request(&rp, meas, li, cl->mode, j);
-	if (cl->mode == SB_MODE_CONCURRENCY && link_turns(&rp) < 0) {
+	if (link_turns(&rp) < 0) {
 		ret = sb_error_code(e, -ENOMEM, "out of memory");
 		goto out;
 	}

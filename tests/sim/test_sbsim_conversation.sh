@@ -19,6 +19,8 @@
 #    they were simulated: every request's TTFT and E2E as before, and so
 #    every percentile (sent in list order instead, a turn can overtake the
 #    one before it and miss its history: TTFT p90 +56%);
+#  - so does an open loop's replay (later turns sent after the replay's
+#    answer to the turn before, by their measured pause);
 #  - --turns below 1, and conversations with a shared prefix, are refused.
 set -u
 SBSIM=$1
@@ -71,6 +73,29 @@ ok --model-file "$T/m.json" --slots 2 --conversations 2 --turns 4 --input-len 64
 ok --model-file "$T/m.json" --slots 2 --no-noise --compare "$T/two.json"
 has "$T/out" "per request: median |error| TTFT 0.0%, E2E 0.0%"
 has "$T/out" "TTFT          0.0%      0.0%"
+
+# an open loop of conversations replayed: each later turn sent its measured
+# pause after the replay's answer to the turn before, the rest at their times
+ok --model-file "$T/m.json" --slots 2 --rate 2 --turns 4 --think 0.2 --input-len 64 \
+	--output-len 8 --requests 60 --warmup 0 --no-noise --json "$T/open2.json" --json-requests
+ok --model-file "$T/m.json" --slots 2 --no-noise --compare "$T/open2.json"
+has "$T/out" "per request: median |error| TTFT 0.0%, E2E 0.0%"
+has "$T/out" "TTFT          0.0%      0.0%"
+# ... also through a model 3x slower: no later turn is sent before the
+# replay's answer to the turn before (sent at their recorded times, 43 of 44
+# were)
+ok --model-file "$T/m.json" --slots 2 --no-noise --compare "$T/open2.json" --scale all=3 \
+	--json "$T/open3.json"
+python3 - "$T/open2.json" "$T/open3.json" <<'PY' || fails=$((fails+1))
+import json, sys
+meas, pred = (json.load(open(f))["levels"][0]["requests"] for f in sys.argv[1:3])
+p = {r["id"]: r for r in pred}
+turns = {(r["prefix_group"], r["turn"]): r["id"] for r in meas}
+pairs = [(a, turns[(g, k + 1)]) for (g, k), a in turns.items() if (g, k + 1) in turns]
+early = [b for a, b in pairs if p[b]["t_sent_s"] < p[a]["t_done_s"] - 1e-9]
+if not pairs or early:
+    sys.exit(f"FAIL: {len(early)} of {len(pairs)} later turns sent before the answer before them")
+PY
 
 bad "--turns: '0' must average at least 1" $base --conversations 1 --turns 0
 bad "conversations with a shared prefix" $common --conversations 1 --prefix-len 10
