@@ -365,6 +365,24 @@ static char *blocks_text(run *r, long id, long in)
 	return text;
 }
 
+/* Request id is a turn of a conversation (prev: sb_phase.body's): the
+ * history, then `in` tokens of the user's, in *t as messages (chat APIs) or
+ * as one text (t->prompt, new malloc'd). -ENOMEM. */
+static int conversation_turn(run *r, long id, long prev, long in, sb_conv_turn *t)
+{
+	char *said = prompt_text(r, in, -1);
+	int chat = is_chat(r->b->api);
+	if (!said || sb_conversations_turn(r->conv, id, prev, said, r->rng_prompt, !chat, t) < 0) {
+		free(said);
+		free(t->prompt);
+		return -ENOMEM;
+	}
+	free(said);
+	if (!chat)
+		t->messages = NULL;
+	return 0;
+}
+
 static char *make_body(void *ud, long id, long prev, long *group)
 {
 	run *r = ud;
@@ -373,20 +391,10 @@ static char *make_body(void *ud, long id, long prev, long *group)
 	char *text = NULL;
 	sb_conv_turn turn = { .messages = NULL };
 	if (r->conv) {
-		/* the history, then `in` tokens of the user's */
-		char *said = prompt_text(r, in, -1);
-		int chat = is_chat(r->b->api);
-		if (!said || sb_conversations_turn(r->conv, id, prev, said, r->rng_prompt, !chat,
-						   &turn) < 0) {
-			free(said);
-			free(turn.prompt);
+		if (conversation_turn(r, id, prev, in, &turn) < 0)
 			return NULL;
-		}
-		free(said);
 		text = turn.prompt;
 		g = turn.number;
-		if (!chat)
-			turn.messages = NULL;
 	} else if (r->reused) {
 		in = -1; /* the reused prompt's own length, reported by the server */
 	} else {

@@ -673,9 +673,8 @@ static void blocks_note(sim *s, server *v, const req *r)
  * prompt_cache: the part of its shared prefix the cache holds, whole blocks
  * for a vllm engine, never the whole prompt); the slot holds r's prompt
  * from now on. */
-static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
+static long prompt_cached(server *v, slot *sl, const req *r)
 {
-	(void)s;
 	long held = 0, prefix = r->prefix;
 	if (r->blocks) {
 		held = blocks_held(v, sl, r);
@@ -720,7 +719,7 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 	sl->counted = r->counted;
 	sl->pre_len = r->in_len + r->gen_done;
 	sl->seq = ++v->seq;
-	sl->pos = v->pcache ? prompt_cached(s, v, sl, r) : 0;
+	sl->pos = v->pcache ? prompt_cached(v, sl, r) : 0;
 	sl->gen = 0;
 	if (!r->preempts)
 		r->cached = sl->pos;
