@@ -11,6 +11,8 @@
 
 #include <jansson.h>
 
+#include "idset.h"
+
 #define AZURE_HEADER "TIMESTAMP,ContextTokens,GeneratedTokens"
 #define BURST_HEADER "Timestamp,Model,Request tokens,Response tokens"
 #define MAX_LEN 100000000L /* tokens: beyond this a length is refused */
@@ -43,9 +45,7 @@ typedef struct rows {
 	sb_trace_req *r;
 	size_t n, cap;
 	size_t clamped;
-	/* Mooncake's hash ids seen so far: an open-addressing set */
-	long *ids;
-	size_t n_ids, cap_ids;
+	sb_idset ids;      /* Mooncake's hash ids seen so far */
 	/* every row's hash ids, in file order (row.first_block) */
 	long *pool;
 	size_t n_pool, cap_pool;
@@ -92,39 +92,6 @@ static int set_len(rows *b, long *dst, double v, const char *name, size_t line, 
 	return 0;
 }
 
-/* Adds id to the set; 1 when it was there already. -1: out of memory. */
-static int id_seen(rows *b, long id)
-{
-	if (2 * (b->n_ids + 1) > b->cap_ids) {
-		size_t nc = b->cap_ids ? 2 * b->cap_ids : 4096;
-		long *t = malloc(nc * sizeof(long));
-		if (!t)
-			return -1;
-		for (size_t i = 0; i < nc; i++)
-			t[i] = -1;
-		for (size_t i = 0; i < b->cap_ids; i++) {
-			if (b->ids[i] < 0)
-				continue;
-			size_t h = (size_t)b->ids[i] * 2654435761u % nc;
-			while (t[h] >= 0)
-				h = (h + 1) % nc;
-			t[h] = b->ids[i];
-		}
-		free(b->ids);
-		b->ids = t;
-		b->cap_ids = nc;
-	}
-	size_t h = (size_t)id * 2654435761u % b->cap_ids;
-	while (b->ids[h] >= 0) {
-		if (b->ids[h] == id)
-			return 1;
-		h = (h + 1) % b->cap_ids;
-	}
-	b->ids[h] = id;
-	b->n_ids++;
-	return 0;
-}
-
 /* ---- Mooncake JSONL ---------------------------------------------------- */
 
 static int mooncake_blocks(rows *b, sb_trace_req *q, const json_t *ids, const char *name,
@@ -142,7 +109,7 @@ static int mooncake_blocks(rows *b, sb_trace_req *q, const json_t *ids, const ch
 		if (!json_is_integer(v) || json_integer_value(v) < 0)
 			return sb_error_set(e, "%s:%zu: hash_ids[%zu]: expected a whole number >= 0",
 					    name, line, i);
-		int seen = id_seen(b, (long)json_integer_value(v));
+		int seen = sb_idset_add(&b->ids, (long)json_integer_value(v));
 		if (seen < 0 || pool_add(b, (long)json_integer_value(v)) < 0)
 			return sb_error_code(e, -ENOMEM, "out of memory");
 		leading = leading && seen;
@@ -395,7 +362,7 @@ int sb_trace_parse(const char *text, size_t len, const char *name, const sb_trac
 	if (rc == 0)
 		rc = finish(&b, o, name, t, e);
 	free(b.r);
-	free(b.ids);
+	sb_idset_fini(&b.ids);
 	free(b.pool);
 	return rc;
 }

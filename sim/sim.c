@@ -653,7 +653,7 @@ static long blocks_held(const server *v, const slot *sl, const req *r)
 	if (v->pcache == SB_PCACHE_SLOT)
 		k = sb_blocks_common(sl->cache_blocks, sl->n_cache_blocks, r->blocks, r->n_blocks);
 	else if (v->pcache == SB_PCACHE_SHARED)
-		while (k < r->n_blocks && sb_blockset_has(&v->blocks, r->blocks[k]))
+		while (k < r->n_blocks && sb_idset_has(&v->blocks, r->blocks[k]))
 			k++;
 	return k * r->block_tokens;
 }
@@ -665,7 +665,7 @@ static void blocks_note(sim *s, server *v, const req *r)
 	if (v->pcache != SB_PCACHE_SHARED)
 		return;
 	for (long i = 0; i < r->n_blocks; i++)
-		if (sb_blockset_add(&v->blocks, r->blocks[i]) < 0)
+		if (sb_idset_add(&v->blocks, r->blocks[i]) < 0)
 			s->oom = 1;
 }
 

@@ -13,7 +13,7 @@
 #include "event_heap.h"
 #include "router.h"
 #include "stepnoise.h"
-#include "blockset.h"
+#include "core/idset.h"
 #include "timers.h"
 #include "whist.h"
 
@@ -105,7 +105,7 @@ typedef struct server {
 			   its longest prompt (and answer) computed here (n_held
 			   entries, grown lazily; 0: none) */
 	long n_held;
-	sb_blockset blocks; /* prompt_cache shared: the trace blocks prefilled here */
+	sb_idset blocks; /* prompt_cache shared: the trace blocks prefilled here */
 	long seq;       /* admissions so far (slot.seq) */
 	long max_queue, batch_tokens;
 	double noise_cv, prefill_cv;

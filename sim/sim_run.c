@@ -32,7 +32,7 @@ void sim_free(sim *s)
 		free(s->srv[i].q);
 		free(s->srv[i].slots);
 		free(s->srv[i].held);
-		sb_blockset_fini(&s->srv[i].blocks);
+		sb_idset_fini(&s->srv[i].blocks);
 		free(s->srv[i].freeslot);
 	}
 	free(s->srv);

@@ -170,6 +170,33 @@ replay_all() {
   return 0
 }
 
+# cache_on_off WHAT LOAD...: the model in model.json (calibrated at 2 slots,
+# cal/prompt-256.json its drift reference) validated on LOAD with the
+# server's prompt cache on (each validation on a server started afresh)
+# and off (--no-cache-prompt), each pair replayed and judged apart
+# (NAME-cached, NAME-uncached; the model without its cache one more wrong
+# model on the cached pair); WHAT names the load in messages. Appends the
+# two verdicts to the array verdicts.
+cache_on_off() {
+  local what=$1 kind rc cache
+  shift
+  cache=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('prompt_cache', 'none'))" model.json)
+  for kind in cached uncached; do
+    echo "== validate the $cache-cache model on the $kind $what, twice with the same requests"
+    if [[ $kind == cached ]]; then
+      CACHE_ON=2 validate_twice "$kind" model.json cal/prompt-256.json "$@"
+      EXTRA_CONTROLS=("no prompt cache" "--prompt-cache none")
+    else
+      validate_twice "$kind" model.json cal/prompt-256.json "$@"
+      EXTRA_CONTROLS=()
+    fi
+    replay_all "$kind" model.json 2 cal/prompt-256.json
+    rc=0
+    "$PY" "$LC" judge --test "$NAME-$kind" "${JUDGE_ARGS[@]}" || rc=$?
+    verdicts+=("$rc")
+  done
+}
+
 # worse RC...: the combined verdict: fail if any failed, else inconclusive
 # (77) if any was, else pass.
 worse() {

@@ -52,19 +52,6 @@ load=(--concurrency 1,2,3 --rates none --input-len 32 --prefix-len 384 --prefix-
       --output-len 16 --num-requests "$N" --warmup 1)
 
 verdicts=()
-for kind in cached uncached; do
-  echo "== validate the $cache-cache model on the $kind load, twice with the same requests"
-  if [[ $kind == cached ]]; then
-    CACHE_ON=2 validate_twice "$kind" model.json cal/prompt-256.json "${api[@]}" "${load[@]}"
-    EXTRA_CONTROLS=("no prompt cache" "--prompt-cache none")
-  else
-    validate_twice "$kind" model.json cal/prompt-256.json "${api[@]}" "${load[@]}"
-    EXTRA_CONTROLS=()
-  fi
-  replay_all "$kind" model.json 2 cal/prompt-256.json
-  rc=0
-  "$PY" "$LC" judge --test "$NAME-$kind" "${JUDGE_ARGS[@]}" || rc=$?
-  verdicts+=("$rc")
-done
+cache_on_off load "${api[@]}" "${load[@]}"
 stop_servers
 exit "$(worse "${verdicts[@]}")"

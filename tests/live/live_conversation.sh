@@ -50,20 +50,7 @@ load=(--concurrency 1,2 --rates none --turns 4 --think exp:0.3 --input-len 64
       --output-len 16 --num-requests "$N" --warmup 1)
 
 verdicts=()
-for kind in cached uncached; do
-  echo "== validate the $cache-cache model on the $kind conversations, twice with the same requests"
-  if [[ $kind == cached ]]; then
-    CACHE_ON=2 validate_twice "$kind" model.json cal/prompt-256.json "${api[@]}" "${load[@]}"
-    EXTRA_CONTROLS=("no prompt cache" "--prompt-cache none")
-  else
-    validate_twice "$kind" model.json cal/prompt-256.json "${api[@]}" "${load[@]}"
-    EXTRA_CONTROLS=()
-  fi
-  replay_all "$kind" model.json 2 cal/prompt-256.json
-  rc=0
-  "$PY" "$LC" judge --test "$NAME-$kind" "${JUDGE_ARGS[@]}" || rc=$?
-  verdicts+=("$rc")
-done
+cache_on_off conversations "${api[@]}" "${load[@]}"
 stop_servers
 echo "== the TTFT the cache saves"
 ctl=$(ls cached-ctl*-1.json | sort -V | tail -1)   # the last control: no prompt cache

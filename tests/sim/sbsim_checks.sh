@@ -32,3 +32,9 @@ has() {
 field() {
 	python3 -c "import json,sys; d=json.load(open(sys.argv[1])); print($2)" "$1"
 }
+
+# want FILE PYTHON-EXPR VALUE WHAT: EXPR over FILE's JSON prints VALUE
+want() {
+	got=$(field "$1" "$2")
+	[ "$got" = "$3" ] || { echo "FAIL: $4: $got, want $3"; fails=$((fails+1)); }
+}

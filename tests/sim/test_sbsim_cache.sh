@@ -42,10 +42,6 @@ model() { # CACHE ENGINE
  "noise": {"kind": "none", "cv": 0}}
 JSON
 }
-want() { # FILE EXPR VALUE WHAT
-	got=$(field "$1" "$2")
-	[ "$got" = "$3" ] || { echo "FAIL: $4: $got, want $3"; fails=$((fails+1)); }
-}
 common="--concurrency 1 --warmup 1 --input-len 100 --output-len 2 --prefix-len 900 --no-uncertainty"
 
 model slot llama.cpp

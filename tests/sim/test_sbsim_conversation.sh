@@ -37,10 +37,6 @@ cat > "$T/m.json" <<JSON
              "per_prefill_token": 0.1, "per_cached_token": 0.01},
  "noise": {"kind": "none", "cv": 0}}
 JSON
-want() { # FILE EXPR VALUE WHAT
-	got=$(field "$1" "$2")
-	[ "$got" = "$3" ] || { echo "FAIL: $4: $got, want $3"; fails=$((fails+1)); }
-}
 base="--model-file $T/m.json --warmup 0 --requests 6 --input-len 100 --output-len 2 --no-uncertainty"
 common="$base --turns 3"
 lv="d['levels'][0]"

@@ -32,10 +32,6 @@ has "$T/out" "3 requests over 0.5 s"
 # 1200-token prompt of blocks 0,1,2 (TTFT 125 ms), 10 s later 1100 tokens
 # of blocks 0,1,3 reusing 2 blocks of 512 (5 + 7.6 + 10.24 = 22.84 ms; 115
 # without a cache), then 600 tokens of new blocks (65 ms)
-want() { # FILE EXPR VALUE WHAT
-	got=$(field "$1" "$2")
-	[ "$got" = "$3" ] || { echo "FAIL: $4: $got, want $3"; fails=$((fails+1)); }
-}
 cat > "$T/cache.jsonl" <<'JSONL'
 {"timestamp": 0, "input_length": 1200, "output_length": 2, "hash_ids": [0, 1, 2]}
 {"timestamp": 10000, "input_length": 1100, "output_length": 2, "hash_ids": [0, 1, 3]}

@@ -1,5 +1,5 @@
-/* blockset.c — a set of prompt block ids (blockset.h). */
-#include "blockset.h"
+/* idset.c — a set of ids (idset.h). */
+#include "idset.h"
 
 #include <stdlib.h>
 
@@ -8,7 +8,7 @@ static size_t slot_of(long id, size_t cap)
 	return (size_t)((unsigned long)id * 2654435761ul % cap);
 }
 
-int sb_blockset_has(const sb_blockset *b, long id)
+int sb_idset_has(const sb_idset *b, long id)
 {
 	if (!b->cap)
 		return 0;
@@ -19,7 +19,7 @@ int sb_blockset_has(const sb_blockset *b, long id)
 }
 
 /* Rehashes b into a table of cap places; -1 out of memory. */
-static int grow(sb_blockset *b, size_t cap)
+static int grow(sb_idset *b, size_t cap)
 {
 	long *t = malloc(cap * sizeof(*t));
 	if (!t)
@@ -40,14 +40,14 @@ static int grow(sb_blockset *b, size_t cap)
 	return 0;
 }
 
-int sb_blockset_add(sb_blockset *b, long id)
+int sb_idset_add(sb_idset *b, long id)
 {
 	if (2 * (b->n + 1) > b->cap && grow(b, b->cap ? 2 * b->cap : 256) < 0)
 		return -1;
 	size_t h = slot_of(id, b->cap);
 	while (b->ids[h] >= 0) {
 		if (b->ids[h] == id)
-			return 0;
+			return 1;
 		h = (h + 1) % b->cap;
 	}
 	b->ids[h] = id;
@@ -55,7 +55,7 @@ int sb_blockset_add(sb_blockset *b, long id)
 	return 0;
 }
 
-void sb_blockset_fini(sb_blockset *b)
+void sb_idset_fini(sb_idset *b)
 {
 	free(b->ids);
 	b->ids = NULL;
