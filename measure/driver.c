@@ -81,7 +81,7 @@ struct sb_driver {
 	size_t n_pending;
 	waiter *follow;        /* open loop: follow-ups due (ph->follow) */
 	size_t n_follow, cap_follow;
-	int nomem;
+	int nomem;             /* out of memory keeping a follow-up: the phase fails */
 	req *done_head, *done_tail; /* finished, not yet reported (FIFO) */
 	req **owner;           /* by socket: the request curl last said uses it */
 	size_t n_owner;
@@ -462,7 +462,7 @@ static int retry_dead_reuse(sb_driver *d, req *r, CURLcode res)
  * a slice at a time, so that a wave of completions does not hold up the
  * reading of the streams still running. abandon: not reported at all. */
 /* Open loop: the request following `id` is due `dt` s after now (dt < 0:
- * none). Out of memory it is dropped (the phase sends fewer). */
+ * none). Out of memory: d->nomem, and the phase fails at its next turn. */
 static void follow_later(sb_driver *d, long id, double now, double dt)
 {
 	if (!(dt >= 0))
@@ -930,6 +930,8 @@ static int run_turn(sb_driver *d, run_state *L, sb_error *e)
 	double now = sb_driver_now(), next_due;
 	if (d->o.stop && *d->o.stop)
 		return -EINTR;
+	if (d->nomem)
+		return sb_error_code(e, -ENOMEM, "out of memory keeping a conversation's next turn");
 	int ret = send_turn(d, L, now, &next_due, e);
 	if (ret < 0)
 		return ret;
