@@ -123,7 +123,8 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	const sb_reqrec *q = &rp->rl->reqs[rp->ord[j].i];
 	long pin = q->prompt_tokens >= 1 ? q->prompt_tokens : dist_len(&meas->workload.input_len);
 	/* a prompt that began with a shared prefix (or a conversation's
-	 * history: its record's prefix_tokens): all its tokens, the
+	 * history: its record's prefix_tokens; or a trace's blocks): all its
+	 * tokens, the
 	 * model's prompt cache deciding what was computed before; else the
 	 * tokens the server actually prefilled (prompt-cache hits excluded),
 	 * as the calibration counts them */
@@ -131,7 +132,7 @@ static void replay_request(replay *rp, const sb_results *meas, size_t li, sb_mod
 	if (q->prefix_group >= 0 && pin > 1)
 		prefix = q->prefix_tokens > 0 ? q->prefix_tokens : meas->workload.prefix_len;
 	double pn = rp->rl->timing[rp->ord[j].i].prompt_n;
-	if (pn >= 1 && !prefix)
+	if (pn >= 1 && !prefix && !q->n_blocks)
 		pin = (long)pn;
 	long pout = q->output_tokens >= 1 ? q->output_tokens : dist_len(&meas->workload.output_len);
 	/* open loop (and a fleet's replicas): the level's clock starts at its
