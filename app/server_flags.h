@@ -48,8 +48,10 @@ int sb_parse_max_queue(const char *s, void *dest, const char *flag, sb_error *e)
 	{ "prompt-cache", 0, SB_CLI_CHOICE, &F->what_if.prompt_cache, 0, 0, \
 	  SB_WHATIF_PCACHE_CHOICES, \
 	  "what-if: what the server keeps of earlier prompts: nothing,\n" \
-	  "each slot its last prompt (llama.cpp, Ollama), or every\n" \
-	  "prefix (vLLM's prefix blocks) (model server.prompt_cache);\n" \
+	  "each slot its last prompt (llama.cpp, Ollama), every prefix\n" \
+	  "(vLLM's prefix blocks), or a slot's last prompt and those\n" \
+	  "that left a slot (llama.cpp's RAM cache) (model\n" \
+	  "server.prompt_cache);\n" \
 	  "--compare too (replays use the records' prefix_group)", \
 	  SB_WHATIF_PCACHE_CHOICES, NULL }
 

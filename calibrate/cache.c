@@ -156,7 +156,7 @@ void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf
 	if (out->requests == 0)
 		return; /* no timings: the cache is not measured */
 	out->kind = out->hits == 0 ? SB_PCACHE_NONE
-		    : out->beyond_slots > out->missed_beyond ? SB_PCACHE_SHARED
+		    : out->beyond_slots > out->missed_beyond ? SB_PCACHE_RAM
 							 : SB_PCACHE_SLOT;
 	if (out->hits == 0)
 		return;

@@ -13,10 +13,12 @@
  * last prompt holds the S most recently sent prefix groups (llama.cpp
  * gives a prompt the slot holding its prefix, else the one released
  * longest ago), so a reuse by a group sent before but beyond those S needs
- * a shared cache (llama.cpp's RAM prompt cache, --cache-ram, on by
- * default: another slot's prompt restored), and such a group reusing
- * nothing says there is none. More reuses beyond the S than misses there:
- * "shared", else "slot" (also when S is unknown). What a
+ * a cache beyond the slots (llama.cpp's RAM prompt cache, --cache-ram, on
+ * by default: a prompt that left its slot restored), and such a group
+ * reusing nothing says there is none. More reuses beyond the S than misses
+ * there: "ram", else "slot" (also when S is unknown). One client cannot
+ * tell "ram" from "shared" (a prompt another slot holds now, restorable in
+ * "shared" only, is on a free slot it takes); llama.cpp's is "ram". What a
  * reused token costs (step_ms.per_cached_token): each reusing request's
  * TTFT less what the fitted engine says of the rest, the overhead for the
  * prompt it sent and the prefill of the tokens it processed (at their

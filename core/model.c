@@ -179,9 +179,11 @@ static int engine_from_json(const json_t *server, sb_model *m, sb_error *e)
 		m->prompt_cache = SB_PCACHE_SLOT;
 	else if (pc && !strcmp(pc, "shared"))
 		m->prompt_cache = SB_PCACHE_SHARED;
+	else if (pc && !strcmp(pc, "ram"))
+		m->prompt_cache = SB_PCACHE_RAM;
 	else if (pc && strcmp(pc, "none"))
 		return sb_error_set(e, "model.server.prompt_cache: \"%s\" is none of \"none\", "
-				       "\"slot\" and \"shared\"", pc);
+				       "\"slot\", \"shared\" and \"ram\"", pc);
 	return 0;
 }
 
@@ -626,7 +628,8 @@ const char *sb_engine_name(sb_engine k)
 
 const char *sb_prompt_cache_name(sb_prompt_cache k)
 {
-	return k == SB_PCACHE_SLOT ? "slot" : k == SB_PCACHE_SHARED ? "shared" : "none";
+	return k == SB_PCACHE_SLOT ? "slot" : k == SB_PCACHE_SHARED ? "shared"
+	       : k == SB_PCACHE_RAM ? "ram" : "none";
 }
 
 const char *sb_kv_cache_name(sb_kv_cache k)

@@ -116,8 +116,13 @@
  *            did is preferred when the prefix is at least a tenth of the
  *            prompt (llama.cpp's --slot-prompt-similarity 0.10);
  *   "shared" any prefix prefilled before on this server (vLLM's prefix
- *            blocks, whole blocks only; llama.cpp's RAM prompt cache), no
- *            capacity limit.
+ *            blocks, whole blocks only; SGLang's radix cache), no capacity
+ *            limit;
+ *   "ram"    a slot's last prompt as "slot" (its slot chosen the same way),
+ *            and any prompt that left a slot, saved when the slot took
+ *            another (llama.cpp's RAM prompt cache, --cache-ram, on by
+ *            default): a prompt another slot holds now is not restored;
+ *            no capacity limit.
  * At least one prompt token is always prefilled; the reused ones skip
  * their prefill (later tokens still attend to them) and cost
  * step_ms.per_cached_token each, engine time added to the step that
@@ -199,7 +204,9 @@ typedef enum sb_prompt_cache {
 	SB_PCACHE_NONE = 0, /* "none": every prompt is prefilled whole */
 	SB_PCACHE_SLOT,     /* "slot": each slot its last prompt (llama.cpp, Ollama) */
 	SB_PCACHE_SHARED,   /* "shared": every prefix prefilled before (vLLM's
-			       prefix blocks, llama.cpp's RAM prompt cache) */
+			       prefix blocks, SGLang's radix cache) */
+	SB_PCACHE_RAM,      /* "ram": each slot its last prompt, and the prompts
+			       that left a slot (llama.cpp's RAM prompt cache) */
 } sb_prompt_cache;
 
 /* Which server's scheduler the engine follows (server.engine). */

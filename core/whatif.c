@@ -11,7 +11,8 @@
 
 _Static_assert(SB_KV_UNIFIED == 0 && SB_KV_PER_SLOT == 1,
 	       "SB_WHATIF_KV_CHOICES lists the layouts in sb_kv_cache order");
-_Static_assert(SB_PCACHE_NONE == 0 && SB_PCACHE_SLOT == 1 && SB_PCACHE_SHARED == 2,
+_Static_assert(SB_PCACHE_NONE == 0 && SB_PCACHE_SLOT == 1 && SB_PCACHE_SHARED == 2 &&
+		       SB_PCACHE_RAM == 3,
 	       "SB_WHATIF_PCACHE_CHOICES lists the kinds in sb_prompt_cache order");
 
 void sb_whatif_init(sb_whatif *w)

@@ -24,7 +24,7 @@
  * the enum value). */
 #define SB_WHATIF_KV_CHOICES "unified|per-slot"
 /* --prompt-cache's, in sb_prompt_cache order. */
-#define SB_WHATIF_PCACHE_CHOICES "none|slot|shared"
+#define SB_WHATIF_PCACHE_CHOICES "none|slot|shared|ram"
 
 /* The most coefficients one --set names. */
 #define SB_WHATIF_MAX_SETS 8

@@ -625,7 +625,7 @@ static long shared_held(const server *v, long g)
  * held fewer); s->oom on failure. */
 static void shared_note(sim *s, server *v, long g, long len)
 {
-	if (v->pcache != SB_PCACHE_SHARED || g < 0)
+	if (g < 0)
 		return;
 	if (g >= v->n_held) {
 		long n = g + 1 > 2 * v->n_held ? g + 1 : 2 * v->n_held;
@@ -649,41 +649,52 @@ static void shared_note(sim *s, server *v, long g, long len)
  * last prompt's (slot cache) or any prefilled here before (shared). */
 static long blocks_held(const server *v, const slot *sl, const req *r)
 {
-	long k = 0;
-	if (v->pcache == SB_PCACHE_SLOT)
-		k = sb_blocks_common(sl->cache_blocks, sl->n_cache_blocks, r->blocks, r->n_blocks);
-	else if (v->pcache == SB_PCACHE_SHARED)
+	long k = 0, own = 0;
+	if (v->pcache == SB_PCACHE_SLOT || v->pcache == SB_PCACHE_RAM)
+		own = sb_blocks_common(sl->cache_blocks, sl->n_cache_blocks, r->blocks, r->n_blocks);
+	if (v->pcache == SB_PCACHE_SHARED || v->pcache == SB_PCACHE_RAM)
 		while (k < r->n_blocks && sb_idset_has(&v->blocks, r->blocks[k]))
 			k++;
-	return k * r->block_tokens;
+	return (own > k ? own : k) * r->block_tokens;
 }
 
-/* v's shared cache holds r's blocks from now on (prefilled); s->oom on
- * failure. */
-static void blocks_note(sim *s, server *v, const req *r)
+/* v's cache holds these blocks from now on (shared: prefilled; ram: they
+ * left a slot); s->oom on failure. */
+static void blocks_note(sim *s, server *v, const long *blocks, long n)
 {
-	if (v->pcache != SB_PCACHE_SHARED)
-		return;
-	for (long i = 0; i < r->n_blocks; i++)
-		if (sb_idset_add(&v->blocks, r->blocks[i]) < 0)
+	for (long i = 0; i < n; i++)
+		if (sb_idset_add(&v->blocks, blocks[i]) < 0)
 			s->oom = 1;
+}
+
+/* A ram cache: the prompt slot sl held leaves it (for r's, another one),
+ * saved into v's store. */
+static void ram_save(sim *s, server *v, const slot *sl, const req *r)
+{
+	if (sl->cache_blocks && sl->cache_blocks != r->blocks)
+		blocks_note(s, v, sl->cache_blocks, sl->n_cache_blocks);
+	if (sl->cache_group >= 0 && sl->cache_group != r->group)
+		shared_note(s, v, sl->cache_group, sl->cache_len);
 }
 
 /* Prompt tokens of r that slot sl of v finds already computed (model
  * prompt_cache: the part of its shared prefix the cache holds, whole blocks
  * for a vllm engine, never the whole prompt); the slot holds r's prompt
  * from now on. */
-static long prompt_cached(server *v, slot *sl, const req *r)
+static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 {
 	long held = 0, prefix = r->prefix;
 	if (r->blocks) {
 		held = blocks_held(v, sl, r);
 		prefix = held;
-	} else if (r->group >= 0 && v->pcache == SB_PCACHE_SLOT) {
-		held = sl->cache_group == r->group ? sl->cache_len : 0;
-	} else if (r->group >= 0 && v->pcache == SB_PCACHE_SHARED) {
-		held = shared_held(v, r->group);
+	} else if (r->group >= 0) {
+		long own = sl->cache_group == r->group ? sl->cache_len : 0;
+		long kept = shared_held(v, r->group);
+		held = v->pcache == SB_PCACHE_SLOT ? own
+		       : v->pcache == SB_PCACHE_SHARED ? kept : (own > kept ? own : kept);
 	}
+	if (v->pcache == SB_PCACHE_RAM)
+		ram_save(s, v, sl, r);
 	sl->cache_group = r->group;
 	sl->cache_len = r->in_len;
 	sl->cache_blocks = r->blocks;
@@ -701,7 +712,8 @@ static long prompt_cached(server *v, slot *sl, const req *r)
  * tenth of the prompt), or -1. */
 static long preferred_group(const server *v, const req *r)
 {
-	if (v->pcache != SB_PCACHE_SLOT || r->group < 0 || 10 * r->prefix < r->in_len)
+	if ((v->pcache != SB_PCACHE_SLOT && v->pcache != SB_PCACHE_RAM) || r->group < 0 ||
+	    10 * r->prefix < r->in_len)
 		return -1;
 	return r->group;
 }
@@ -719,7 +731,7 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 	sl->counted = r->counted;
 	sl->pre_len = r->in_len + r->gen_done;
 	sl->seq = ++v->seq;
-	sl->pos = v->pcache ? prompt_cached(v, sl, r) : 0;
+	sl->pos = v->pcache ? prompt_cached(s, v, sl, r) : 0;
 	sl->gen = 0;
 	if (!r->preempts)
 		r->cached = sl->pos;
@@ -797,7 +809,8 @@ static int take_free_slot(server *v, int want, int pin_stride, long group)
 			best = found ? i : best;
 		}
 	}
-	if (!pin_stride && !found && (v->per_slot || v->pcache == SB_PCACHE_SLOT)) {
+	if (!pin_stride && !found &&
+	    (v->per_slot || v->pcache == SB_PCACHE_SLOT || v->pcache == SB_PCACHE_RAM)) {
 		for (int k = 0; k < top; k++) {
 			const slot *a = &v->slots[v->freeslot[k]], *b = &v->slots[v->freeslot[best]];
 			if (a->released < b->released ||
@@ -899,7 +912,8 @@ static void complete(sim *s, server *v, int si, double t)
 	if (r->group >= 0) {
 		/* the answer is computed too: a conversation's next turn has it */
 		v->slots[si].cache_len = r->in_len + v->slots[si].gen;
-		shared_note(s, v, r->group, r->in_len + v->slots[si].gen);
+		if (v->pcache == SB_PCACHE_SHARED)
+			shared_note(s, v, r->group, r->in_len + v->slots[si].gen);
 	}
 	sim_finish_req(s, ri, t, 0);
 	if (v->release_s > 0 && (v->qlen == 0 || v->m->release_holds_queue)) {
@@ -944,10 +958,10 @@ static void on_run_end(sim *s, server *v, double T)
 				/* a recomputed sequence goes on where it was */
 				if (!r->gen_done)
 					r->t_first = T;
-				if (r->group >= 0)
+				if (v->pcache == SB_PCACHE_SHARED && r->group >= 0)
 					shared_note(s, v, r->group, r->in_len);
-				if (r->blocks)
-					blocks_note(s, v, r);
+				if (v->pcache == SB_PCACHE_SHARED && r->blocks)
+					blocks_note(s, v, r->blocks, r->n_blocks);
 				sl->gen = r->gen_done + 1;
 				sl->state = SL_DECODE;
 				if (sl->gen >= sl->out_len)

@@ -19,9 +19,9 @@
 #    --measured; the product's goal for means), and the same model without
 #    its cache misses it by more than twice that;
 #  - a truth without a cache: prompt_cache "none", a note, no coefficient;
-#  - a truth whose cache is shared (any prefix sent before, on any slot):
-#    prompt_cache "shared", from reuses by groups beyond the 4 slots' most
-#    recent ones (a slot truth misses those).
+#  - a truth whose cache keeps the prompts that left a slot (llama.cpp's
+#    RAM cache): prompt_cache "ram", from reuses by groups beyond the 4
+#    slots' most recent ones (a slot truth misses those).
 set -u
 SB=$1 SBSIM=$2 TRUTH=$3
 T=$(mktemp -d)
@@ -35,7 +35,7 @@ m = json.load(open(sys.argv[1]))
 m["server"]["prompt_cache"] = "slot"
 m["step_ms"]["per_cached_token"] = 0.02
 json.dump(m, open(sys.argv[2] + "/cached.json", "w"))
-m["server"]["prompt_cache"] = "shared"
+m["server"]["prompt_cache"] = "ram"
 json.dump(m, open(sys.argv[2] + "/shared.json", "w"))
 m["server"]["prompt_cache"] = "none"
 json.dump(m, open(sys.argv[2] + "/plain.json", "w"))
@@ -108,12 +108,12 @@ if not any("reused" in n for n in p["fit"]["notes"]):
 sh = json.load(open(t + "/shared-fit.json"))
 cs = sh["fit"]["cache"]
 cm = m["fit"]["cache"]
-print("shared truth: %s (reused within the slots' groups %d, beyond them %d, missed beyond %d); "
+print("ram truth: %s (reused within the slots' groups %d, beyond them %d, missed beyond %d); "
       "slot truth: %d, %d, %d" % (sh["server"].get("prompt_cache"), cs["reused_within_slots"],
       cs["reused_beyond_slots"], cs["missed_beyond_slots"], cm["reused_within_slots"],
       cm["reused_beyond_slots"], cm["missed_beyond_slots"]))
-if sh["server"].get("prompt_cache") != "shared":
-    bad.append("a shared truth calibrated as %r" % sh["server"].get("prompt_cache"))
+if sh["server"].get("prompt_cache") != "ram":
+    bad.append("a ram truth calibrated as %r" % sh["server"].get("prompt_cache"))
 for b in bad:
     print("FAIL: " + b)
 sys.exit(1 if bad else 0)

@@ -42,7 +42,7 @@ assert sorted(d) == [1, 2, 3, 4], d   # passes of 2..4 pinned to slots
 assert d[1] > 0 and d[4] > d[1], d   # a batch of 4 costs more per step than 1
 c = m["fit"]["cache"]
 assert c["requests"] > 0 and c["reused"] > 0, c   # cache_prompt is on by default
-assert m["server"].get("prompt_cache") in ("slot", "shared"), (m["server"], c)
+assert m["server"].get("prompt_cache") in ("slot", "ram"), (m["server"], c)
 # a reused token's cost was fitted (calibrate clamps a negative one to 0, so
 # ">= 0" alone could not fail) and costs less than prefilling the token
 # (else reusing would not pay; measured here 1.3-1.5 against 2.1 ms)

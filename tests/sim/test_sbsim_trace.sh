@@ -72,6 +72,30 @@ want "$T/c-timed2.json" "round(d['levels'][0]['ttft_ms']['mean'], 6)" \
 	"$(field "$T/c-shared.json" "round(d['levels'][0]['ttft_ms']['mean'], 6)")" \
 	"hash_ids with server timings replayed by --compare"
 
+# two slots: a "ram" cache (llama.cpp's) restores only prompts that left a
+# slot. Block 0 prefilled on slot 0, still decoding there when a prompt of
+# blocks 0,2 takes slot 1: reused by "shared" only; 30 s later a prompt of
+# blocks 0,3 finds block 0 in its own slot whatever the kind but none
+cat > "$T/two.jsonl" <<'JSONL'
+{"timestamp": 0, "input_length": 1200, "output_length": 200, "hash_ids": [0, 1]}
+{"timestamp": 500, "input_length": 1100, "output_length": 2, "hash_ids": [0, 2]}
+{"timestamp": 30000, "input_length": 1100, "output_length": 2, "hash_ids": [0, 3]}
+JSONL
+for pc in shared ram slot none; do
+	sed 's/"slots": 1/"slots": 2/; s/"prompt_cache": "[a-z]*"/"prompt_cache": "'$pc'"/' \
+		"$T/m-none.json" > "$T/m2-$pc.json"
+	ok --model-file "$T/m2-$pc.json" --trace "$T/two.jsonl" --no-noise --json "$T/t2-$pc.json"
+done
+python3 - "$T" <<'PY' || fails=$((fails+1))
+import json, sys
+t = {k: [r["ttft_ms"] for r in json.load(open("%s/t2-%s.json" % (sys.argv[1], k)))["levels"][0]["requests"]]
+     for k in ("shared", "ram", "slot", "none")}
+ok = (t["shared"][1] < t["ram"][1] == t["slot"][1] == t["none"][1] and
+      t["shared"][2] == t["ram"][2] == t["slot"][2] < t["none"][2])
+if not ok:
+    sys.exit("FAIL: ram against shared, slot and none: %r" % t)
+PY
+
 # the prediction as a results file, replayed by --compare: the same figures
 ok --model-file "$MODEL" --trace "$D/mooncake.jsonl" --no-noise --json "$T/pred.json"
 ok --model-file "$MODEL" --compare "$T/pred.json" --no-noise --json "$T/again.json"
