@@ -66,8 +66,12 @@ static int outside(const sb_model *m, const sb_workload *w, int q, double *v, do
 		return 0;
 	*lo = json_number_value(json_array_get(r, 0));
 	*hi = json_number_value(json_array_get(r, 1));
+	/* the longest prompt: after a shared prefix, or a conversation's
+	 * last turn (its history, then its own tokens) */
 	double in = sb_dist_mean(&w->input_len), out = sb_dist_mean(&w->output_len);
-	*v = q == Q_PROMPT ? in : in + out;
+	double turns = sb_workload_is_conversation(w) ? sb_dist_mean(&w->turns) : 1;
+	double prompt = (double)w->prefix_len + in + (turns - 1) * (in + out);
+	*v = q == Q_PROMPT ? prompt : prompt + out;
 	if (!isfinite(*v) || !(*hi > 0))
 		return 0;
 	return *v > 1.01 * *hi || *v < 0.99 * *lo;

@@ -21,6 +21,8 @@
 #    one before it and miss its history: TTFT p90 +56%);
 #  - so does an open loop's replay (later turns sent after the replay's
 #    answer to the turn before, by their measured pause);
+#  - a conversation's last turn is the prompt sbsim compares with the
+#    lengths the model was fitted to ("beyond the data": 8 turns, not 2);
 #  - --turns below 1, and conversations with a shared prefix, are refused.
 set -u
 SBSIM=$1
@@ -92,6 +94,19 @@ early = [b for a, b in pairs if p[b]["t_sent_s"] < p[a]["t_done_s"] - 1e-9]
 if not pairs or early:
     sys.exit(f"FAIL: {len(early)} of {len(pairs)} later turns sent before the answer before them")
 PY
+
+# a model fitted on prompts up to 512 tokens: 8 turns of 64 + 32 end in
+# prompts of 64 + 7 x 96 = 736 tokens, beyond its data; 2 turns do not
+python3 - "$T/m.json" "$T/ms.json" <<'PY'
+import json, sys
+m = json.load(open(sys.argv[1]))
+m["fit"] = {"support": {"prompt_tokens": [16, 512], "context_tokens": [48, 544]}}
+json.dump(m, open(sys.argv[2], "w"))
+PY
+ok --model-file "$T/ms.json" --conversations 1 --turns 8 --input-len 64 --output-len 32 --requests 20
+has "$T/out" "beyond the data the model was fitted to: prompts of 736 tokens"
+ok --model-file "$T/ms.json" --conversations 1 --turns 2 --input-len 64 --output-len 32 --requests 20
+if grep -q "beyond the data" "$T/out"; then echo "FAIL: 2 turns called beyond the data"; fails=$((fails+1)); fi
 
 bad "--turns: '0' must average at least 1" $base --conversations 1 --turns 0
 bad "conversations with a shared prefix" $common --conversations 1 --prefix-len 10
