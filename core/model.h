@@ -119,10 +119,11 @@
  *            blocks, whole blocks only; SGLang's radix cache), no capacity
  *            limit;
  *   "ram"    a slot's last prompt as "slot" (its slot chosen the same way),
- *            and any prompt that left a slot, saved when the slot took
- *            another (llama.cpp's RAM prompt cache, --cache-ram, on by
- *            default): a prompt another slot holds now is not restored;
- *            no capacity limit.
+ *            and the prompts that left a slot (llama.cpp's RAM prompt cache,
+ *            --cache-ram, on by default): a slot taken for its similarity
+ *            uses its own cache; else the slot released longest ago saves
+ *            its prompt and the best saved one is restored; a prompt
+ *            another slot holds now is not; no capacity limit.
  * At least one prompt token is always prefilled; the reused ones skip
  * their prefill (later tokens still attend to them) and cost
  * step_ms.per_cached_token each, engine time added to the step that

@@ -645,17 +645,28 @@ static void shared_note(sim *s, server *v, long g, long len)
 		v->held[g] = len;
 }
 
-/* Tokens of a trace request's leading blocks the cache holds: its slot's
- * last prompt's (slot cache) or any prefilled here before (shared). */
-static long blocks_held(const server *v, const slot *sl, const req *r)
+/* llama.cpp's --slot-prompt-similarity: a free slot whose last prompt
+ * shares at least this share of a new prompt is taken for it (and its own
+ * cache used), before the one released longest ago. */
+#define SLOT_SIMILARITY 0.10
+
+/* What slot sl holds of r's prompt (*own) and what v keeps of it
+ * elsewhere (*kept: shared, a shared cache's; ram, the prompts that left a
+ * slot), in tokens: a trace's leading blocks or a prefix group's. */
+static void cache_holds(const server *v, const slot *sl, const req *r, long *own, long *kept)
 {
-	long k = 0, own = 0;
-	if (v->pcache == SB_PCACHE_SLOT || v->pcache == SB_PCACHE_RAM)
-		own = sb_blocks_common(sl->cache_blocks, sl->n_cache_blocks, r->blocks, r->n_blocks);
-	if (v->pcache == SB_PCACHE_SHARED || v->pcache == SB_PCACHE_RAM)
+	*own = *kept = 0;
+	if (r->blocks) {
+		long k = 0;
 		while (k < r->n_blocks && sb_idset_has(&v->blocks, r->blocks[k]))
 			k++;
-	return (own > k ? own : k) * r->block_tokens;
+		*own = r->block_tokens * sb_blocks_common(sl->cache_blocks, sl->n_cache_blocks,
+							  r->blocks, r->n_blocks);
+		*kept = k * r->block_tokens;
+	} else if (r->group >= 0) {
+		*own = sl->cache_group == r->group ? sl->cache_len : 0;
+		*kept = shared_held(v, r->group);
+	}
 }
 
 /* v's cache holds these blocks from now on (shared: prefilled; ram: they
@@ -667,8 +678,8 @@ static void blocks_note(sim *s, server *v, const long *blocks, long n)
 			s->oom = 1;
 }
 
-/* A ram cache: the prompt slot sl held leaves it (for r's, another one),
- * saved into v's store. */
+/* A ram cache: the prompt slot sl held leaves it, for r's, saved into v's
+ * store. */
 static void ram_save(sim *s, server *v, const slot *sl, const req *r)
 {
 	if (sl->cache_blocks && sl->cache_blocks != r->blocks)
@@ -683,18 +694,19 @@ static void ram_save(sim *s, server *v, const slot *sl, const req *r)
  * from now on. */
 static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 {
-	long held = 0, prefix = r->prefix;
-	if (r->blocks) {
-		held = blocks_held(v, sl, r);
-		prefix = held;
-	} else if (r->group >= 0) {
-		long own = sl->cache_group == r->group ? sl->cache_len : 0;
-		long kept = shared_held(v, r->group);
-		held = v->pcache == SB_PCACHE_SLOT ? own
-		       : v->pcache == SB_PCACHE_SHARED ? kept : (own > kept ? own : kept);
+	long own, kept, held;
+	cache_holds(v, sl, r, &own, &kept);
+	if (v->pcache == SB_PCACHE_SLOT ||
+	    (v->pcache == SB_PCACHE_RAM && own >= SLOT_SIMILARITY * (double)r->in_len)) {
+		held = own; /* the slot's own (ram: the slot taken for its prompt) */
+	} else {
+		/* ram: llama.cpp saves the slot's prompt and restores the best
+		 * saved one; shared: whatever was prefilled */
+		if (v->pcache == SB_PCACHE_RAM)
+			ram_save(s, v, sl, r);
+		held = own > kept ? own : kept;
 	}
-	if (v->pcache == SB_PCACHE_RAM)
-		ram_save(s, v, sl, r);
+	long prefix = r->blocks ? held : r->prefix;
 	sl->cache_group = r->group;
 	sl->cache_len = r->in_len;
 	sl->cache_blocks = r->blocks;
@@ -713,7 +725,7 @@ static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 static long preferred_group(const server *v, const req *r)
 {
 	if ((v->pcache != SB_PCACHE_SLOT && v->pcache != SB_PCACHE_RAM) || r->group < 0 ||
-	    10 * r->prefix < r->in_len)
+	    (double)r->prefix < SLOT_SIMILARITY * (double)r->in_len)
 		return -1;
 	return r->group;
 }

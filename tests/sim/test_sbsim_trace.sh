@@ -96,6 +96,26 @@ if not ok:
     sys.exit("FAIL: ram against shared, slot and none: %r" % t)
 PY
 
+# one slot, "ram": llama.cpp saves a slot's prompt only when the slot is
+# not taken for its similarity (the LRU path). Blocks 0,1 then 0,2 (taken for
+# block 0: 0,1 not saved), then 5 (0,2 saved), then 0,1,7: block 0 restored,
+# block 1 never saved: 512 reused (5 + 108.8 + 5.12 = 118.92 ms); a shared
+# cache has both (1024: 72.84 ms)
+cat > "$T/lru.jsonl" <<'JSONL'
+{"timestamp": 0, "input_length": 1200, "output_length": 2, "hash_ids": [0, 1]}
+{"timestamp": 10000, "input_length": 1100, "output_length": 2, "hash_ids": [0, 2]}
+{"timestamp": 20000, "input_length": 600, "output_length": 2, "hash_ids": [5]}
+{"timestamp": 30000, "input_length": 1600, "output_length": 2, "hash_ids": [0, 1, 7]}
+JSONL
+for pc in ram shared; do
+	sed 's/"prompt_cache": "[a-z]*"/"prompt_cache": "'$pc'"/' "$T/m-none.json" > "$T/m1-$pc.json"
+	ok --model-file "$T/m1-$pc.json" --trace "$T/lru.jsonl" --no-noise --json "$T/l-$pc.json"
+done
+want "$T/l-ram.json" "round(d['levels'][0]['requests'][3]['ttft_ms'], 6)" 118.92 \
+	"ram: a prompt that left its slot by similarity is not saved"
+want "$T/l-shared.json" "round(d['levels'][0]['requests'][3]['ttft_ms'], 6)" 72.84 \
+	"shared: every block prefilled is kept"
+
 # the prediction as a results file, replayed by --compare: the same figures
 ok --model-file "$MODEL" --trace "$D/mooncake.jsonl" --no-noise --json "$T/pred.json"
 ok --model-file "$MODEL" --compare "$T/pred.json" --no-noise --json "$T/again.json"
