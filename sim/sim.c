@@ -479,89 +479,95 @@ static void fleet_done(server *v, double t_sched, double t)
 	v->infl--;
 }
 
-void sim_finish_req(sim *s, long ri, double t, int rejected)
+/* A counted request's record kept (keep_records): its figures, what it
+ * found in the prompt cache and where it ran. */
+static void keep_record(sim *s, const req *r, double t, int rejected, const sb_reqrec *rec)
 {
-	req *r = &s->reqs[ri];
-	server *v = &s->srv[r->srv];
-	if (s->router && sb_router_note(s->router, r->srv, -1, rejected ? -1 : 0) < 0)
-		s->oom = 1;
-	if (r->counted) {
-		double ttft = rejected ? NAN : (first_seen(r, t) - r->t_sched) * 1000.0;
-		double e2e = (t - r->t_sched) * 1000.0;
-		double wait = rejected ? NAN : (r->t_join - r->t_arr) * 1000.0;
-		long outt = s->service_mode ? 1 : r->out_len;
-		sb_reqrec rec = {
-			.id = r->id,
-			.t_scheduled_s = r->t_sched - s->t0,
-			.t_sent_s = r->t_sched - s->t0,
-			.t_done_s = t - s->t0,
-			.ttft_ms = ttft,
-			.e2e_ms = e2e,
-			.wait_ms = wait,
-			.itl_ms = NULL,
-			.n_itl = 0,
-			.prompt_tokens = s->service_mode ? -1 : r->in_len,
-			.output_tokens = rejected ? 0 : outt,
-			.err_class = rejected ? "rejected" : NULL,
-			.err_msg = rejected ? sb_sim_reject_msg(rejected) : NULL,
-		};
-		sb_levelacc_add(&s->acc, &rec);
-		sb_levelacc_inflight(&s->acc, t - s->t0, -1);
-		busy_change(s, v, t, 0);
-		v->busy_area_end = v->busy_area;
-		v->end_t = t;
-		if (t > s->t_end)
-			s->t_end = t;
-		if (s->router)
-			fleet_done(v, r->t_sched, t);
-		if (s->keep_records) {
-			if (s->nrecs == s->caprecs) {
-				size_t nc = s->caprecs ? s->caprecs * 2 : 256;
-				sb_sim_rec *nr = realloc(s->recs, nc * sizeof *nr);
-				if (!nr) {
-					s->oom = 1;
-				} else {
-					s->recs = nr;
-					s->caprecs = nc;
-				}
-			}
-			if (s->nrecs < s->caprecs) {
-				sb_sim_rec *o = &s->recs[s->nrecs++];
-				o->id = r->id;
-				o->t_sched_s = r->t_sched - s->t0;
-				o->t_done_s = t - s->t0;
-				o->ttft_ms = ttft;
-				o->e2e_ms = e2e;
-				o->wait_ms = wait;
-				o->tpot_ms = (!rejected && outt >= 2)
-						     ? (e2e - ttft) / (double)(outt - 1) : NAN;
-				o->prompt_tokens = rec.prompt_tokens;
-				o->output_tokens = rec.output_tokens;
-				o->rejected = rejected;
-				o->slot = r->slot;
-				o->replica = r->srv;
-				o->prefix_group = r->group;
-				o->prefix_tokens = r->prefix;
-				o->turn = r->conv >= 0 ? s->convs[r->conv].turn : -1;
-				o->cached_tokens = r->cached;
-				o->prompt_ms = (r->t_first - r->t_join) * 1000.0;
-			}
+	if (s->nrecs == s->caprecs) {
+		size_t nc = s->caprecs ? s->caprecs * 2 : 256;
+		sb_sim_rec *nr = realloc(s->recs, nc * sizeof *nr);
+		if (!nr) {
+			s->oom = 1;
+			return;
 		}
+		s->recs = nr;
+		s->caprecs = nc;
 	}
-	if (s->pred && r->idx >= 0) {
-		sb_replay_pred *p = &s->pred[r->idx];
-		p->t_sent_s = r->t_sched;
-		p->t_done_s = t;
-		p->ttft_ms = rejected ? NAN : (first_seen(r, t) - r->t_sched) * 1000.0;
-		p->e2e_ms = (t - r->t_sched) * 1000.0;
-		p->wait_ms = rejected ? NAN : (r->t_join - r->t_arr) * 1000.0;
-		p->tpot_ms = (!rejected && r->out_len >= 2)
-				     ? (p->e2e_ms - p->ttft_ms) / (double)(r->out_len - 1) : NAN;
-		p->rejected = rejected;
-		p->replica = r->srv;
-	}
-	if (s->on_done)
-		s->on_done(s, ri, t, rejected);
+	long outt = rec->output_tokens;
+	sb_sim_rec *o = &s->recs[s->nrecs++];
+	o->id = r->id;
+	o->t_sched_s = r->t_sched - s->t0;
+	o->t_done_s = t - s->t0;
+	o->ttft_ms = rec->ttft_ms;
+	o->e2e_ms = rec->e2e_ms;
+	o->wait_ms = rec->wait_ms;
+	o->tpot_ms = (!rejected && outt >= 2) ? (rec->e2e_ms - rec->ttft_ms) / (double)(outt - 1)
+					      : NAN;
+	o->prompt_tokens = rec->prompt_tokens;
+	o->output_tokens = outt;
+	o->rejected = rejected;
+	o->slot = r->slot;
+	o->replica = r->srv;
+	o->prefix_group = r->group;
+	o->prefix_tokens = r->prefix;
+	o->turn = r->conv >= 0 ? s->convs[r->conv].turn : -1;
+	o->cached_tokens = r->cached;
+	o->prompt_ms = (r->t_first - r->t_join) * 1000.0;
+}
+
+/* A counted request ended at t on v: the level's figures, v's statistics,
+ * the record. */
+static void count_done(sim *s, const req *r, server *v, double t, int rejected)
+{
+	long outt = s->service_mode ? 1 : r->out_len;
+	sb_reqrec rec = {
+		.id = r->id,
+		.t_scheduled_s = r->t_sched - s->t0,
+		.t_sent_s = r->t_sched - s->t0,
+		.t_done_s = t - s->t0,
+		.ttft_ms = rejected ? NAN : (first_seen(r, t) - r->t_sched) * 1000.0,
+		.e2e_ms = (t - r->t_sched) * 1000.0,
+		.wait_ms = rejected ? NAN : (r->t_join - r->t_arr) * 1000.0,
+		.itl_ms = NULL,
+		.n_itl = 0,
+		.prompt_tokens = s->service_mode ? -1 : r->in_len,
+		.output_tokens = rejected ? 0 : outt,
+		.err_class = rejected ? "rejected" : NULL,
+		.err_msg = rejected ? sb_sim_reject_msg(rejected) : NULL,
+	};
+	sb_levelacc_add(&s->acc, &rec);
+	sb_levelacc_inflight(&s->acc, t - s->t0, -1);
+	busy_change(s, v, t, 0);
+	v->busy_area_end = v->busy_area;
+	v->end_t = t;
+	if (t > s->t_end)
+		s->t_end = t;
+	if (s->router)
+		fleet_done(v, r->t_sched, t);
+	if (s->keep_records)
+		keep_record(s, r, t, rejected, &rec);
+}
+
+/* A replayed request's prediction. */
+static void predict_done(sim *s, const req *r, double t, int rejected)
+{
+	sb_replay_pred *p = &s->pred[r->idx];
+	p->t_sent_s = r->t_sched;
+	p->t_done_s = t;
+	p->ttft_ms = rejected ? NAN : (first_seen(r, t) - r->t_sched) * 1000.0;
+	p->e2e_ms = (t - r->t_sched) * 1000.0;
+	p->wait_ms = rejected ? NAN : (r->t_join - r->t_arr) * 1000.0;
+	p->tpot_ms = (!rejected && r->out_len >= 2)
+			     ? (p->e2e_ms - p->ttft_ms) / (double)(r->out_len - 1) : NAN;
+	p->rejected = rejected;
+	p->replica = r->srv;
+}
+
+/* What r's end at t sends next: an open replay's next turn of its
+ * conversation, an open loop conversation's next turn, or a closed-loop
+ * client's next request, each after its pause. */
+static void send_next(sim *s, req *r, const server *v, double t, int rejected)
+{
 	if (s->src == SRC_REPLAY_OPEN && s->follows && r->idx >= 0 && !rejected && !s->stop &&
 	    s->rq[r->idx].next_turn > 0) {
 		size_t nx = s->rq[r->idx].next_turn - 1;
@@ -586,6 +592,21 @@ void sim_finish_req(sim *s, long ri, double t, int rejected)
 			think = 0;
 		push(s, t + think + (rejected ? 0 : v->release_s), EV_GEN, 0, r->client);
 	}
+}
+
+void sim_finish_req(sim *s, long ri, double t, int rejected)
+{
+	req *r = &s->reqs[ri];
+	server *v = &s->srv[r->srv];
+	if (s->router && sb_router_note(s->router, r->srv, -1, rejected ? -1 : 0) < 0)
+		s->oom = 1;
+	if (r->counted)
+		count_done(s, r, v, t, rejected);
+	if (s->pred && r->idx >= 0)
+		predict_done(s, r, t, rejected);
+	if (s->on_done)
+		s->on_done(s, ri, t, rejected);
+	send_next(s, r, v, t, rejected);
 	req_release(s, ri);
 }
 
