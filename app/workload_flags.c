@@ -17,20 +17,10 @@ void sb_flag_prefix_default(sb_workload *w)
 
 int sb_flag_parse_turns(const char *s, void *dest, const char *what, sb_error *e)
 {
-	sb_dist *d = dest;
-	if (sb_dist_parse(s, d, what, e) < 0)
-		return -EINVAL;
-	if (sb_dist_mean(d) < 1)
-		return sb_error_set(e, "%s: '%s' must average at least 1 turn", what, s);
-	return 0;
+	return sb_dist_parse_min(s, dest, 1, "turn", what, e);
 }
 
 int sb_flag_parse_think(const char *s, void *dest, const char *what, sb_error *e)
 {
-	sb_dist *d = dest;
-	if (sb_dist_parse(s, d, what, e) < 0)
-		return -EINVAL;
-	if (sb_dist_mean(d) < 0)
-		return sb_error_set(e, "%s: '%s' must not be negative", what, s);
-	return 0;
+	return sb_dist_parse_min(s, dest, 0, "s", what, e);
 }

@@ -227,3 +227,13 @@ gsl_rng *sb_rng_new(unsigned long seed)
 		gsl_rng_set(r, seed);
 	return r;
 }
+
+int sb_dist_parse_min(const char *s, sb_dist *d, double min, const char *unit,
+		      const char *what, sb_error *e)
+{
+	if (sb_dist_parse(s, d, what, e) < 0)
+		return -EINVAL;
+	if (!(sb_dist_mean(d) >= min))
+		return sb_error_set(e, "%s: '%s' must average at least %g %s", what, s, min, unit);
+	return 0;
+}

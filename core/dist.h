@@ -37,6 +37,10 @@ typedef struct sb_dist {
 /* Parses the text form; `what` names the flag or field in messages.
  * Rejects negative means/scales, sigma < 0, A > B, non-finite values. */
 int sb_dist_parse(const char *s, sb_dist *d, const char *what, sb_error *e);
+/* sb_dist_parse, and a mean of at least min (else -EINVAL: "WHAT: 'S' must
+ * average at least MIN UNIT"). */
+int sb_dist_parse_min(const char *s, sb_dist *d, double min, const char *unit,
+		      const char *what, sb_error *e);
 /* Accepts a JSON number (det) or string in the text form. */
 int sb_dist_from_json(const json_t *j, sb_dist *d, const char *what, sb_error *e);
 /* Writes the text form into buf (always NUL-terminated). */

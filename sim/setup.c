@@ -80,10 +80,8 @@ static int apply_levels(const sb_setup_flags *f, sb_workload *w, sb_error *e)
 static int apply_turns(const sb_setup_flags *f, sb_workload *w, sb_error *e)
 {
 	if (f->turns) {
-		if (sb_dist_parse(f->turns, &w->turns, "--turns", e) < 0)
+		if (sb_dist_parse_min(f->turns, &w->turns, 1, "turn", "--turns", e) < 0)
 			return -EINVAL;
-		if (sb_dist_mean(&w->turns) < 1)
-			return sb_error_set(e, "--turns: '%s' must average at least 1 turn", f->turns);
 	} else if (f->conversations.n > 0 && !sb_workload_is_conversation(w)) {
 		w->turns = (sb_dist){ SB_DIST_DET, SB_WORKLOAD_TURNS, 0 };
 	}
