@@ -829,7 +829,7 @@ def judge_saving(cached, uncached, controls):
     are the model's): each must miss the limit at some decided level, or
     the check could not have failed and is inconclusive."""
     means = [ttft_means(c, u, "measured") for c, u in zip(cached, uncached)]
-    meas = [savings(c, u, "measured") for c, u in zip(cached, uncached)]
+    meas = [{k: 1.0 - a / b for k, (a, b) in m.items()} for m in means]
     pred = [savings(c, u, "predicted") for c, u in zip(cached, uncached)]
     levels, reasons, fail, decided = sorted(set(meas[0]) & set(meas[1])), [], False, []
     rec = {"levels": []}
