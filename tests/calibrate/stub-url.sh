@@ -22,10 +22,11 @@
 # Last, validate against a second stub that turns 30% slower after its 60th
 # request, in the middle of the sixth level (a server whose speed moves
 # mid-run): the one-client probes must read the model's speed (TPOT within
-# 5%, TTFT within 10%) up to the change and +30% (20-40%) after it, the
-# speed-adjusted prediction must scale the levels after the change by about
-# 1.3 (within 0.05 plus what the stub's own measured lateness adds) and meet
-# the goals, and the plain prediction must miss them (validate exits 1).
+# 5%, TTFT within 5% plus the stub's measured lateness) up to the change
+# and +30% (20-40%) after it, the speed-adjusted prediction must scale the
+# levels after the change by about 1.3 (within 0.05 plus what the stub's
+# own measured lateness adds) and meet the goals, and the plain prediction
+# must miss them (validate exits 1).
 # The probes are saved with the measured results: validate --measured on
 # that file must give the same speed figures offline.
 # And a stub that dies after 30 requests: validate must say so, exit 3 (the
@@ -140,11 +141,19 @@ k = next((i for i, p in enumerate(probes) if p["tpot_pct"] > 15), None)
 if k is None or k < 2:
     fails.append("no change found after a steady start: %r" % [p["tpot_pct"] for p in probes])
 else:
-    # before the change: TPOT (a mean over 31 gaps) within 5%, TTFT within
-    # 10% (2 ms of a 20 ms TTFT: the stub's lateness on a busy machine
-    # reaches 3 ms at p99, and one CI run under ASan read +6.0%)
+    # before the change: TPOT (a mean over 31 gaps) within 5%; TTFT (one
+    # 20 ms first token, median of the probe's requests) within 5% plus what
+    # the stub's measured lateness (p99 of its writes) adds to 20 ms; CI
+    # runs under ASan read +6.0% and +11.3% with a fixed 10%
+    ttft_tol = 5 + 100.0 * late / 20.0
+    print("stub lateness p99 %.2f ms: probe TTFT tolerance before the change %.1f%%"
+          % (late, ttft_tol))
+    if ttft_tol >= 20:
+        print("INCONCLUSIVE: the stub ran %.2f ms late at p99; a probe's TTFT cannot "
+              "tell its speed from the +30%% change" % late)
+        sys.exit(77)
     for i, p in enumerate(probes):
-        for q, tol in (("ttft_pct", 10), ("tpot_pct", 5)):
+        for q, tol in (("ttft_pct", ttft_tol), ("tpot_pct", 5)):
             if i < k and abs(p[q]) > tol:
                 fails.append("probe %d %s %+.1f%% before the change" % (i, q, p[q]))
             if i >= k and not 20 <= p[q] <= 40:
