@@ -70,6 +70,26 @@ static void decode1_block(cov_build *b, const cal_results *r, const sb_model *m)
 	}
 }
 
+/* A kept attention term's form is not certain either: on a linear truth
+ * the F-test keeps it in about 1 of 12 calibrate --url data sets (5 of
+ * 60 simulated), each then predicting 1024 tokens prefilled together 2-3%
+ * low with an interval that misses the truth. The three-term covariance
+ * gets the spread toward the linear fit, (1 - w) d d^T, d the linear fit's
+ * coefficients less the three-term fit's (attention 0) and w the
+ * three-term form's weight by BIC, 1 / (1 + exp(-(F - ln n) / 2)): about
+ * 0.6 at the edge of significance, 1 where the term is plain. */
+static void form_spread(const cal_prefill *p, double *c)
+{
+	const sb_linfit *q = &p->quad, *l = &p->lin;
+	if (!isfinite(p->F) || q->n < 1)
+		return;
+	double w = 1 / (1 + exp(-(p->F - log((double)q->n)) / 2));
+	double d[3] = { l->coef[0] - q->coef[0], l->coef[1] - q->coef[1], -q->coef[2] };
+	for (int i = 0; i < 3; i++)
+		for (int j = 0; j < 3; j++)
+			c[i * 3 + j] += (1 - w) * d[i] * d[j];
+}
+
 /* The prefill fit (prefill.c) and, with server timings, the overhead line. */
 static void prefill_blocks(cov_build *b, const cal_results *r, const sb_model *m)
 {
@@ -82,6 +102,8 @@ static void prefill_blocks(cov_build *b, const cal_results *r, const sb_model *m
 	corner(f, k, c);
 	if (!p->timings) /* the intercept's variance as reported, with decode_ms(1)'s */
 		c[0] = r->engine->overhead_se * r->engine->overhead_se;
+	if (k == 3)
+		form_spread(p, c);
 	add_block(b, m, names, k, c);
 	/* an attention term tested and dropped stays 0 with the spread its
 	 * three-term fit gave it: the choice of terms is not taken as certain */
@@ -115,6 +137,26 @@ static void cache_block(cov_build *b, const cal_results *r, const sb_model *m)
 	const char *names[1] = { "per_cached_token" };
 	double v[1] = { c->per_token_se * c->per_token_se };
 	add_block(b, m, names, 1, v);
+}
+
+/* The step noise's cv and prefill cv (noise.c), each with the spread its
+ * 95% interval gives: from calibrate --url's few requests per prompt
+ * length prefill_cv is uncertain by a third of itself, and a prediction
+ * interval that takes it as known is as much too narrow as the run-to-run
+ * spread it sets (TTFT p50 at 4 clients: 0.52 ms against 0.80 with the
+ * truth's prefill_cv, 60 simulated data sets). */
+static void noise_block(cov_build *b, const cal_results *r, const sb_model *m)
+{
+	const cal_noise *k = r->noise;
+	if (m->noise_kind == SB_NOISE_NONE)
+		return;
+	const char *names[2] = { "noise_cv", "noise_prefill_cv" };
+	double lo[2] = { k->cv_lo, k->prefill_cv_lo }, hi[2] = { k->cv_hi, k->prefill_cv_hi };
+	for (int i = 0; i < 2; i++) {
+		double se = (hi[i] - lo[i]) / (2 * 1.959964);
+		double v[1] = { se * se };
+		add_block(b, m, names + i, 1, v);
+	}
 }
 
 /* The decode table: the TPOT levels' fit (decode.c), or the pinned
@@ -268,6 +310,7 @@ json_t *cal_covariance_render(const cal_results *r, const sb_model *m)
 	prefill_blocks(b, r, m);
 	cache_block(b, r, m);
 	decode_blocks(b, r, m);
+	noise_block(b, r, m);
 	form_block(b, m);
 	json_t *j = b->n > 0 ? to_json(b) : json_null();
 	free(b);

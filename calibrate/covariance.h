@@ -11,7 +11,8 @@
  *   prefill   per_prefill_token, per_prefill_attn (when kept) with the
  *             intercept: prefill_base (server timings) or overhead_ms (TTFT
  *             alone; its variance also holds decode_ms(1)'s, as prefill.c
- *             reports it)
+ *             reports it); a kept attention term adds the spread toward
+ *             the fit without it, weighted by that form's BIC weight
  *   overhead  with server timings: overhead_ms and overhead_per_prompt_token
  *             (when its line was kept)
  *   cache     per_cached_token, when shared-prefix runs showed the server
@@ -22,6 +23,9 @@
  *             its mean, decode.c, so an exact table has one too), or
  *             the pinned passes' decode_ms[B] with decode_kv[B] (each B its
  *             own line)
+ *   noise     noise_cv and noise_prefill_cv, each alone, the variance
+ *             from its 95% interval (noise.c); with summaries the two are
+ *             one estimate, drawn apart
  *   at bound  a term the data tested and dropped stays 0 in the model but
  *             keeps the variance its larger fit gave it, as a block of its
  *             own: per_kv_token after a negative TPOT slope (decode1.c),

@@ -9,6 +9,7 @@
 #include <gsl/gsl_cdf.h>
 
 #include "calibrate/fit_linear.h"
+#include "calibrate/spread.h"
 
 void cal_noise_fini(cal_noise *n)
 {
@@ -29,65 +30,6 @@ static double normal_quantile_estimator(double q, long n)
 		return a;
 	double b = gsl_cdf_ugaussian_Pinv(((double)lo + 2 - 0.375) / ((double)n + 0.25));
 	return a + fr * (b - a);
-}
-
-/* TTFT spread at concurrency 1 against prompt length: the variance of a
- * group is overhead_sd^2 + (prefill_cv * step)^2, so a weighted line through
- * (step^2, variance) gives both. w: relative weights, 1/var of each variance.
- * With a negative slope the spread is all overhead; with a negative
- * intercept the line goes through the origin. Returns 1 when b has an
- * interval (*b_lo, *b_hi), 0 when not (NaN), -errno on failure. */
-static int spread_fit(const double *T2, const double *S2, const double *w, size_t n, double *a,
-		      double *b, double *b_lo, double *b_hi, sb_error *e)
-{
-	*a = *b = 0;
-	*b_lo = *b_hi = NAN;
-	if (n == 0)
-		return 0;
-	sb_linfit f;
-	int r = 0, fitted = 0;
-	int distinct = 0;
-	for (size_t i = 1; i < n; i++)
-		distinct |= T2[i] != T2[0];
-	if (n >= 2 && distinct) {
-		r = sb_linfit_line(T2, S2, w, n, &f, e);
-		if (r < 0)
-			goto out;
-		*a = f.coef[0];
-		*b = f.coef[1];
-		if (f.has_ci) {
-			*b_lo = f.ci_lo[1];
-			*b_hi = f.ci_hi[1];
-		}
-		sb_linfit_fini(&f);
-		fitted = 1;
-	}
-	if (!fitted || *b < 0) {
-		/* all overhead (or one step length, which cannot be split: the
-		 * caller decides): the weighted mean variance */
-		double sw = 0, sv = 0;
-		for (size_t i = 0; i < n; i++) {
-			sw += w[i];
-			sv += w[i] * S2[i];
-		}
-		*a = sw > 0 ? sv / sw : 0;
-		*b = 0;
-		*b_lo = *b_hi = NAN;
-		goto out;
-	}
-	if (*a < 0) {
-		r = sb_linfit_run(T2, S2, w, n, 1, &f, e); /* through the origin */
-		if (r < 0)
-			goto out;
-		*a = 0;
-		*b = f.coef[0];
-		*b_lo = f.has_ci ? f.ci_lo[0] : NAN;
-		*b_hi = f.has_ci ? f.ci_hi[0] : NAN;
-		sb_linfit_fini(&f);
-	}
-	r = isfinite(*b_lo) ? 1 : 0;
-out:
-	return r;
 }
 
 /* prefill_cv and its interval from a fitted b = prefill_cv^2 */
@@ -194,7 +136,7 @@ static double timing_spread(const cal_data *k, const cal_engine *g, cal_noise *o
 static int record_spread(const cal_data *k, const cal_engine *g, cal_noise *out, double *var,
 			 sb_error *e)
 {
-	double T2[64] = { 0 }, S2[64] = { 0 }, W[64] = { 0 };
+	double T2[64] = { 0 }, S2[64] = { 0 }, D[64] = { 0 };
 	size_t ng = 0;
 	for (size_t l = 0; l < k->n_lv && ng < 64; l++) {
 		const cal_level *L = &k->lvs[l];
@@ -220,11 +162,11 @@ static int record_spread(const cal_data *k, const cal_engine *g, cal_noise *out,
 			continue;
 		T2[ng] = step * step;
 		S2[ng] = v;
-		W[ng] = (double)(gn - 1) / (v * v); /* var of a sample variance */
+		D[ng] = (double)(gn - 1);
 		ng++;
 	}
 	double a, b, blo, bhi;
-	int sr = spread_fit(T2, S2, W, ng, &a, &b, &blo, &bhi, e);
+	int sr = cal_spread_line(T2, S2, D, ng, &a, &b, &blo, &bhi, e);
 	if (sr < 0)
 		return sr;
 	int split = 0;
@@ -332,7 +274,7 @@ static int noise_from_requests(const cal_data *k, const cal_engine *g, int timin
  * Returns 0 or -ENOMEM. */
 static int noise_from_summaries(const cal_data *k, const cal_engine *g, cal_noise *out)
 {
-	double S2[64], T2[64], W[64];
+	double S2[64], T2[64], D[64];
 	size_t n = 0;
 	out->points = malloc(64 * sizeof(*out->points));
 	if (!out->points)
@@ -349,7 +291,7 @@ static int noise_from_summaries(const cal_data *k, const cal_engine *g, cal_nois
 		double step = cal_engine_prefill_ms(g, L->P);
 		S2[n] = sd * sd;
 		T2[n] = step * step;
-		W[n] = (double)(L->n_ok - 1) / (S2[n] * S2[n]);
+		D[n] = (double)(L->n_ok - 1);
 		out->points[n] = (cal_spread_point){ l, sd, step };
 		n++;
 	}
@@ -358,7 +300,7 @@ static int noise_from_summaries(const cal_data *k, const cal_engine *g, cal_nois
 		b = S2[0] / T2[0];
 	} else if (n > 1) {
 		sb_error e;
-		if (spread_fit(T2, S2, W, n, &a, &b, &blo, &bhi, &e) < 0)
+		if (cal_spread_line(T2, S2, D, n, &a, &b, &blo, &bhi, &e) < 0)
 			n = 0;
 	}
 	out->n_points = n;

@@ -46,6 +46,8 @@ static double *param_slot(sb_model *m, const char *name)
 		{ "per_cached_token", offsetof(sb_model, per_cached_token_ms) },
 		{ "admit_delay_ms", offsetof(sb_model, admit_delay_ms) },
 		{ "form_decode", offsetof(sb_model, form_decode) },
+		{ "noise_cv", offsetof(sb_model, noise_cv) },
+		{ "noise_prefill_cv", offsetof(sb_model, noise_prefill_cv) },
 	};
 	for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++)
 		if (!strcmp(name, scalars[i].name))
@@ -99,7 +101,7 @@ static int unknown(const char *name, sb_error *e)
 			       "decode_ms[B] or decode_kv[B] for a batch B of its tables, "
 			       "per_kv_token, per_prefill_token, per_prefill_attn, prefill_base, "
 			       "overhead_ms, overhead_per_prompt_token, per_cached_token, "
-			       "admit_delay_ms, form_decode, "
+			       "admit_delay_ms, form_decode, noise_cv, noise_prefill_cv, "
 			       "or base and per_seq of a vllm engine's decode line)",
 			    name);
 }

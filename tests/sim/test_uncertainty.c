@@ -36,7 +36,8 @@ static void test_names(void)
 	m.n_decode_kv = 1;
 	static const char *const scalars[] = { "per_kv_token", "per_prefill_token",
 					       "per_prefill_attn", "prefill_base", "overhead_ms",
-					       "overhead_per_prompt_token", "admit_delay_ms" };
+					       "overhead_per_prompt_token", "admit_delay_ms",
+					       "noise_cv", "noise_prefill_cv" };
 	for (size_t i = 0; i < sizeof scalars / sizeof scalars[0]; i++) {
 		double v = -1;
 		CHECK(sb_model_param_set(&m, scalars[i], 1.5 + (double)i, NULL) == 0);
@@ -44,11 +45,12 @@ static void test_names(void)
 	}
 	CHECK(m.per_kv_token_ms == 1.5 && m.overhead_ms == 5.5 && m.admit_delay_ms == 7.5);
 	CHECK(m.overhead_per_token_ms == 6.5 && m.prefill_base_ms == 4.5);
+	CHECK(m.noise_cv == 8.5 && m.noise_prefill_cv == 9.5);
 	double v = 0;
 	CHECK(sb_model_param_get(&m, "decode_ms[4]", &v, NULL) == 0 && v == 9.0);
 	CHECK(sb_model_param_set(&m, "decode_kv[4]", 0.02, NULL) == 0 && m.decode_kv[0].ms == 0.02);
 	static const char *const bad[] = { "decode_ms[2]", "decode_ms[0]", "decode_ms[x]",
-					   "decode_ms[4", "decode_kv[1]", "noise_cv", "" };
+					   "decode_ms[4", "decode_kv[1]", "noise_kind", "" };
 	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
 		sb_error e = { "" };
 		CHECK(sb_model_param_get(&m, bad[i], &v, &e) == -EINVAL);
