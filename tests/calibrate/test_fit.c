@@ -13,6 +13,7 @@
 #include "calibrate/fit_linear.h"
 #include "calibrate/fit_noise.h"
 #include "calibrate/slots.h"
+#include "calibrate/spread.h"
 #include "../check.h"
 #include "core/dist.h"
 
@@ -161,6 +162,51 @@ static void test_noise(void)
 	gsl_rng_free(r);
 }
 
+/* The spread line s^2 = a + b x^2 (spread.h): exact on exact variances;
+ * on sample variances (sigma^2 chi^2_k / k, the design of calibrate --url's
+ * single-client prompt lengths: steps of 6.6-210 ms, 8, 8, 6 and 4
+ * requests) its slope has no bias to speak of, where weights from the
+ * sample variances themselves (the fit before 2026-12-07, computed here as
+ * the negative control) come out about a third low. */
+static void test_spread(void)
+{
+	const double step[4] = { 6.6, 30.6, 107.4, 209.8 }, dof[4] = { 7, 7, 5, 3 };
+	const double a0 = 0.64, b0 = 0.0004;
+	double X2[4], S2[4], a, b, lo, hi;
+	for (int i = 0; i < 4; i++) {
+		X2[i] = step[i] * step[i];
+		S2[i] = a0 + b0 * X2[i];
+	}
+	CHECK(cal_spread_line(X2, S2, dof, 4, &a, &b, &lo, &hi, NULL) >= 0);
+	CHECK_NEAR(a, a0, 1e-9);
+	CHECK_NEAR(b, b0, 1e-12);
+	enum { N = 4000 };
+	gsl_rng *r = sb_rng_new(11);
+	double sum = 0, ss = 0, naive = 0;
+	for (int k = 0; k < N; k++) {
+		double w[4];
+		for (int i = 0; i < 4; i++) {
+			S2[i] = (a0 + b0 * X2[i]) * gsl_ran_chisq(r, dof[i]) / dof[i];
+			w[i] = dof[i] / (S2[i] * S2[i]);
+		}
+		CHECK(cal_spread_line(X2, S2, dof, 4, &a, &b, &lo, &hi, NULL) >= 0);
+		sum += b;
+		ss += b * b;
+		sb_linfit f;
+		CHECK(sb_linfit_line(X2, S2, w, 4, &f, NULL) == 0);
+		naive += f.coef[1];
+		sb_linfit_fini(&f);
+	}
+	double mean = sum / N, se = sqrt((ss / N - mean * mean) / N);
+	printf("spread line: mean slope %.3f x the truth (se %.3f); weighted by the sample "
+	       "variances %.3f\n", mean / b0, se / b0, naive / N / b0);
+	/* within 4 standard errors and 5% (the line is clamped at a slope and
+	 * an intercept of 0, which lifts a few draws) */
+	CHECK(fabs(mean - b0) <= 4 * se + 0.05 * b0);
+	CHECK(naive / N < 0.8 * b0);
+	gsl_rng_free(r);
+}
+
 static void test_slots(void)
 {
 	/* 4 slots, service 1000 ms: at c <= 4 nobody waits; at c the wait is
@@ -225,6 +271,7 @@ int main(void)
 	test_coverage();
 	test_ftest();
 	test_noise();
+	test_spread();
 	test_slots();
 	CHECK_DONE();
 }
