@@ -49,6 +49,7 @@ fi
 start_server() {
   local out opts=("${pin_server[@]}")
   [[ -n "${SERVEBENCH_LIVE_PORT:-}" ]] && opts+=(--port $((SERVEBENCH_LIVE_PORT + starts)))
+  [[ -n "${LIVE_CTX:-}" ]] && opts+=(--ctx "$LIVE_CTX")   # total context (llama.sh's default otherwise)
   starts=$((starts + 1))
   out=$("$LLAMA" start --np "$1" "${opts[@]}" 2>start.log) \
     || { tail -20 start.log; die "llama-server did not start"; }
