@@ -70,7 +70,7 @@ for b in bad:
 if bad:
     sys.exit(1)
 if not decided:
-    print("inconclusive: the run is too noisy to tell a model 20% slower")
+    print("INCONCLUSIVE: the run is too noisy to tell a model 20% slower")
     sys.exit(77)
 print("pass")
 PY
