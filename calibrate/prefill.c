@@ -143,10 +143,8 @@ static void level_weights(const cal_prefill *out, pf_points *p)
 	int line = nl <= 64 && cal_spread_line(M2, V, D, nl, &a, &b, &lo, &hi, &e) >= 0;
 	for (size_t i = 0; i < p->n; i = j) {
 		double v = level_var(out, p, i, &j, &m);
-		if (line) {
-			v = a + b * m * m;
-			v = v > 0.01 * top ? v : 0.01 * top;
-		}
+		if (line)
+			v = cal_spread_at(a, b, m * m, top);
 		for (size_t q = i; q < j; q++)
 			p->w[q] = 1.0 / v;
 	}

@@ -78,8 +78,7 @@ int cal_spread_line(const double *T2, const double *S2, const double *dof, size_
 	int r = spread_fit_once(T2, S2, w, n, a, b, b_lo, b_hi, e);
 	for (int k = 1; r >= 0 && k < SPREAD_ROUNDS; k++) {
 		for (size_t i = 0; i < n; i++) {
-			double f = *a + *b * T2[i];
-			f = f > 0.01 * top ? f : 0.01 * top;
+			double f = cal_spread_at(*a, *b, T2[i], top);
 			w[i] = dof[i] / (f * f);
 		}
 		r = spread_fit_once(T2, S2, w, n, a, b, b_lo, b_hi, e);

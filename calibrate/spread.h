@@ -25,4 +25,12 @@
 int cal_spread_line(const double *X2, const double *S2, const double *dof, size_t n, double *a,
 		    double *b, double *b_lo, double *b_hi, sb_error *e);
 
+/* The line's variance at squared size x2, floored at 1% of top (the
+ * largest observed variance): what cal_spread_line weights by. */
+static inline double cal_spread_at(double a, double b, double x2, double top)
+{
+	double f = a + b * x2;
+	return f > 0.01 * top ? f : 0.01 * top;
+}
+
 #endif
