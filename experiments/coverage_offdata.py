@@ -42,7 +42,9 @@ Configurations, each predicted with `sbsim --model-file model.json --uncertainty
   C3     one client, prompts 4x the longest measured (1024 / 8192), 32 out (8 requests);
   C4@50, C4@80  open loop at 50% and 80% of the truth's capacity at S slots and the
          sweep's lengths (the capacity: the truth's req/s at 2S clients, 1000 requests,
-         computed once; the same rates for every draw; 64 requests).
+         computed once; the same rates for every draw; 64 requests);
+  C5     C1 with 400 requests: a run long enough that its own noise no longer hides
+         what the calibration left open (sbsim's default is 2000 a level).
 
 For each (truth, data, configuration, metric: TTFT / TPOT / E2E p50) over N draws:
 coverage k/N with a 95% Wilson interval, the median of (hi - lo) / prediction, the
@@ -151,6 +153,8 @@ def configs(ds, rates):
                     "--output-len", out, "--requests", "64"]),
         ("C4 80%", ["--slots", str(s), "--rate", "%.4f" % rates[1], "--input-len", inp,
                     "--output-len", out, "--requests", "64"]),
+        ("C5 c=%d x400" % s, ["--slots", str(s), "--concurrency", str(s), "--input-len", inp,
+                              "--output-len", out, "--requests", "400"]),
     ]
 
 
