@@ -22,11 +22,14 @@
 # Last, validate against a second stub that turns 30% slower after its 60th
 # request, in the middle of the sixth level (a server whose speed moves
 # mid-run): the one-client probes must read the model's speed (TPOT within
-# 5%, TTFT within 5% plus the stub's measured lateness) up to the change
+# 5%, TTFT within 10% plus the stub's measured lateness) up to the change
 # and +30% (20-40%) after it, the speed-adjusted prediction must scale the
 # levels after the change by about 1.3 (within 0.05 plus what the stub's
 # own measured lateness adds) and meet the goals, and the plain prediction
 # must miss them (validate exits 1).
+# When the stub's own lateness makes that TTFT tolerance reach 20% (the
+# probes could not tell its speed from the change) those checks are left
+# out and the test ends inconclusive (exit 77) unless another check fails.
 # The probes are saved with the measured results: validate --measured on
 # that file must give the same speed figures offline.
 # And a stub that dies after 30 requests: validate must say so, exit 3 (the
@@ -129,7 +132,7 @@ kill "$spid"
 wait "$spid" || true
 late=$(sed -n 's/.*late_ms_p99=\([0-9.]*\).*/\1/p' "$dir/slowing.log")
 [ -n "$late" ] || { echo "FAIL: no lateness in the stub's summary" >&2; cat "$dir/slowing.log" >&2; exit 1; }
-python3 - "$dir/v2.json" "$late" <<'PY'
+python3 - "$dir/v2.json" "$late" "$dir/inconclusive" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
 late = float(sys.argv[2])
@@ -142,16 +145,20 @@ if k is None or k < 2:
     fails.append("no change found after a steady start: %r" % [p["tpot_pct"] for p in probes])
 else:
     # before the change: TPOT (a mean over 31 gaps) within 5%; TTFT (one
-    # 20 ms first token, median of the probe's requests) within 5% plus what
-    # the stub's measured lateness (p99 of its writes) adds to 20 ms; CI
-    # runs under ASan read +6.0% and +11.3% with a fixed 10%
-    ttft_tol = 5 + 100.0 * late / 20.0
+    # 20 ms first token, median of the probe's requests) within 10% (2 ms
+    # for the client's own path) plus what the stub's measured lateness (p99
+    # of its writes) adds to 20 ms: with the 10% alone CI runs under ASan
+    # read +6.0% and then +11.3%, the stub's lateness not counted
+    ttft_tol = 10 + 100.0 * late / 20.0
     print("stub lateness p99 %.2f ms: probe TTFT tolerance before the change %.1f%%"
           % (late, ttft_tol))
     if ttft_tol >= 20:
+        # the probes and the level factors cannot be judged; the rest of
+        # the test goes on, and it ends inconclusive (77) unless it fails
         print("INCONCLUSIVE: the stub ran %.2f ms late at p99; a probe's TTFT cannot "
               "tell its speed from the +30%% change" % late)
-        sys.exit(77)
+        open(sys.argv[3], "w").close()
+        sys.exit(0)
     for i, p in enumerate(probes):
         for q, tol in (("ttft_pct", ttft_tol), ("tpot_pct", 5)):
             if i < k and abs(p[q]) > tol:
@@ -220,3 +227,7 @@ grep -q 'median |error|' "$dir/v3.txt" || { echo "FAIL: the measured levels were
 python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["levels"]) >= 1, d' "$dir/m3.json" ||
 	{ echo "FAIL: the measured levels were not written" >&2; exit 1; }
 echo "stub validate, server died mid-run: OK, exit 3, levels kept"
+if [ -e "$dir/inconclusive" ]; then
+	echo "INCONCLUSIVE: the stub ran $late ms late at p99, too late to judge the probes around its slow-down"
+	exit 77
+fi
