@@ -22,7 +22,7 @@
 # Last, validate against a second stub that turns 30% slower after its 60th
 # request, in the middle of the sixth level (a server whose speed moves
 # mid-run): the one-client probes must read the model's speed (TPOT within
-# 5%, TTFT within 10% plus the stub's measured lateness) up to the change
+# 5%, TTFT within 10% plus the stub's measured p90 lateness) up to the change
 # and +30% (20-40%) after it, the speed-adjusted prediction must scale the
 # levels after the change by about 1.3 (within 0.05 plus what the stub's
 # own measured lateness adds) and meet the goals, and the plain prediction
@@ -131,11 +131,13 @@ sed -n '/^server speed/,$p' "$dir/v2.txt"
 kill "$spid"
 wait "$spid" || true
 late=$(sed -n 's/.*late_ms_p99=\([0-9.]*\).*/\1/p' "$dir/slowing.log")
-[ -n "$late" ] || { echo "FAIL: no lateness in the stub's summary" >&2; cat "$dir/slowing.log" >&2; exit 1; }
-python3 - "$dir/v2.json" "$late" "$dir/inconclusive" <<'PY'
+late90=$(sed -n 's/.*late_ms_p90=\([0-9.]*\).*/\1/p' "$dir/slowing.log")
+[ -n "$late" ] && [ -n "$late90" ] ||
+	{ echo "FAIL: no lateness in the stub's summary" >&2; cat "$dir/slowing.log" >&2; exit 1; }
+python3 - "$dir/v2.json" "$late" "$dir/inconclusive" "$late90" <<'PY'
 import json, sys
 v = json.load(open(sys.argv[1]))
-late = float(sys.argv[2])
+late, late90 = float(sys.argv[2]), float(sys.argv[4])
 sp = v["server_speed"]
 probes, adj = sp["probes"], sp["adjusted"]
 fails = []
@@ -146,17 +148,19 @@ if k is None or k < 2:
 else:
     # before the change: TPOT (a mean over 31 gaps) within 5%; TTFT (one
     # 20 ms first token, median of the probe's requests) within 10% (2 ms
-    # for the client's own path) plus what the stub's measured lateness (p99
-    # of its writes) adds to 20 ms: with the 10% alone CI runs under ASan
-    # read +6.0% and then +11.3%, the stub's lateness not counted
-    ttft_tol = 10 + 100.0 * late / 20.0
-    print("stub lateness p99 %.2f ms: probe TTFT tolerance before the change %.1f%%"
-          % (late, ttft_tol))
+    # for the client's own path) plus what the stub's measured lateness adds
+    # to 20 ms: its p90 (a median of a probe's requests is late only when
+    # most of them are; the p99 read 3.0 ms in two fresh-clone runs whose
+    # probes moved by 0.1%). With the 10% alone CI runs under ASan read
+    # +6.0% and then +11.3%, the stub's lateness not counted.
+    ttft_tol = 10 + 100.0 * late90 / 20.0
+    print("stub lateness p90 %.2f ms, p99 %.2f: probe TTFT tolerance before the change %.1f%%"
+          % (late90, late, ttft_tol))
     if ttft_tol >= 20:
         # the probes and the level factors cannot be judged; the rest of
         # the test goes on, and it ends inconclusive (77) unless it fails
-        print("INCONCLUSIVE: the stub ran %.2f ms late at p99; a probe's TTFT cannot "
-              "tell its speed from the +30%% change" % late)
+        print("INCONCLUSIVE: the stub ran %.2f ms late at p90; a probe's TTFT cannot "
+              "tell its speed from the +30%% change" % late90)
         open(sys.argv[3], "w").close()
         sys.exit(0)
     for i, p in enumerate(probes):
@@ -228,6 +232,6 @@ python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); assert len(d["le
 	{ echo "FAIL: the measured levels were not written" >&2; exit 1; }
 echo "stub validate, server died mid-run: OK, exit 3, levels kept"
 if [ -e "$dir/inconclusive" ]; then
-	echo "INCONCLUSIVE: the stub ran $late ms late at p99, too late to judge the probes around its slow-down"
+	echo "INCONCLUSIVE: the stub ran $late90 ms late at p90, too late to judge the probes around its slow-down"
 	exit 77
 fi
