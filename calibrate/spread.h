@@ -15,9 +15,10 @@
  * degrees of freedom (its sample size - 1); a sample variance of k dof has
  * variance 2 sigma^4 / k, so each is weighted by k / sigma^4 with sigma^2
  * the line's own value there, refitted until the weights settle
- * (iteratively reweighted). Weights from the sample variances themselves favour the
- * groups that came out low and pull the slope down (prefill_cv 0.014 for a
- * truth of 0.02 over 60 simulated calibrate --url data sets; 0.017 so).
+ * (iteratively reweighted). Weights from the sample variances themselves
+ * favour the groups that came out low and pull the slope down (prefill_cv
+ * 0.014 for a truth of 0.02 over 60 simulated calibrate --url data sets;
+ * 0.018 so).
  * A fitted variance is floored at 1% of the largest observed one.
  * With a negative slope the spread is all overhead; with a negative
  * intercept the line goes through the origin. Returns 1 when b has an

@@ -1562,7 +1562,8 @@ static void print_summary(const struct srv *s)
 		"stub_server: requests=%lu completed=%lu tokens=%lu connections=%lu late_ms_p50=%.3f "
 		"late_ms_p90=%.3f late_ms_p99=%.3f late_ms_max=%.3f cpu_user_s=%.3f cpu_sys_s=%.3f\n",
 		s->gen_requests, s->completed, s->tokens_sent, s->accepted, late_pct(s, 0.50),
-		late_pct(s, 0.90), late_pct(s, 0.99), (double)s->late_max / 1e6, (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
+		late_pct(s, 0.90), late_pct(s, 0.99), (double)s->late_max / 1e6,
+		(double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6,
 		(double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6);
 }
 
