@@ -80,9 +80,13 @@ sb() {
 
 # validate_twice PREFIX MODEL REF ARGS...: validates MODEL twice on $URL
 # with one seed and the prompt cache off (the same prompts at the same
-# times), re-measuring REF's one-client load before, between and after the
-# levels (--drift-ref --drift-each-level; no speed probes: nothing here
-# reads them); PREFIX-m1.json, -m2.json (measured), -v1.json, -v2.json.
+# times), re-measuring REF's one-client load in 4 requests before, between
+# and after the levels (--drift-ref --drift-each-level; no speed probes:
+# nothing here reads them); PREFIX-m1.json, -m2.json (measured), -v1.json,
+# -v2.json. (The drift runs took 111 of a 4-slot validation's 261 s at the
+# reference's 8 requests; the pooled factor's bootstrap error, ~1% from 44
+# requests, is not what sets the drift term: the speed moving between
+# validations is, 4-9% in runs of 2026-12-07.)
 # CACHE_ON=S: the prompt cache on, each validation on a server of S slots
 # started afresh (the second validation sends the first one's prompts,
 # which a server that kept them in its RAM prompt cache would not prefill).
@@ -93,7 +97,8 @@ validate_twice() {
   for k in 1 2; do
     if [[ -n "${CACHE_ON:-}" ]]; then stop_servers; start_server "$CACHE_ON"; fi
     sb 1 validate --model-file "$model" --url "$URL" --model live --seed 11 \
-      ${cache[@]+"${cache[@]}"} --drift-ref "$ref" --drift-each-level --probe 0 --quiet \
+      ${cache[@]+"${cache[@]}"} --drift-ref "$ref" --drift-each-level --drift-requests 4 \
+      --probe 0 --quiet \
       --out-measured "$p-m$k.json" --json "$p-v$k.json" "$@"
   done
 }
@@ -171,31 +176,33 @@ replay_all() {
   return 0
 }
 
-# cache_on_off WHAT LOAD...: the model in model.json (calibrated at 2 slots,
-# cal/prompt-256.json its drift reference) validated on LOAD with the
-# server's prompt cache on (each validation on a server started afresh)
-# and off (--no-cache-prompt), each pair replayed and judged apart
-# (NAME-cached, NAME-uncached; the model without its cache one more wrong
-# model on the cached pair); WHAT names the load in messages. Appends the
-# two verdicts to the array verdicts.
+# cache_on_off TEST MODEL SLOTS REF WHAT LOAD...: MODEL (REF its drift
+# reference, the calibration's one-client load) validated on LOAD on a
+# server of SLOTS slots with its prompt cache on (each validation on a
+# server started afresh) and off (--no-cache-prompt, on the last of those
+# servers), each pair replayed and judged apart (TEST-cached,
+# TEST-uncached; the model without its cache one more wrong model on the
+# cached pair); WHAT names the load in messages. Appends the two verdicts
+# to the array verdicts.
 cache_on_off() {
-  local what=$1 kind rc cache
-  shift
-  cache=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('prompt_cache', 'none'))" model.json)
+  local test=$1 model=$2 S=$3 ref=$4 what=$5 kind rc cache
+  shift 5
+  cache=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('prompt_cache', 'none'))" "$model")
   for kind in cached uncached; do
-    echo "== validate the $cache-cache model on the $kind $what, twice with the same requests"
+    echo "== validate the $cache-cache model on the $kind $what ($S slots), twice with the same requests"
     if [[ $kind == cached ]]; then
-      CACHE_ON=2 validate_twice "$kind" model.json cal/prompt-256.json "$@"
+      CACHE_ON=$S validate_twice "$kind" "$model" "$ref" "$@"
       EXTRA_CONTROLS=("no prompt cache" "--prompt-cache none")
     else
-      validate_twice "$kind" model.json cal/prompt-256.json "$@"
+      validate_twice "$kind" "$model" "$ref" "$@"
       EXTRA_CONTROLS=()
     fi
-    replay_all "$kind" model.json 2 cal/prompt-256.json
+    replay_all "$kind" "$model" "$S" "$ref"
     rc=0
-    "$PY" "$LC" judge --test "$NAME-$kind" "${JUDGE_ARGS[@]}" || rc=$?
+    "$PY" "$LC" judge --test "$test-$kind" "${JUDGE_ARGS[@]}" || rc=$?
     verdicts+=("$rc")
   done
+  EXTRA_CONTROLS=()
 }
 
 # worse RC...: the combined verdict: fail if any failed, else inconclusive

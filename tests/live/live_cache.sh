@@ -52,6 +52,6 @@ load=(--concurrency 1,2,3 --rates none --input-len 32 --prefix-len 384 --prefix-
       --output-len 16 --num-requests "$N" --warmup 1)
 
 verdicts=()
-cache_on_off load "${api[@]}" "${load[@]}"
+cache_on_off "$NAME" model.json 2 cal/prompt-256.json load "${api[@]}" "${load[@]}"
 stop_servers
 exit "$(worse "${verdicts[@]}")"

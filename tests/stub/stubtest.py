@@ -6,6 +6,7 @@ exception), so no stub outlives its test.
 """
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ import traceback
 SKIP = 77  # meson's "skipped" exit status
 
 _procs = []
+_dirs = []
 
 
 def fail(msg):
@@ -62,10 +64,17 @@ def cleanup():
         if p.poll() is None:
             p.kill()
             p.wait()
+    for d in _dirs:
+        shutil.rmtree(d, ignore_errors=True)
 
 
 def tmpdir():
-    return tempfile.mkdtemp(prefix="sbstub-")
+    """A temporary directory, removed by cleanup() (SERVEBENCH_KEEP_TMP=1
+    keeps it, to look at the files of a failed test)."""
+    d = tempfile.mkdtemp(prefix="sbstub-")
+    if os.environ.get("SERVEBENCH_KEEP_TMP") != "1":
+        _dirs.append(d)
+    return d
 
 
 def run_client(servebench, port, out, *args, timeout=120, model="stub-model"):

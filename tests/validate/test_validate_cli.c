@@ -203,6 +203,7 @@ static void test_speed_factors(const char *dir, const char *good_p, const char *
 	char *txt = slurp(out_p);
 	CHECK(txt && strstr(txt, "scaled by the given speed: prompts x1.000, decode x0.500"));
 	free(txt);
+	unlink(out_p);
 	const char *slow[] = { "validate", "--model-file", good_p, "--measured", meas_p,
 			       "--speed-factors", "2,2", "--seed", "3", "--quiet", NULL };
 	CHECK(validate(10, slow) == 1);
