@@ -35,7 +35,7 @@
 # On a machine of fewer than 4 cores the test is skipped at once (exit 77),
 # saying why: two servers and the client share the cores there, which the
 # fleet model (independent machines) leaves out, so a miss there could not
-# be called the model's. (Until 2026-12-08 it ran anyway and turned a miss
+# be called the model's. (Until 2026-12-07 it ran anyway and turned a miss
 # into a skip: 10 minutes of the test command for a verdict that could not
 # fail on CI's 2 cores. The router's choices against servers are checked
 # by tests/stub/test_fleet.py.) SERVEBENCH_LIVE_FLEET=1 runs it anyway.

@@ -42,7 +42,7 @@
 #    error <= GOAL + noise measured without the model, inconclusive when too
 #    noisy to tell; every wrong model must fail; on the cached pair the
 #    model without its prompt cache is one more wrong model.
-# (Until 2026-12-08 the default plan ran as its own test on 4 slots, a
+# (Until 2026-12-07 the default plan ran as its own test on 4 slots, a
 # 4-slot model was validated on 4 slots after two calibrations of its own,
 # the 3-slot model on 2 slots under the plain load too, and conversations
 # by hand: ~40 minutes of the test command. validate-live covers a model
