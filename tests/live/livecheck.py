@@ -817,6 +817,13 @@ def saving_noise(m0, m1):
     return 100 * max(abs(c0 / u0 - c1 / u1), (1 - s) * (dc + du))
 
 
+def prefill_speed(doc):
+    """The prompt-speed factor a replay ran at (validate --speed-factors:
+    the server's TTFT speed during that measurement against the
+    calibration's, from drift runs alone); 1 when it ran at none."""
+    return (doc.get("speed_factors") or {}).get("prefill", 1.0)
+
+
 def judge_saving(cached, uncached, controls):
     """The TTFT a prompt cache saves, predicted against measured, per
     closed-loop level: cached and uncached are two measurements each (the
@@ -824,17 +831,27 @@ def judge_saving(cached, uncached, controls):
     over the two pairs of |predicted - measured saving| in percentage
     points, its limit SAVING_GOAL + how far the two pairs' measured savings
     can move (saving_noise: measured without the model); decided when that
-    noise is at most CAP central. controls: (name, [cached A, B]) replays of
-    the same cached measurements through wrong models (their uncached pairs
-    are the model's): each must miss the limit at some decided level, or
-    the check could not have failed and is inconclusive."""
+    noise is at most CAP central. Each replay ran at its measurement's
+    speed, so a pair measured while the server was slower in the cached
+    runs than in the uncached ones is predicted a smaller saving; the noise
+    compares the pairs at one speed: each TTFT mean over its replay's
+    prompt-speed factor (prefill_speed; on 2026-12-07 the raw savings of
+    two pairs differed by 9-12 points where the cached runs ran 7% slower
+    than the uncached in one pair and 2% faster in the other, and the
+    predictions, 52-57%, followed them within 3-5 points). controls:
+    (name, [cached A, B]) replays of the same cached measurements through
+    wrong models (their uncached pairs are the model's): each must miss the
+    limit at some decided level, or the check could not have failed and is
+    inconclusive."""
     means = [ttft_means(c, u, "measured") for c, u in zip(cached, uncached)]
     meas = [{k: 1.0 - a / b for k, (a, b) in m.items()} for m in means]
+    at_one_speed = [{k: (a / prefill_speed(c), b / prefill_speed(u)) for k, (a, b) in m.items()}
+                    for m, c, u in zip(means, cached, uncached)]
     pred = [savings(c, u, "predicted") for c, u in zip(cached, uncached)]
     levels, reasons, fail, decided = sorted(set(meas[0]) & set(meas[1])), [], False, []
     rec = {"levels": []}
     for k in levels:
-        noise = saving_noise(means[0][k], means[1][k])
+        noise = saving_noise(at_one_speed[0][k], at_one_speed[1][k])
         err = sum(abs(pred[i].get(k, float("nan")) - meas[i][k]) for i in (0, 1)) * 50
         limit = SAVING_GOAL + noise
         ok = noise <= CAP["central"]

@@ -364,5 +364,37 @@ check("saving: 40% runs mostly inconclusive, rarely failed",
       lc.INCONCLUSIVE)
 check("saving: a control as good as the model cannot have failed",
       saving_verdict(0.03, 1.0, 1.0), lc.INCONCLUSIVE)
+
+
+# The two pairs measured at different speeds (pair 1: the cached runs 1.2x
+# slower than the calibration, the uncached 0.9x; pair 2 at its speed),
+# each replay at its measurement's factor: the raw savings differ by 14
+# points (43% and 57.5% at c=1), the savings at one speed by none.
+def saving_speed_verdict(cached_factor):
+    rng = random.Random(5)
+    speeds = [(1.2, 0.9), (1.0, 1.0)]
+    cached, uncached, ctl = [], [], []
+    for sc, su in speeds:
+        docs = []
+        for k, sp in ((0, sc), (1, su)):
+            f = cached_factor if k == 0 else 1.0
+            lv = [{"mode": "concurrency", "level": c, "metrics": {"ttft_mean": {
+                "measured": t[k] * sp * (1 + rng.gauss(0, 0.02)), "predicted": t[k] * sp * f}}}
+                for c, t in SAVE_TRUE.items()]
+            docs.append({"levels": lv, "speed_factors": {"prefill": sp, "decode": sp}})
+        cached.append(docs[0])
+        uncached.append(docs[1])
+        # the cache-less model: cached TTFT predicted as the uncached one
+        nocache = [dict(l, metrics={"ttft_mean": dict(
+            l["metrics"]["ttft_mean"], predicted=SAVE_TRUE[l["level"]][1] * sc)})
+            for l in docs[0]["levels"]]
+        ctl.append({"levels": nocache, "speed_factors": docs[0]["speed_factors"]})
+    return lc.judge_saving(cached, uncached, [("no cache", ctl)])[0]
+
+
+check("saving: pairs at different speeds, exact model decided", saving_speed_verdict(1.0),
+      lc.PASS)
+check("saving: pairs at different speeds, cached TTFT x1.6 fails",
+      saving_speed_verdict(1.6), lc.FAIL)
 print("livecheck: %d failure(s)" % len(failures))
 sys.exit(1 if failures else 0)
