@@ -84,7 +84,8 @@ rc=0
 "$PY" "$LC" judge --test "$NAME-4" "${JUDGE_ARGS[@]}" || rc=$?
 verdicts+=("$rc")
 
-start_server 2
+# (cache_on_off starts a 2-slot server for each cached validation; the
+# uncached ones run on the last of them)
 conv=(--concurrency 1,2 --rates none --turns 4 --think exp:0.3 --input-len 64
       --output-len 16 --num-requests "${SERVEBENCH_LIVE_CONV_N:-16}" --warmup 1)
 cache_on_off validate-live-conversation model3.json 2 cal/prompt-256.json conversations \
