@@ -13,7 +13,7 @@
 #    512 tokens up and back, a sweep at 256/64 tokens, pinned decode passes),
 #    twice, minutes apart (step 6). (The default plan's 1024 and 2048-token
 #    prompts took 2 x 136 s of the 20-minute test, for prompts 6-16x longer
-#    than the 128 it judges; calibrate-live-url runs the default plan.)
+#    than the 128 it judges; validate-live-slots runs the default plan.)
 # 3. Validate twice with one seed and the prompt cache off, so both send the
 #    same prompts at the same times (closed loop c = 1..S+2, open loop at
 #    validate's default 30/50/70/90% of the predicted capacity), with
