@@ -42,11 +42,12 @@
 #    error <= GOAL + noise measured without the model, inconclusive when too
 #    noisy to tell; every wrong model must fail; on the cached pair the
 #    model without its prompt cache is one more wrong model.
-# (Until 2026-12-07 the default plan ran as its own test on 4 slots, a
-# 4-slot model was validated on 4 slots after two calibrations of its own,
-# the 3-slot model on 2 slots under the plain load too, and conversations
-# by hand: ~40 minutes of the test command. validate-live covers a model
-# at its own slot count; live_validate.sh 4 still runs by hand.)
+# (Until 2026-12-07 the default plan ran as its own test on 4 slots, 343 s,
+# a 4-slot model was validated on 4 slots after two calibrations of its
+# own, 1000 s, this test's 3-slot model, from the 512-token plan, on 2
+# slots under the plain load too, and conversations only by hand; the test
+# command took 70-76 minutes. validate-live covers a model at its own slot
+# count; live_validate.sh 4 still runs by hand.)
 # Exit 0 pass, 1 fail, 77 inconclusive (any part's; a failure wins).
 set -euo pipefail
 
