@@ -68,6 +68,12 @@ calibrate_url() {
     --max-prompt 512 --save "$2" -o "$3" >"$2.txt"
 }
 
+# server_field MODEL KEY DEFAULT: the model file's server.KEY (DEFAULT when
+# absent), e.g. its prompt_cache or kv_cache.
+server_field() {
+  "$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get(sys.argv[2], sys.argv[3]))" "$@"
+}
+
 # sb STATUS_OK CMD...: runs servebench; a status above STATUS_OK stops the
 # test (run and validate exit 1 for failed requests or missed goals, which
 # the judge reads for itself).
@@ -164,7 +170,7 @@ replay_all() {
   control "prefill/token x1.25" --scale prefill_token=1.25
   [[ $S -gt 1 ]] && control "one slot fewer" --sim-slots $((S - 1))
   if [[ $S -gt 2 ]]; then
-    kv=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('kv_cache', 'unified'))" "$model")
+    kv=$(server_field "$model" kv_cache unified)
     other=$([[ $kv == per-slot ]] && echo unified || echo per-slot)
     control "KV $other" --kv-cache "$other"
   fi
@@ -187,7 +193,7 @@ replay_all() {
 cache_on_off() {
   local test=$1 model=$2 S=$3 ref=$4 what=$5 kind rc cache
   shift 5
-  cache=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('prompt_cache', 'none'))" "$model")
+  cache=$(server_field "$model" prompt_cache none)
   for kind in cached uncached; do
     echo "== validate the $cache-cache model on the $kind $what ($S slots), twice with the same requests"
     if [[ $kind == cached ]]; then

@@ -46,7 +46,7 @@ start_server 2
 echo "== calibrate --url (2 slots)"
 calibrate_url 2 cal model.json
 grep -E '^(server time|  per_cached_token)|prompt_cache' cal.txt || true
-cache=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('prompt_cache', 'none'))" model.json)
+cache=$(server_field model.json prompt_cache none)
 [[ $cache != none ]] || die "the calibration found no prompt cache on llama-server (cache_prompt is on by default)"
 load=(--concurrency 1,2,3 --rates none --input-len 32 --prefix-len 384 --prefix-groups 3
       --output-len 16 --num-requests "$N" --warmup 1)

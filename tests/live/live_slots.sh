@@ -69,7 +69,7 @@ sb 0 calibrate cal/*.json --slots 3 -o again.json -q
 "$PY" "$here/../calibrate/check_survey.py" model3.json cal.txt || die "the survey broke a promise"
 "$PY" "$here/check_calibration.py" model3.json again.json cal.txt 3 \
   || die "the calibration is not what a 3-slot llama-server must give"
-cache=$("$PY" -c "import json,sys; print(json.load(open(sys.argv[1]))['server'].get('prompt_cache', 'none'))" model3.json)
+cache=$(server_field model3.json prompt_cache none)
 
 verdicts=()
 start_server 4
