@@ -836,7 +836,7 @@ def judge_saving(cached, uncached, controls):
     runs than in the uncached ones is predicted a smaller saving; the noise
     compares the pairs at one speed: each TTFT mean over its replay's
     prompt-speed factor (prefill_speed; on 2026-12-07 the raw savings of
-    two pairs differed by 9-12 points where the cached runs ran 7% slower
+    two pairs differed by 9-12 points where the cached runs ran 9% slower
     than the uncached in one pair and 2% faster in the other, and the
     predictions, 52-57%, followed them within 3-5 points). controls:
     (name, [cached A, B]) replays of the same cached measurements through
@@ -868,7 +868,6 @@ def judge_saving(cached, uncached, controls):
                 fail = True
                 reasons.append("c=%g: the saving off by %.1f pp > %.1f" % (k[1], err, limit))
         rec["levels"].append(cell)
-    lim = dict(decided)
     for name, reps in controls:
         wrong = [savings(c, u, "predicted") for c, u in zip(reps, uncached)]
         miss = {k: sum(abs(wrong[i].get(k, float("nan")) - meas[i][k]) for i in (0, 1)) * 50
@@ -878,7 +877,7 @@ def judge_saving(cached, uncached, controls):
               % (name, ", ".join("c=%g %.1f pp" % (k[1], miss[k]) for k in levels),
                  "not judged (no level decided)" if not decided
                  else "fails the bound" if caught else "PASSES"))
-        rec.setdefault("controls", {})[name] = [miss[k] for k in lim]
+        rec.setdefault("controls", {})[name] = [miss[k] for k, _ in decided]
         if not caught and not fail:
             reasons.append("the wrong model '%s' passes too" % name)
     if fail:
