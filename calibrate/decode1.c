@@ -44,7 +44,12 @@ static size_t tpot_points(const cal_data *d, double *x, double *y, double *w, si
 }
 
 /* Least squares of y on (1, x) or, with !*two, on 1 alone; a negative
- * slope is dropped (recorded in out->dropped_slope, *two = 0). */
+ * slope is dropped (recorded in out->dropped_slope, *two = 0). The
+ * covariance takes each level's own scatter (sb_linfit_group_var): a
+ * level of 64-token answers scatters less than one of 32, and a pooled
+ * variance let the short answers' levels, which set the context slope,
+ * borrow the long ones' precision (per_kv_token varied 1.37 times its
+ * standard error over 60 simulated calibrations, docs/accuracy.md). */
 static int fit_line(const double *x, const double *y, const double *w, size_t n, int *two,
 		    cal_decode1 *out, sb_error *e)
 {
@@ -65,12 +70,16 @@ static int fit_line(const double *x, const double *y, const double *w, size_t n,
 			break;
 		}
 		if (*two && out->f.coef[1] < 0) {
+			sb_linfit_group_var(&out->f, X, w, out->lvi, e);
 			out->dropped_slope = out->f.coef[1];
 			out->dropped_slope_se = out->f.has_ci ? out->f.se[1] : NAN;
 			sb_linfit_fini(&out->f);
 			*two = 0;
 			continue;
 		}
+		r = sb_linfit_group_var(&out->f, X, w, out->lvi, e);
+		if (r < 0)
+			sb_error_prefix(e, "TPOT at concurrency 1");
 		break;
 	}
 	free(X);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_blas.h>
 #include <gsl/gsl_cdf.h>
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_linalg.h>
@@ -143,16 +144,22 @@ done:
 	return r;
 }
 
-int sb_linfit_known_var(sb_linfit *f, const double *X, const double *w, sb_error *e)
+/* (X'WX)^-1 of f's design X with weights w (NULL: 1) into a new matrix;
+ * NULL with a message in e when singular or out of memory. */
+static gsl_matrix *xwx_inverse(const sb_linfit *f, const double *X, const double *w,
+			       sb_error *e)
 {
 	size_t p = f->p;
 	gsl_matrix *A = gsl_matrix_calloc(p, p);
-	if (!A)
-		return -ENOMEM;
+	if (!A) {
+		sb_error_set(e, "out of memory");
+		return NULL;
+	}
 	for (size_t i = 0; i < f->n; i++)
 		for (size_t j = 0; j < p; j++)
 			for (size_t k = 0; k < p; k++)
-				*gsl_matrix_ptr(A, j, k) += w[i] * X[i * p + j] * X[i * p + k];
+				*gsl_matrix_ptr(A, j, k) += (w ? w[i] : 1.0) * X[i * p + j] *
+							    X[i * p + k];
 	gsl_error_handler_t *old = gsl_set_error_handler_off();
 	int g = gsl_linalg_cholesky_decomp1(A);
 	if (g == 0)
@@ -160,19 +167,98 @@ int sb_linfit_known_var(sb_linfit *f, const double *X, const double *w, sb_error
 	gsl_set_error_handler(old);
 	if (g != 0) {
 		gsl_matrix_free(A);
-		return sb_error_set(e, "the weighted design is singular: no covariance");
+		sb_error_set(e, "the weighted design is singular: no covariance");
+		return NULL;
 	}
-	const double z = 1.959963984540054; /* two-sided 95%, known variances */
-	for (size_t j = 0; j < p; j++) {
-		for (size_t k = 0; k < p; k++)
-			f->cov[j][k] = gsl_matrix_get(A, j, k);
+	return A;
+}
+
+/* f's covariance, standard errors and intervals (+- q standard errors)
+ * from C. */
+static void set_cov(sb_linfit *f, const gsl_matrix *C, double q)
+{
+	for (size_t j = 0; j < f->p; j++) {
+		for (size_t k = 0; k < f->p; k++)
+			f->cov[j][k] = gsl_matrix_get(C, j, k);
 		f->se[j] = sqrt(f->cov[j][j]);
-		f->ci_lo[j] = f->coef[j] - z * f->se[j];
-		f->ci_hi[j] = f->coef[j] + z * f->se[j];
+		f->ci_lo[j] = f->coef[j] - q * f->se[j];
+		f->ci_hi[j] = f->coef[j] + q * f->se[j];
 	}
 	f->has_ci = 1;
+}
+
+int sb_linfit_known_var(sb_linfit *f, const double *X, const double *w, sb_error *e)
+{
+	gsl_matrix *A = xwx_inverse(f, X, w, e);
+	if (!A)
+		return -EINVAL;
+	set_cov(f, A, 1.959963984540054); /* two-sided 95%, known variances */
 	gsl_matrix_free(A);
 	return 0;
+}
+
+/* The unit-weight variance of each point's group into v: the mean of
+ * w r^2 / (1 - h) over the group (h the point's leverage; each point's
+ * term first into raw), or f's pooled sigma^2 for a group of fewer than 3
+ * points. */
+static void group_variances(const sb_linfit *f, const double *X, const double *w,
+			    const size_t *group, const gsl_matrix *A, double *raw, double *v)
+{
+	size_t p = f->p;
+	for (size_t i = 0; i < f->n; i++) {
+		double h = 0;
+		for (size_t j = 0; j < p; j++)
+			for (size_t k = 0; k < p; k++)
+				h += X[i * p + j] * gsl_matrix_get(A, j, k) * X[i * p + k];
+		double wi = w ? w[i] : 1.0;
+		h *= wi;
+		raw[i] = h < 1 ? wi * f->resid[i] * f->resid[i] / (1 - h) : 0;
+	}
+	for (size_t i = 0; i < f->n; i++) {
+		double s = 0;
+		size_t m = 0;
+		for (size_t j = 0; j < f->n; j++)
+			if (group[j] == group[i]) {
+				s += raw[j];
+				m++;
+			}
+		v[i] = m >= 3 ? s / (double)m : f->sigma * f->sigma;
+	}
+}
+
+int sb_linfit_group_var(sb_linfit *f, const double *X, const double *w, const size_t *group,
+			sb_error *e)
+{
+	if (f->n <= f->p)
+		return 0;
+	size_t p = f->p;
+	double *v = malloc(2 * f->n * sizeof(double));
+	gsl_matrix *A = xwx_inverse(f, X, w, e);
+	gsl_matrix *M = gsl_matrix_calloc(p, p), *T = gsl_matrix_calloc(p, p),
+		   *C = gsl_matrix_calloc(p, p);
+	int r = 0;
+	if (!v || !A || !M || !T || !C) {
+		r = A ? -ENOMEM : -EINVAL;
+		goto out;
+	}
+	group_variances(f, X, w, group, A, v + f->n, v);
+	for (size_t i = 0; i < f->n; i++) {
+		double wi = w ? w[i] : 1.0;
+		for (size_t j = 0; j < p; j++)
+			for (size_t k = 0; k < p; k++)
+				*gsl_matrix_ptr(M, j, k) += wi * v[i] * X[i * p + j] * X[i * p + k];
+	}
+	gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, A, M, 0.0, T);
+	gsl_blas_dgemm(CblasNoTrans, CblasNoTrans, 1.0, T, A, 0.0, C);
+	set_cov(f, C, sb_linfit_t95((double)(f->n - f->p)));
+out:
+	gsl_matrix_free(C);
+	gsl_matrix_free(T);
+	gsl_matrix_free(M);
+	if (A)
+		gsl_matrix_free(A);
+	free(v);
+	return r;
 }
 
 double sb_linfit_predict(const sb_linfit *f, const double *x, double *se)

@@ -46,6 +46,16 @@ int sb_linfit_line(const double *x, const double *y, const double *w, size_t n,
  * gets intervals too). X, w: those f was fitted with (borrowed). Returns 0
  * or -EINVAL (message in e) when X'WX is singular. */
 int sb_linfit_known_var(sb_linfit *f, const double *X, const double *w, sb_error *e);
+/* Recomputes f's covariance, standard errors and 95% intervals (Student t)
+ * for points whose variance differs by group (group[i]: point i's; the
+ * requests of one measured level, say): the sandwich (X'WX)^-1 X'W V W X
+ * (X'WX)^-1 with V the group's mean of w r^2 / (1 - leverage), or the
+ * pooled residual variance for a group of fewer than 3 points. The
+ * coefficients stay as fitted. X, w: those f was fitted with (borrowed).
+ * Returns 0 (nothing changed when n == p), -EINVAL (message in e) when
+ * X'WX is singular, or -ENOMEM. */
+int sb_linfit_group_var(sb_linfit *f, const double *X, const double *w, const size_t *group,
+			sb_error *e);
 /* Releases the arrays; f may be NULL. */
 void sb_linfit_fini(sb_linfit *f);
 /* Prediction at a design row x (p values) and its standard error (NaN
