@@ -1,6 +1,6 @@
 /* test_fit.c — the fitting pieces on data with known answers: least
  * squares (exact data, textbook standard errors, interval coverage, the
- * F-test), noise MLE (parameters, model choice, KS), slot inference. All
+ * F-test, the covariance of groups of their own scatter), noise MLE (parameters, model choice, KS), slot inference. All
  * randomness comes from fixed seeds, so every run sees the same numbers;
  * tolerances are still derived from the statistics so that the checks
  * would hold for any seed with overwhelming probability. */
@@ -99,6 +99,44 @@ static void test_coverage(void)
 }
 
 /* The F-test finds a real quadratic term and not an absent one. */
+/* Two groups at x = 0 and x = 1 (8 and 5 points) of very different
+ * scatter: the grouped covariance gives the slope Welch's variance,
+ * s0^2/n0 + s1^2/n1 (each group's leverage is 1/n, so its mean of
+ * r^2/(1 - h) is its sample variance), where the pooled one does not;
+ * the coefficients stay. A group of 2 takes the pooled variance. */
+static void test_group_var(void)
+{
+	const double y0[8] = { 1.0, 1.2, 0.8, 1.1, 0.9, 1.05, 0.95, 1.0 };
+	const double y1[5] = { 3.0, 5.0, 1.0, 4.0, 2.0 };
+	double X[26], y[13], s0 = 0, s1 = 0;
+	size_t g[13];
+	for (int i = 0; i < 13; i++) {
+		X[2 * i] = 1;
+		X[2 * i + 1] = i < 8;
+		y[i] = i < 8 ? y0[i] : y1[i - 8];
+		g[i] = i < 8 ? 7 : 3;
+	}
+	for (int i = 0; i < 8; i++)
+		s0 += (y0[i] - 1.0) * (y0[i] - 1.0) / 7;
+	for (int i = 0; i < 5; i++)
+		s1 += (y1[i] - 3.0) * (y1[i] - 3.0) / 4;
+	sb_linfit f;
+	CHECK(sb_linfit_run(X, y, NULL, 13, 2, &f, NULL) == 0);
+	double b = f.coef[1], pooled = f.se[1];
+	CHECK(sb_linfit_group_var(&f, X, NULL, g, NULL) == 0);
+	CHECK_NEAR(f.coef[1], b, 0);
+	CHECK_NEAR(f.coef[1], -2.0, 1e-12);
+	CHECK_NEAR(f.se[1], sqrt(s0 / 8 + s1 / 5), 1e-12);
+	CHECK(fabs(f.se[1] - pooled) > 0.1 * pooled);
+	CHECK_NEAR(f.ci_hi[1] - f.coef[1], sb_linfit_t95(11) * f.se[1], 1e-12);
+	/* every group under 3 points: the pooled covariance again */
+	for (int i = 0; i < 13; i++)
+		g[i] = (size_t)i;
+	CHECK(sb_linfit_group_var(&f, X, NULL, g, NULL) == 0);
+	CHECK_NEAR(f.se[1], pooled, 1e-12);
+	sb_linfit_fini(&f);
+}
+
 static void test_ftest(void)
 {
 	gsl_rng *r = sb_rng_new(5);
@@ -270,6 +308,7 @@ int main(void)
 	test_exact();
 	test_textbook();
 	test_coverage();
+	test_group_var();
 	test_ftest();
 	test_noise();
 	test_spread();
