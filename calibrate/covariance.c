@@ -53,21 +53,22 @@ static void corner(const sb_linfit *f, int k, double *c)
 			c[i * k + j] = f->has_ci ? f->cov[i][j] : NAN;
 }
 
-/* decode_ms(1) and its context cost (decode1.c). */
+/* decode_ms(1) and its context cost (decode1.c). A slope dropped at its
+ * bound stays 0 with the two-term fit's covariance, as a dropped attention
+ * term does (prefill_blocks). */
 static void decode1_block(cov_build *b, const cal_results *r, const sb_model *m)
 {
 	const cal_decode1 *d = r->decode1;
 	const char *names[2] = { "decode_ms[1]",
 				 m->n_decode_kv > 0 ? "decode_kv[1]" : "per_kv_token" };
-	int k = d->with_kv && d->f.p >= 2 ? 2 : 1;
+	int dropped = !d->with_kv && isfinite(d->dropped_cov[1][1]) && m->n_decode_kv == 0;
+	int k = (d->with_kv && d->f.p >= 2) || dropped ? 2 : 1;
 	double c[4];
-	corner(&d->f, k, c);
+	corner(&d->f, k == 2 && !dropped ? 2 : 1, c);
+	if (dropped)
+		for (int i = 0; i < 4; i++)
+			c[i] = d->dropped_cov[i / 2][i % 2];
 	add_block(b, m, names, k, c);
-	/* a slope dropped at its bound keeps the spread the two-term fit gave it */
-	if (k == 1 && isfinite(d->dropped_slope_se) && m->n_decode_kv == 0) {
-		double v[1] = { d->dropped_slope_se * d->dropped_slope_se };
-		add_block(b, m, names + 1, 1, v);
-	}
 }
 
 /* A kept attention term's form is not certain either: on a linear truth
@@ -90,28 +91,41 @@ static void form_spread(const cal_prefill *p, double *c)
 			c[i * 3 + j] += (1 - w) * d[i] * d[j];
 }
 
-/* The prefill fit (prefill.c) and, with server timings, the overhead line. */
+/* Whether p tested an attention term and dropped it, with the three-term
+ * fit's covariance to spread it by. */
+static int attn_dropped(const cal_prefill *p)
+{
+	return (p->attn == CAL_ATTN_NOT_POSITIVE || p->attn == CAL_ATTN_NOT_SIGNIFICANT) &&
+	       p->quad.has_ci && p->quad.p >= 3 && isfinite(p->quad.se[2]);
+}
+
+/* The prefill fit (prefill.c) and, with server timings, the overhead line.
+ * An attention term tested and dropped stays 0 with the three-term fit's
+ * covariance, its correlations with the intercept and the per-token cost
+ * included, so that a draw with attention lowers the linear terms as that
+ * fit would (the choice of terms is not taken as certain; a draw below 0
+ * is set to 0 with the others moved to match, uncertainty.h). Until
+ * 2026-12-07 the term had a block of its own: every draw with attention
+ * added it to the linear fit, which on a convex truth already lies above
+ * it between the measured lengths. */
 static void prefill_blocks(cov_build *b, const cal_results *r, const sb_model *m)
 {
 	const cal_prefill *p = r->prefill;
-	const sb_linfit *f = cal_prefill_chosen(p);
-	int k = p->attn == CAL_ATTN_KEPT && f->p >= 3 ? 3 : 2;
+	int dropped = attn_dropped(p);
+	const sb_linfit *f = dropped ? &p->quad : cal_prefill_chosen(p);
+	int k = (p->attn == CAL_ATTN_KEPT || dropped) && f->p >= 3 ? 3 : 2;
 	const char *names[3] = { p->timings ? "prefill_base" : "overhead_ms",
 				 "per_prefill_token", "per_prefill_attn" };
 	double c[9];
 	corner(f, k, c);
-	if (!p->timings) /* the intercept's variance as reported, with decode_ms(1)'s */
-		c[0] = r->engine->overhead_se * r->engine->overhead_se;
-	if (k == 3)
+	if (!p->timings) { /* the intercept's variance as reported, with decode_ms(1)'s */
+		const sb_linfit *l = cal_prefill_chosen(p);
+		double se = r->engine->overhead_se, extra = se * se - l->cov[0][0];
+		c[0] = k == 3 && dropped ? c[0] + (extra > 0 ? extra : 0) : se * se;
+	}
+	if (k == 3 && !dropped)
 		form_spread(p, c);
 	add_block(b, m, names, k, c);
-	/* an attention term tested and dropped stays 0 with the spread its
-	 * three-term fit gave it: the choice of terms is not taken as certain */
-	if (k == 2 && (p->attn == CAL_ATTN_NOT_POSITIVE || p->attn == CAL_ATTN_NOT_SIGNIFICANT) &&
-	    p->quad.has_ci && isfinite(p->quad.se[2])) {
-		double v[1] = { p->quad.se[2] * p->quad.se[2] };
-		add_block(b, m, names + 2, 1, v);
-	}
 	if (!p->timings)
 		return;
 	double se = r->engine->overhead_se;

@@ -72,7 +72,9 @@ static int fit_line(const double *x, const double *y, const double *w, size_t n,
 		if (*two && out->f.coef[1] < 0) {
 			sb_linfit_group_var(&out->f, X, w, out->lvi, e);
 			out->dropped_slope = out->f.coef[1];
-			out->dropped_slope_se = out->f.has_ci ? out->f.se[1] : NAN;
+			for (int i = 0; i < 4; i++)
+				out->dropped_cov[i / 2][i % 2] =
+					out->f.has_ci ? out->f.cov[i / 2][i % 2] : NAN;
 			sb_linfit_fini(&out->f);
 			*two = 0;
 			continue;
@@ -93,7 +95,7 @@ int cal_decode1_fit(const cal_data *d, cal_engine *g, cal_decode1 *out, sb_error
 	out->x = malloc(cap * sizeof(double));
 	out->lvi = malloc(cap * sizeof(size_t));
 	out->dropped_slope = NAN;
-	out->dropped_slope_se = NAN;
+	out->dropped_cov[1][1] = NAN;
 	int r = 0;
 	if (!y || !w || !out->x || !out->lvi) {
 		r = -ENOMEM;

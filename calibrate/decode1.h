@@ -12,9 +12,10 @@ typedef struct cal_decode1 {
 	sb_linfit f;            /* coef[0] decode_ms(1), coef[1] per_kv_token when with_kv */
 	int with_kv;            /* 1: the slope was fitted and kept */
 	double dropped_slope;   /* the negative slope that was dropped; NaN: none */
-	double dropped_slope_se; /* its standard error in the two-term fit (NaN:
-				    none): per_kv_token stays 0, with this spread
-				    (covariance.h) */
+	double dropped_cov[2][2]; /* the two-term fit's covariance (NaN: none):
+				     per_kv_token stays 0, with this spread and
+				     its correlation with decode_ms(1)
+				     (covariance.h) */
 	int contexts_apart;     /* the contexts spanned a factor 1.5 (a slope was identifiable) */
 	size_t *lvi;            /* per point of f: its level (cal_data.lvs) */
 	double *x;              /* per point of f: its context, prompt + output/2 tokens */

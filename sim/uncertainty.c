@@ -168,6 +168,32 @@ static int draw_values(const sb_uncert *u, const sb_model *m, gsl_rng *r, double
 	return below;
 }
 
+/* Each v[i] below its floor set to the floor, the others moved by their
+ * regression on it (cov(j, i) / var(i) times its excess): the draw
+ * conditional on that coefficient at its bound. Coefficients of other
+ * blocks have no covariance with it and stay. */
+static void to_floor(const sb_uncert *u, double *v)
+{
+	for (int i = 0; i < u->n; i++) {
+		double lo = sb_model_param_floor(u->names[i]), ex = v[i] - lo;
+		if (!(ex < 0))
+			continue;
+		double vi = 0;
+		for (int k = 0; k <= i; k++)
+			vi += gsl_matrix_get(u->chol, (size_t)i, (size_t)k) *
+			      gsl_matrix_get(u->chol, (size_t)i, (size_t)k);
+		for (int j = 0; j < u->n && vi > 0; j++) {
+			double cji = 0;
+			for (int k = 0; k <= (i < j ? i : j); k++)
+				cji += gsl_matrix_get(u->chol, (size_t)j, (size_t)k) *
+				       gsl_matrix_get(u->chol, (size_t)i, (size_t)k);
+			if (j != i)
+				v[j] -= cji / vi * ex;
+		}
+		v[i] = lo;
+	}
+}
+
 int sb_uncert_draw(const sb_uncert *u, const sb_model *m, gsl_rng *r, sb_model *out,
 		   sb_error *e)
 {
@@ -176,6 +202,7 @@ int sb_uncert_draw(const sb_uncert *u, const sb_model *m, gsl_rng *r, sb_model *
 	int tries = u->truncated ? SB_UNCERT_TRIES : 1;
 	while (draw_values(u, m, r, v) > 0 && --tries > 0)
 		;
+	to_floor(u, v);
 	for (int i = 0; i < u->n; i++) {
 		double lo = sb_model_param_floor(u->names[i]);
 		sb_model_param_set(out, u->names[i], v[i] < lo ? lo : v[i], NULL);

@@ -7,8 +7,13 @@
  * (from a stream derived from the replication's own seed, into its own model
  * copy: sb_uncert_run_level) before it simulates, so the spread of the
  * replications' figures holds both the workload's randomness and the
- * calibration's. Each coefficient is clipped at its valid range
- * (sb_model_param_floor: >= 0, decode_ms entries > 0), or, for a covariance
+ * calibration's. A coefficient drawn below its valid range
+ * (sb_model_param_floor: >= 0, decode_ms entries > 0) is set to its floor
+ * and the coefficients correlated with it move by their regression on it
+ * (the draw conditional on it at its bound: a prefill attention term the
+ * calibration tested and dropped, drawn negative, leaves the linear terms
+ * where the fit without it put them), then any still below are clipped;
+ * or, for a covariance
  * marked "truncated", a draw with any coefficient below its floor is drawn
  * again (the normal truncated to the valid region), which keeps the
  * coefficients' correlations: clipping one of two coefficients whose sum
@@ -56,8 +61,9 @@ void sb_uncert_fini(sb_uncert *u);
 
 /* *out (initialised by this; finalise with sb_model_fini) = a copy of m
  * whose u-coefficients are drawn: m's values + L z, z standard normal from
- * r, each clipped at sb_model_param_floor (u->truncated: z drawn again, up
- * to SB_UNCERT_TRIES times, while one falls below it; then clipped).
+ * r (u->truncated: z drawn again, up to SB_UNCERT_TRIES times, while one
+ * falls below its sb_model_param_floor); one still below is set to its
+ * floor with the others moved by their regression on it, then clipped.
  * Returns 0, or -EINVAL when the drawn model fails sb_model_validate
  * (message in e). */
 int sb_uncert_draw(const sb_uncert *u, const sb_model *m, gsl_rng *r, sb_model *out,

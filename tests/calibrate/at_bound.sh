@@ -3,7 +3,9 @@
 # dropped keeps its spread. Calibrated from the guide's four prompt lengths
 # (16-2048 tokens), the P(P-1)/2 prefill term is dropped (F-test p = 0.45) and
 # per_prefill_attn stays 0, but fit.covariance must carry it with the
-# three-term fit's variance, so that `sbsim --uncertainty` at prompts 4x
+# three-term fit's variance and its covariance with per_prefill_token
+# (negative: a draw with attention has a smaller per-token cost, as that
+# fit would give it), so that `sbsim --uncertainty` at prompts 4x
 # the longest measured gives a wider TTFT interval than the same model
 # without it (the term's spread reaches only prompts long enough to show
 # it: at 8192 tokens the upper end must rise by more than 1%).
@@ -22,6 +24,7 @@ assert "dropped" in f["prefill"]["terms_decision"], f["prefill"]["terms_decision
 c = f["covariance"]
 i = c["params"].index("per_prefill_attn")  # ValueError: not carried
 assert c["matrix"][i][i] > 0
+assert c["matrix"][i][c["params"].index("per_prefill_token")] < 0, c["matrix"][i]
 # the same model without the term's row and column
 keep = [j for j in range(len(c["params"])) if j != i]
 c["params"] = [c["params"][j] for j in keep]
