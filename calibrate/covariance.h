@@ -27,12 +27,14 @@
  *             from its 95% interval (noise.c); with summaries the two are
  *             one estimate, drawn apart
  *   at bound  a term the data tested and dropped stays 0 in the model but
- *             keeps the variance its larger fit gave it, as a block of its
- *             own: per_kv_token after a negative TPOT slope (decode1.c),
- *             per_prefill_attn after the F-test or its sign dropped it
- *             (prefill.c). Draws below 0 are clipped there (uncertainty.h),
- *             so its spread is one-sided: the choice of terms is not taken as
- *             certain. A term never tested (too few prompt lengths or
+ *             keeps the covariance its larger fit gave it, with the terms
+ *             of that fit (their block is the larger fit's): per_kv_token
+ *             after a negative TPOT slope (decode1.c), per_prefill_attn
+ *             after the F-test or its sign dropped it (prefill.c). A draw
+ *             below 0 is set to 0 and the others move by their regression
+ *             on it (uncertainty.h), so its spread is one-sided and a draw
+ *             with the term has the other terms its fit would give: the
+ *             choice of terms is not taken as certain. A term never tested (too few prompt lengths or
  *             contexts) gets none: the data says nothing of it.
  *   form      form_decode (core/model.h): the decode table's rule for
  *             batches beyond it, checked on the table itself: its last
