@@ -282,24 +282,115 @@ static void form_block(cov_build *b, const sb_model *m)
 	add_block(b, m, names, 1, c);
 }
 
+/* Whether m's decode table has a gap with batches inside it (points more
+ * than 1 apart): only there does the line between points stand for
+ * measurements. */
+static int table_has_gap(const sb_model *m)
+{
+	for (int i = 1; i < m->n_decode; i++)
+		if (m->decode[i].batch - m->decode[i - 1].batch > 1)
+			return 1;
+	return 0;
+}
+
+/* The line between each inner table point's neighbours against the point:
+ * its miss in form_interp's units (model.h: a share of the neighbours'
+ * gap, per 4 f (1 - f)) into k[j - 1] and the variance the entries' own
+ * covariance in b gives it into nv[j - 1] (0 with NULL b); returns how
+ * many (inner points whose neighbours differ). */
+static int interp_loo(const sb_model *m, const cov_build *b, int *batch, double *k, double *nv)
+{
+	const sb_decode_point *d = m->decode;
+	int c = 0;
+	for (int j = 1; j + 1 < m->n_decode; j++) {
+		double gap = d[j + 1].ms - d[j - 1].ms;
+		double f = (double)(d[j].batch - d[j - 1].batch) /
+			   (double)(d[j + 1].batch - d[j - 1].batch);
+		double s = 4 * f * (1 - f);
+		if (!(fabs(gap) > 0))
+			continue;
+		double w[3] = { -(1 - f), 1, -f }, v = 0;
+		for (int p = 0; b && p < 3; p++)
+			for (int q = 0; q < 3; q++)
+				v += w[p] * w[q] * table_cov(b, d[j - 1 + p].batch, d[j - 1 + q].batch);
+		batch[c] = d[j].batch;
+		k[c] = ((d[j].ms - d[j - 1].ms) / gap - f) / s;
+		nv[c++] = v / (gap * s) / (gap * s);
+	}
+	return c;
+}
+
+/* form_interp: the line's error between table points, for a table with
+ * gaps. Its variance is the mean over the inner points of the squared miss
+ * less its noise variance (interp_loo), when positive; a table without
+ * inner points gets the prior CAL_INTERP_PRIOR_SD. */
+static void interp_block(cov_build *b, const sb_model *m)
+{
+	if (!table_has_gap(m))
+		return;
+	int batch[SB_MODEL_MAX_DECODE];
+	double k[SB_MODEL_MAX_DECODE], nv[SB_MODEL_MAX_DECODE], v = 0;
+	int n = interp_loo(m, b, batch, k, nv);
+	for (int j = 0; j < n; j++)
+		v += (k[j] * k[j] - nv[j]) / n;
+	if (n == 0)
+		v = CAL_INTERP_PRIOR_SD * CAL_INTERP_PRIOR_SD;
+	const char *names[1] = { "form_interp" };
+	double c[1] = { v };
+	add_block(b, m, names, 1, c);
+}
+
+/* fit.form.interp (cal_form_render), or NULL for a table without gaps. */
+static json_t *interp_render(const sb_model *m)
+{
+	if (!table_has_gap(m))
+		return NULL;
+	int batch[SB_MODEL_MAX_DECODE];
+	double k[SB_MODEL_MAX_DECODE], nv[SB_MODEL_MAX_DECODE];
+	int n = interp_loo(m, NULL, batch, k, nv);
+	if (n == 0)
+		return json_pack("{s:f,s:s}", "prior_sd", CAL_INTERP_PRIOR_SD, "how",
+				 "no inner table point to check the line between two points by: "
+				 "form_interp's sd is a prior, the root mean square of the misses "
+				 "seen where it could be checked (docs/model-notes.md, \"Between the "
+				 "measured batch sizes\")");
+	json_t *lo = json_array(), *mi = json_array();
+	for (int j = 0; j < n; j++) {
+		json_array_append_new(lo, json_integer(batch[j]));
+		json_array_append_new(mi, json_real(k[j]));
+	}
+	return json_pack("{s:o,s:o,s:s}", "left_out_batches", lo, "misses", mi, "how",
+			 "each inner point against the line between its neighbours, the miss "
+			 "in shares of their gap per 4 f (1 - f); the mean square beyond the "
+			 "entries' own noise is form_interp's variance in fit.covariance");
+}
+
 json_t *cal_form_render(const sb_model *m)
 {
 	int batch;
 	double pred, meas, steps, nv;
-	if (!decode_loo(m, NULL, &batch, &pred, &meas, &steps, &nv)) {
-		if (m->n_decode < 2)
-			return json_null();
-		return json_pack("{s:{s:f,s:s}}", "decode", "prior_sd", CAL_FORM_PRIOR_SD, "how",
-				 "a table of 2 or 3 points cannot check its own rule: form_decode's "
-				 "sd per step is a prior, the root mean square of the misses seen "
-				 "where it could be checked (docs/model-notes.md, \"Beyond the "
-				 "measured batch sizes\")");
+	json_t *o = json_object(), *dec = NULL, *in = interp_render(m);
+	if (decode_loo(m, NULL, &batch, &pred, &meas, &steps, &nv))
+		dec = json_pack("{s:i,s:f,s:f,s:f,s:s}", "left_out_batch", batch, "predicted_ms",
+				pred, "measured_ms", meas, "steps", steps, "how",
+				"the decode table without its last point extrapolated to it; the "
+				"miss beyond the entries' own noise, per step of the table's last "
+				"spacing, gives form_decode's variance in fit.covariance");
+	else if (m->n_decode >= 2)
+		dec = json_pack("{s:f,s:s}", "prior_sd", CAL_FORM_PRIOR_SD, "how",
+				"a table of 2 or 3 points cannot check its own rule: form_decode's "
+				"sd per step is a prior, the root mean square of the misses seen "
+				"where it could be checked (docs/model-notes.md, \"Beyond the "
+				"measured batch sizes\")");
+	if (dec)
+		json_object_set_new(o, "decode", dec);
+	if (in)
+		json_object_set_new(o, "interp", in);
+	if (json_object_size(o) == 0) {
+		json_decref(o);
+		return json_null();
 	}
-	return json_pack("{s:{s:i,s:f,s:f,s:f,s:s}}", "decode", "left_out_batch", batch,
-			 "predicted_ms", pred, "measured_ms", meas, "steps", steps, "how",
-			 "the decode table without its last point extrapolated to it; the miss "
-			 "beyond the entries' own noise, per step of the table's last spacing, "
-			 "gives form_decode's variance in fit.covariance");
+	return o;
 }
 
 static json_t *to_json(const cov_build *b)
@@ -326,6 +417,7 @@ json_t *cal_covariance_render(const cal_results *r, const sb_model *m)
 	decode_blocks(b, r, m);
 	noise_block(b, r, m);
 	form_block(b, m);
+	interp_block(b, m);
 	json_t *j = b->n > 0 ? to_json(b) : json_null();
 	free(b);
 	return j;

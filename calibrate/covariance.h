@@ -36,6 +36,11 @@
  *             with the term has the other terms its fit would give: the
  *             choice of terms is not taken as certain. A term never tested (too few prompt lengths or
  *             contexts) gets none: the data says nothing of it.
+ *   interp    form_interp (core/model.h): the line between two table
+ *             points, checked at each inner point against its neighbours'
+ *             line (the mean square miss beyond the entries' noise), or a
+ *             prior CAL_INTERP_PRIOR_SD without inner points; only for a
+ *             table with gaps.
  *   form      form_decode (core/model.h): the decode table's rule for
  *             batches beyond it, checked on the table itself: its last
  *             point left out and extrapolated from the rest; the relative
@@ -77,10 +82,22 @@ json_t *cal_covariance_render(const cal_results *r, const sb_model *m);
  * docs/model-notes.md, "Beyond the measured batch sizes". */
 #define CAL_FORM_PRIOR_SD 0.2
 
-/* fit.form: {"decode": {"left_out_batch", "predicted_ms", "measured_ms",
- * "steps", "how"}} for m's decode table of 4 or more points,
- * {"decode": {"prior_sd", "how"}} for one of 2 or 3, JSON null for one of
- * 1; NULL when out of memory. */
+/* form_interp's sd where a table with gaps has no inner point to check
+ * the line between two points by: the root mean square, 0.29, of the
+ * misses that line made where it could be checked on real servers (in
+ * form_interp's units, model.h): 0.35 and 0.18 on the local llama.cpp
+ * target's pinned passes of short prompts (2 from 1 and 3, 3 from 2 and
+ * 4), 0.36 and -0.37 on its 600-word ones, -0.04 on the guide's RTX 3050
+ * (4 from 1 and 8). docs/model-notes.md, "Between the measured batch
+ * sizes". */
+#define CAL_INTERP_PRIOR_SD 0.3
+
+/* fit.form: "decode": {"left_out_batch", "predicted_ms", "measured_ms",
+ * "steps", "how"} for m's decode table of 4 or more points, {"prior_sd",
+ * "how"} for one of 2 or 3; "interp" for a table with gaps (points more
+ * than one batch apart): {"left_out_batches", "misses", "how"}, or
+ * {"prior_sd", "how"} without inner points. JSON null when neither
+ * applies; NULL when out of memory. */
 json_t *cal_form_render(const sb_model *m);
 
 #endif

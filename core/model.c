@@ -524,6 +524,20 @@ static double table_at(const sb_decode_point *d, int n, int x)
 	return table_within(d, n, x, &v) ? v : d[n - 1].ms;
 }
 
+/* Table d[0..n) at x inside it (d[0].batch < x <= d[n - 1].batch) with the
+ * form error form (model.h, form_interp): between two points a fraction
+ * phi of their gap, phi = f + form * 4 f (1 - f) held within [0, 1]. */
+static double decode_between(const sb_decode_point *d, int n, int x, double form)
+{
+	int i = 1;
+	while (i < n - 1 && x > d[i].batch)
+		i++;
+	double f = (double)(x - d[i - 1].batch) / (double)(d[i].batch - d[i - 1].batch);
+	double phi = f + form * 4 * f * (1 - f);
+	phi = phi < 0 ? 0 : phi > 1 ? 1 : phi;
+	return d[i - 1].ms + phi * (d[i].ms - d[i - 1].ms);
+}
+
 double sb_model_decode_ms(const sb_model *m, int batch)
 {
 	const sb_decode_point *d = m->decode;
@@ -534,7 +548,7 @@ double sb_model_decode_ms(const sb_model *m, int batch)
 		return d[0].ms * (double)batch / (double)d[0].batch;
 	double v;
 	if (table_within(d, n, batch, &v))
-		return v;
+		return m->form_interp == 0 ? v : decode_between(d, n, batch, m->form_interp);
 	if (n == 1)
 		return d[0].ms;
 	double a, b;

@@ -37,6 +37,12 @@
  * form_decode is 0 in a model file; only sbsim's parameter draws set it,
  * from the spread fit.covariance gives it (calibrate: how far the rule
  * missed the last measured point when that point was left out).
+ * Between two table points a < B < b the line between them is the rule,
+ * and form_interp its error: decode_ms(B) = d(a) + (d(b) - d(a)) * phi,
+ * phi = f + form_interp * 4 f (1 - f), f = (B - a) / (b - a), phi held
+ * within [0, 1] (a step time between the two measured ones: a larger
+ * batch does not step faster). Also 0 in a model file, drawn by sbsim
+ * (calibrate: how far the line between a point's neighbours missed it).
  *
  * The prompt's last prefill step also yields the first output token; each
  * further token costs one step. The client sees TTFT = queue wait +
@@ -250,6 +256,9 @@ typedef struct sb_model {
 	double admit_delay_ms;
 	double form_decode; /* relative error of decode_ms beyond the table per
 			       step of its last spacing (above; 0 but in draws) */
+	double form_interp; /* decode_ms between two table points off the
+			       straight line, as a share of their gap (above;
+			       0 but in draws) */
 	sb_decode_point release[SB_MODEL_MAX_DECODE]; /* release_ms per slot count
 							 (batch = slots); ascending */
 	int n_release; /* 0: no end-of-request cost */

@@ -46,6 +46,7 @@ static double *param_slot(sb_model *m, const char *name)
 		{ "per_cached_token", offsetof(sb_model, per_cached_token_ms) },
 		{ "admit_delay_ms", offsetof(sb_model, admit_delay_ms) },
 		{ "form_decode", offsetof(sb_model, form_decode) },
+		{ "form_interp", offsetof(sb_model, form_interp) },
 		{ "noise_cv", offsetof(sb_model, noise_cv) },
 		{ "noise_prefill_cv", offsetof(sb_model, noise_prefill_cv) },
 	};
@@ -101,7 +102,7 @@ static int unknown(const char *name, sb_error *e)
 			       "decode_ms[B] or decode_kv[B] for a batch B of its tables, "
 			       "per_kv_token, per_prefill_token, per_prefill_attn, prefill_base, "
 			       "overhead_ms, overhead_per_prompt_token, per_cached_token, "
-			       "admit_delay_ms, form_decode, noise_cv, noise_prefill_cv, "
+			       "admit_delay_ms, form_decode, form_interp, noise_cv, noise_prefill_cv, "
 			       "or base and per_seq of a vllm engine's decode line)",
 			    name);
 }
@@ -131,7 +132,7 @@ int sb_model_param_set(sb_model *m, const char *name, double v, sb_error *e)
 
 double sb_model_param_floor(const char *name)
 {
-	if (!strcmp(name, "form_decode"))
+	if (!strcmp(name, "form_decode") || !strcmp(name, "form_interp"))
 		return -INFINITY; /* a relative error: either sign (model.h) */
 	return table_batch(name, "decode_ms") > 0 || !strcmp(name, "base")
 		       ? SB_MODEL_PARAM_DECODE_FLOOR_MS

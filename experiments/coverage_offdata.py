@@ -6,7 +6,7 @@ usage: experiments/coverage_offdata.py [--build DIR] [--draws N] [--replications
                                        [--jobs J] [--json OUT] [--markdown] [--keep DIR]
 
 tests/calibrate/test_coverage.c checks the error bars against a truth of the
-calibrator's own form. This script does the same against four truths made by
+calibrator's own form. This script does the same against five truths made by
 editing tests/calibrate/truth-model.json (written to a temporary directory,
 each loaded once with `sbsim --model-file` before use):
 
@@ -14,6 +14,9 @@ each loaded once with `sbsim --model-file` before use):
              each other truth is T4 with one field changed:
   T1 bend    decode_ms {1: 5.0, 2: 5.2, 4: 5.6, 8: 14.0}: flat to 4, steep to 8, so
              the line through the measured batch sizes misses batch 8;
+  T5 between decode_ms {1: 5.0, 2: 5.2, 3: 5.4, 4: 9.5}: flat to 3, steep to 4, so the
+             line between the measured batches 2 and 4 misses batch 3 (D2; from D1's
+             batches 1 and 2 it is T1's case, beyond the table);
   T2 kv      per_kv_token 0.0015 ms/token (truth-model: 0.0002): ~1-8% of a decode
              step at 16-300-token contexts, +60% at 2,000 and +250% at 8,000;
   T3 attn    per_prefill_attn 3e-5 (truth-model's): prompts 4x longer than measured
@@ -39,6 +42,8 @@ Configurations, each predicted with `sbsim --model-file model.json --uncertainty
   C1     inside the data: concurrency S at the sweep's lengths (32 requests);
   C2     8 slots, concurrency 8 at the sweep's lengths (decode beyond the measured
          batches; 32 requests);
+  C6     3 slots, concurrency 3 at the sweep's lengths (D2: decode between the
+         measured batches 2 and 4; D1: beyond its 2; 32 requests);
   C3     one client, prompts 4x the longest measured (1024 / 8192), 32 out (8 requests);
   C4@50, C4@80  open loop at 50% and 80% of the truth's capacity at S slots and the
          sweep's lengths (the capacity: the truth's req/s at 2S clients, 1000 requests,
@@ -93,6 +98,10 @@ def truths():
     t = copy.deepcopy(base)
     t["step_ms"]["decode_ms"] = {"1": 5.0, "2": 5.2, "4": 5.6, "8": 14.0}
     out["T1 bend"] = t
+
+    t = copy.deepcopy(base)
+    t["step_ms"]["decode_ms"] = {"1": 5.0, "2": 5.2, "3": 5.4, "4": 9.5}
+    out["T5 between"] = t
 
     t = copy.deepcopy(base)
     t["step_ms"]["per_kv_token"] = 0.0015
@@ -155,6 +164,8 @@ def configs(ds, rates):
                     "--output-len", out, "--requests", "64"]),
         ("C5 c=%d x400" % s, ["--slots", str(s), "--concurrency", str(s), "--input-len", inp,
                               "--output-len", out, "--requests", "400"]),
+        ("C6 3 slots", ["--slots", "3", "--concurrency", "3", "--input-len", inp,
+                        "--output-len", out, "--requests", "32"]),
     ]
 
 

@@ -52,6 +52,22 @@ static void test_decode_table(void)
 	 * and 8: slope 1 ms/seq) */
 	CHECK_NEAR(sb_model_decode_ms(&m, 16), 21.0, 1e-12);
 	CHECK(sb_model_decode_last(&m) == 8);
+	/* form_interp moves a batch between two points by its share of their
+	 * gap times 4 f (1 - f), held within the two: at 6 (f = 1/2 between 4
+	 * and 8) +0.25 puts it three quarters of the way, -0.5 and below at 4's
+	 * value; at 2 (f = 1/3 between 1 and 4) +0.25 adds 2/9 of the gap; the
+	 * points themselves do not move */
+	m.form_interp = 0.25;
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), 12.0, 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m, 2), 5.0 + 4.0 * (1.0 / 3.0 + 2.0 / 9.0), 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m, 4), 9.0, 0);
+	m.form_interp = -0.5;
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), 9.0, 1e-12);
+	m.form_interp = -3;
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), 9.0, 1e-12);
+	m.form_interp = 3;
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), 13.0, 1e-12);
+	CHECK_NEAR(sb_model_decode_ms(&m, 16), 21.0, 1e-12); /* beyond: not its business */
 	sb_model_fini(&m);
 	/* the CPU target's per-pass table (docs/model-notes.md): least squares
 	 * through B = 2, 3, 4: slope 1.85, intercept 21.01667 */
