@@ -51,6 +51,12 @@ Configurations, each predicted with `sbsim --model-file model.json --uncertainty
   C5     C1 with 400 requests: a run long enough that its own noise no longer hides
          what the calibration left open (sbsim's default is 2000 a level).
 
+A negative control (CONTROLS) predicts a configuration from the model without one
+coefficient's spread (T5 from D2 at 3 slots without form_interp) or with a coefficient's
+covariances left out (T3 from D1 in 400-request runs with the dropped attention term as a
+block of its own, as before 2026-12-07), against the same runs of the truth; its rows are
+marked "control": true in --json.
+
 For each (truth, data, configuration, metric: TTFT / TPOT / E2E p50) over N draws:
 coverage k/N with a 95% Wilson interval, the median of (hi - lo) / prediction, the
 truth's run-to-run sd (over its N fresh runs; relative in --json) and the ratio
@@ -200,6 +206,49 @@ def wilson(k, n, z=1.96):
     return (max(0.0, c - h), min(1.0, c + h))
 
 
+# Negative controls, (truth, data, name) -> (base configuration, coefficient):
+# the base's prediction from the model without that coefficient in
+# fit.covariance, judged against the same runs of the truth. The test
+# (tests/calibrate/check_offdata.py) requires each to fail the coverage rule:
+# a bound that passes them cannot tell an interval without the term.
+# "~name": the coefficient kept with its variance but apart from the others,
+# whose covariance is what it is given that coefficient (per_prefill_attn as a
+# block of its own beside the fit without it, as before 2026-12-07).
+CONTROLS = {
+    ("T5 between", "D2 url", "C6 without form_interp"): ("C6 3 slots", "form_interp"),
+    ("T3 attn", "D1 small", "C5 attn alone"): ("C5 c=2 x400", "~per_prefill_attn"),
+}
+
+
+def without(model, name, path):
+    """path: a copy of model without coefficient name in fit.covariance (or,
+    for "~name", without its covariances with the others)."""
+    with open(model) as f:
+        m = json.load(f)
+    c = m["fit"]["covariance"]
+    alone = name.startswith("~")
+    name = name.lstrip("~")
+    if name in c["params"]:
+        i = c["params"].index(name)
+        n = len(c["params"])
+        if alone:  # the others conditional on it (Schur complement), then apart
+            M = c["matrix"]
+            for j in range(n):
+                for k in range(n):
+                    if j != i and k != i:
+                        M[j][k] -= M[j][i] * M[i][k] / M[i][i]
+            for j in range(n):
+                if j != i:
+                    M[i][j] = M[j][i] = 0.0
+        else:
+            keep = [j for j in range(n) if j != i]
+            c["params"] = [c["params"][j] for j in keep]
+            c["matrix"] = [[c["matrix"][a][b] for b in keep] for a in keep]
+    with open(path, "w") as f:
+        json.dump(m, f)
+    return path
+
+
 def one_draw(r, work, tname, tpath, dname, ds, cfgs, draw, reps):
     """One data draw: simulate, calibrate, predict every configuration, run the
     truth once per configuration. Returns {config: {metric: (pred, lo, hi, truth)}}
@@ -221,11 +270,17 @@ def one_draw(r, work, tname, tpath, dname, ds, cfgs, draw, reps):
     if rc != 0:
         return "calibrate status %d: %s" % (rc, err.strip()[-300:])
     out = {}
+    names = [c[0] for c in cfgs]
     for ci, (cname, flags) in enumerate(cfgs):
+        # a control predicts its base configuration from the model without
+        # one coefficient's spread, against the same run of the truth
+        base, strip = CONTROLS.get((tname, dname, cname), (cname, None))
+        bi = names.index(base)
+        pm = model if not strip else without(model, strip, os.path.join(d, "ctl%d.json" % ci))
         try:
-            p = r.sim(model, flags, 7000 + draw, os.path.join(d, "pred%d.json" % ci),
+            p = r.sim(pm, flags, 7000 + draw, os.path.join(d, "pred%d.json" % ci),
                       ["--uncertainty", "--replications", str(reps)])
-            t = r.sim(tpath, flags, 900000 + 1000 * draw + ci,
+            t = r.sim(tpath, flags, 900000 + 1000 * draw + bi,
                       os.path.join(d, "truth%d.json" % ci), ["--no-uncertainty"])
         except RuntimeError as e:
             out[cname] = "predict: %s" % e
@@ -290,7 +345,11 @@ def main():
                        os.path.join(work, "cap-%s-%s.json" % (tname.split()[0],
                                                               dname.split()[0])))
             cap = lv["req_s"]
-            plan.append((tname, dname, configs(ds, (0.5 * cap, 0.8 * cap)), cap))
+            cfgs = configs(ds, (0.5 * cap, 0.8 * cap))
+            flags = dict(cfgs)
+            cfgs += [(name, flags[base]) for (t, dn, name), (base, _) in CONTROLS.items()
+                     if (t, dn) == (tname, dname)]
+            plan.append((tname, dname, cfgs, cap))
 
     results = {}
     with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
@@ -343,6 +402,7 @@ def main():
                 bias = (statistics.median(preds) / tmean - 1) if n and tmean else float("nan")
                 rows.append({
                     "truth": tname, "data": dname, "config": cname, "metric": mname,
+                    "control": (tname, dname, cname) in CONTROLS,
                     "flags": " ".join(flags), "capacity_req_s": cap,
                     "inside": hits, "n": n, "failed": fail,
                     "coverage": hits / n if n else None,

@@ -18,7 +18,10 @@ Coverage above 98% cannot be told from 98% with N = 60 (60 of 60 has chance
 printed, not bounded.
 
 KNOWN lists the cells not asserted, each with the reason; they are printed
-with their figures. Exit 0 when every asserted cell passes, 1 otherwise.
+with their figures. A negative control's row ("control": true: a prediction
+from the model without one coefficient's spread) must fail the coverage rule
+in at least one metric, or the rule could not tell it. Exit 0 when every
+asserted cell passes and every control fails, 1 otherwise.
 """
 import json
 import math
@@ -90,12 +93,20 @@ def main():
     if not rows:
         print("FAIL: no rows")
         return 1
-    failed = passed = 0
+    failed = passed = n_known = 0
+    caught = {}
     for r in rows:
         cell = "%s %s %s %s" % (r["truth"], r["data"], r["config"], r["metric"])
         fig = "%d/%d, width %.1f x spread" % (r["inside"], r["n"], r["width_over_truth_spread"])
+        if r.get("control"):
+            miss = [b for b in judge(r) if b.startswith("coverage")]
+            key = " ".join((r["truth"], r["data"], r["config"]))
+            caught[key] = caught.get(key, False) or bool(miss)
+            print("control %-41s %s: %s" % (cell, fig, miss[0] if miss else "not caught"))
+            continue
         why = known(r)
         if why:
+            n_known += 1
             print("known  %-42s %s: %s" % (cell, fig, why))
             continue
         bad = judge(r)
@@ -104,8 +115,16 @@ def main():
             print("FAIL   %-42s %s: %s" % (cell, fig, "; ".join(bad)))
         else:
             passed += 1
-    print("off-data coverage: %d cells passed, %d failed, %d known (%d draws each)" %
-          (passed, failed, len(rows) - passed - failed, doc["draws"]))
+    if not caught:
+        failed += 1
+        print("FAIL   no negative control in the file")
+    for key, ok in caught.items():
+        if not ok:
+            failed += 1
+            print("FAIL   control %s passed the coverage rule: the rule cannot tell it" % key)
+    print("off-data coverage: %d cells passed, %d failed, %d known, %d of %d controls caught "
+          "(%d draws each)" % (passed, failed, n_known, sum(caught.values()), len(caught),
+                               doc["draws"]))
     return 1 if failed else 0
 
 

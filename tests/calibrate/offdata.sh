@@ -4,9 +4,12 @@
 # each of four truths, three of forms the calibrator does not assume, and
 # predicts configurations inside and beyond the data; check_offdata.py then
 # asserts each cell's coverage (not below 80% beyond chance) and, inside the
-# data, the intervals' width against the truth's own run-to-run spread (the
-# rules and the cells not asserted, with why: check_offdata.py). The draws'
-# seeds are fixed: the same binaries give the same table. About 45 s.
+# data, the intervals' width against the truth's own run-to-run spread, and
+# that two negative controls (a model without the spread of the decode
+# line between its points; a dropped attention term apart from the terms it
+# moves, as before 2026-12-07) fail the coverage rule (the rules and the
+# cells not asserted, with why: check_offdata.py). The draws' seeds are
+# fixed: the same binaries give the same table. About 55 s.
 set -u
 SCRIPT=$1 BUILD=$2
 T=$(mktemp -d)
