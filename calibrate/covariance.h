@@ -34,8 +34,9 @@
  *             below 0 is set to 0 and the others move by their regression
  *             on it (uncertainty.h), so its spread is one-sided and a draw
  *             with the term has the other terms its fit would give: the
- *             choice of terms is not taken as certain. A term never tested (too few prompt lengths or
- *             contexts) gets none: the data says nothing of it.
+ *             choice of terms is not taken as certain. A term never tested
+ *             (too few prompt lengths or contexts) gets none: the data says
+ *             nothing of it.
  *   interp    form_interp (core/model.h): the line between two table
  *             points, checked at each inner point against its neighbours'
  *             line (the mean square miss beyond the entries' noise), or a
