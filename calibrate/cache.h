@@ -27,7 +27,16 @@
  * prediction of the rest (the prefill fit's covariance, and the overhead's
  * with server timings, at the reusing requests' mean shape, over their
  * mean reused tokens): every request shares it, so it does not average
- * down. The 95% interval: Student t on the line's degrees of freedom; a
+ * down. A "ram" cache with reuses both among the slots' last prompts and
+ * beyond them (2 or more each) fits a line for each, and keeps them apart
+ * (per_cached_token from the first, per_restored_token from the second)
+ * when they differ beyond their errors (|t| above Student t's 95% on the
+ * smaller one's degrees of freedom): a restore copies state from RAM,
+ * which a slot's own prompt does not need. On the local llama-server they
+ * did not differ (five calibrations of 2026-12-06/07: a slot's own
+ * 0.06-0.23 ms per token, restores 0.03-0.17 from 2-3 each), so one line
+ * serves both there.
+ * The 95% interval: Student t on the line's degrees of freedom; a
  * negative slope is clamped to 0 and keeps its spread (covariance.h, "at
  * bound"). Requests
  * that did not reuse their prefix should have nothing left over: their
@@ -65,6 +74,14 @@ typedef struct cal_cache {
 	cal_coef_value per_token; /* ms per reused token (NaN interval: one hit) */
 	double per_token_se;      /* NaN: not estimated */
 	int clamped;              /* the slope was negative: 0 in the model */
+	cal_coef_value per_restored; /* "ram" with reuses both ways that differ:
+					ms per token restored (the reuses beyond
+					the slots), per_token then from those
+					among them; NaN: one line for both */
+	double per_restored_se;
+	int restored_clamped;
+	double restored_t;        /* the two lines' difference over its error
+				     (NaN: not both with 2 or more hits) */
 } cal_cache;
 
 /* Fits out from d's inputs with shared prefixes, the engine's prefill and

@@ -150,6 +150,10 @@ static void build_model(const cal_run *k, const sb_calib_input *in, const sb_cal
 	out->prompt_cache = k->cache.kind;
 	if (k->cache.kind != SB_PCACHE_NONE && !k->cache.clamped)
 		out->per_cached_token_ms = k->cache.per_token.value;
+	out->per_restored_token_ms = out->per_cached_token_ms;
+	if (isfinite(k->cache.per_restored.value))
+		out->per_restored_token_ms =
+			k->cache.restored_clamped ? 0 : k->cache.per_restored.value;
 	out->admit_delay_ms = k->admit.value_ms;
 	out->split_prob = k->split.cls[0].value;
 	out->split_prob_crowded = k->split.cls[1].value;

@@ -148,9 +148,11 @@ static void cache_block(cov_build *b, const cal_results *r, const sb_model *m)
 	const cal_cache *c = r->cache;
 	if (!c || c->kind == SB_PCACHE_NONE || !isfinite(c->per_token_se))
 		return;
-	const char *names[1] = { "per_cached_token" };
+	const char *names[2] = { "per_cached_token", "per_restored_token" };
 	double v[1] = { c->per_token_se * c->per_token_se };
 	add_block(b, m, names, 1, v);
+	v[0] = c->per_restored_se * c->per_restored_se; /* NaN (none) when not apart */
+	add_block(b, m, names + 1, 1, v);
 }
 
 /* The step noise's cv and prefill cv (noise.c), each with the spread its

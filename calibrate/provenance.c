@@ -262,6 +262,8 @@ static void render_cache(pv *p)
 			      sb_json_number(c->miss_excess_h95), "prompt_cache",
 			      sb_prompt_cache_name(c->kind));
 	if (j)
+		json_object_set_new(j, "restored_vs_own_t", sb_json_number(c->restored_t));
+	if (j)
 		json_object_set_new(p->fit, "cache", j);
 	if (c->requests == 0) {
 		say(p->missing, "prompt_cache: the shared-prefix runs have no server timings "
@@ -285,10 +287,26 @@ static void render_cache(pv *p)
 		say(p->missing, "per_cached_token: the prefill's attention term was not tested "
 				"(fewer than 3 prompt lengths), so what reused tokens' positions add to "
 				"the rest of a prompt is taken into their cost");
+	int apart = isfinite(c->per_restored.value);
 	coef(p, "per_cached_token", c->clamped ? 0 : v->value, v->lo, v->hi, "ms/token",
 	     c->clamped ? "TTFT less overhead and prefill, per reused token: negative, set to 0"
+	     : apart    ? "TTFT less overhead and prefill of the tokens processed, per token "
+			  "reused from the slot's own last prompt (a line through 0)"
 			: "TTFT less overhead and prefill of the tokens processed, per reused "
 			  "token (a line through 0)");
+	if (isfinite(c->restored_t) && !apart)
+		say(p->notes, "prompt_cache ram: restored and own-slot reuses cost alike "
+			      "(their lines %.1f standard errors apart): one cost for both",
+		    c->restored_t);
+	if (!apart)
+		return;
+	v = &c->per_restored;
+	coef(p, "per_restored_token", c->restored_clamped ? 0 : v->value, v->lo, v->hi,
+	     "ms/token",
+	     c->restored_clamped ? "TTFT less overhead and prefill, per restored token: "
+				   "negative, set to 0"
+				 : "TTFT less overhead and prefill of the tokens processed, per "
+				   "token restored from beyond the slots (a line through 0)");
 }
 
 static const char *slots_from_name(cal_slots_from f)

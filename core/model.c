@@ -243,7 +243,7 @@ static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
 						 "per_seq",	     "per_kv_token",
 						 "per_prefill_token", "per_prefill_attn",
 						 "prefill_base",     "prefill_per_prompt",
-						 "per_cached_token", NULL };
+						 "per_cached_token", "per_restored_token", NULL };
 	const json_t *step = json_object_get(j, "step_ms");
 	if (!json_is_object(step))
 		return sb_error_set(e, "model: missing \"step_ms\" object (the step-time coefficients)");
@@ -258,6 +258,10 @@ static int step_from_json(const json_t *j, sb_model *m, sb_error *e)
 	    sb_json_get_double(step, "prefill_per_prompt", 0, 1e7, &m->prefill_per_prompt_ms, w,
 			       e) < 0 ||
 	    sb_json_get_double(step, "per_cached_token", 0, 1e6, &m->per_cached_token_ms, w, e) < 0)
+		return -EINVAL;
+	m->per_restored_token_ms = m->per_cached_token_ms; /* unless given */
+	if (sb_json_get_double(step, "per_restored_token", 0, 1e6, &m->per_restored_token_ms, w,
+			       e) < 0)
 		return -EINVAL;
 	return 0;
 }
@@ -428,6 +432,9 @@ json_t *sb_model_to_json(const sb_model *m)
 				    json_string(sb_prompt_cache_name(m->prompt_cache)));
 		json_object_set_new(json_object_get(j, "step_ms"), "per_cached_token",
 				    sb_json_number(m->per_cached_token_ms));
+		if (m->prompt_cache == SB_PCACHE_RAM)
+			json_object_set_new(json_object_get(j, "step_ms"), "per_restored_token",
+					    sb_json_number(m->per_restored_token_ms));
 	}
 	if (j)
 		context_to_json(m, json_object_get(j, "server"));
@@ -600,7 +607,7 @@ int sb_model_validate(const sb_model *m, sb_error *e)
 	const double c[] = { m->overhead_ms,	      m->overhead_sd_ms,     m->overhead_per_token_ms,
 			     m->per_kv_token_ms,
 			     m->per_prefill_token_ms, m->per_prefill_attn_ms, m->prefill_base_ms,
-			     m->prefill_per_prompt_ms, m->per_cached_token_ms,
+			     m->prefill_per_prompt_ms, m->per_cached_token_ms, m->per_restored_token_ms,
 			     m->admit_delay_ms,	      m->noise_cv,	     m->noise_prefill_cv };
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
 		if (!isfinite(c[i]) || c[i] < 0)

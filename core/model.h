@@ -132,8 +132,10 @@
  *            another slot holds now is not; no capacity limit.
  * At least one prompt token is always prefilled; the reused ones skip
  * their prefill (later tokens still attend to them) and cost
- * step_ms.per_cached_token each, engine time added to the step that
- * prefills the prompt's first tokens (llama.cpp restores a slot's reused
+ * step_ms.per_cached_token each (those a "ram" cache restored from RAM:
+ * step_ms.per_restored_token, by default the same), engine time added to
+ * the step that prefills the prompt's first tokens (llama.cpp restores a
+ * slot's reused
  * state in its server loop: two prompts reusing 384 tokens each, sent
  * together, took twice the time one did, so the restores add up rather
  * than overlap).
@@ -158,7 +160,8 @@
  *                 "per_kv_token": 0.0, "per_prefill_token": 0.095,
  *                 "per_prefill_attn": 0.0, "prefill_base": 0.0,
  *                 "prefill_per_prompt": 0.0,         (optional, default 0)
- *                 "per_cached_token": 0.0 },         (optional, default 0)
+ *                 "per_cached_token": 0.0,           (optional, default 0)
+ *                 "per_restored_token": 0.0 },       (optional, default per_cached_token)
  *    "scheduler": { "admit_delay_ms": 0.0, "split_prob": 0.0,
  *                   "split_prob_crowded": 0.0,
  *                   "release_ms": { "4": 35, "8": 304 },  (optional; or a number)
@@ -241,6 +244,7 @@ typedef struct sb_model {
 	long gpu_blocks;              /* vllm: KV blocks of the server; 0: unlimited */
 	sb_prompt_cache prompt_cache; /* what a prompt may find already computed */
 	double per_cached_token_ms;   /* what each reused prompt token costs */
+	double per_restored_token_ms; /* ... when a "ram" cache restored it */
 	double overhead_ms, overhead_sd_ms, overhead_per_token_ms;
 	sb_decode_point decode[SB_MODEL_MAX_DECODE]; /* batch ascending */
 	int n_decode;

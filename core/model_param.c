@@ -44,6 +44,7 @@ static double *param_slot(sb_model *m, const char *name)
 		{ "overhead_ms", offsetof(sb_model, overhead_ms) },
 		{ "overhead_per_prompt_token", offsetof(sb_model, overhead_per_token_ms) },
 		{ "per_cached_token", offsetof(sb_model, per_cached_token_ms) },
+		{ "per_restored_token", offsetof(sb_model, per_restored_token_ms) },
 		{ "admit_delay_ms", offsetof(sb_model, admit_delay_ms) },
 		{ "form_decode", offsetof(sb_model, form_decode) },
 		{ "form_interp", offsetof(sb_model, form_interp) },
@@ -101,7 +102,7 @@ static int unknown(const char *name, sb_error *e)
 	return sb_error_set(e, "parameter \"%s\" is not a coefficient of the model (expected "
 			       "decode_ms[B] or decode_kv[B] for a batch B of its tables, "
 			       "per_kv_token, per_prefill_token, per_prefill_attn, prefill_base, "
-			       "overhead_ms, overhead_per_prompt_token, per_cached_token, "
+			       "overhead_ms, overhead_per_prompt_token, per_cached_token, per_restored_token, "
 			       "admit_delay_ms, form_decode, form_interp, noise_cv, noise_prefill_cv, "
 			       "or base and per_seq of a vllm engine's decode line)",
 			    name);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # test.sh — installs what the tests need, builds, and runs every test:
-#   1. the normal build: all suites (unit, analytic, stub, fault, memcheck;
-#      then emulator and live, one test at a time)
+#   1. the normal build: all suites (unit, analytic, coverage, stub, fault,
+#      memcheck; then emulator and live, one test at a time)
 #   2. an ASan+UBSan build: the unit, analytic, stub and fault suites
 #   3. valgrind over the unit suite of the normal build
 # Ends with one line "tests: N passed, N failed" counting all three.
@@ -31,7 +31,7 @@ if [[ "$live" == 1 && -x llama/build-llama.sh ]]; then
     || { tail -30 /tmp/servebench-llama-build.log; echo "test.sh: llama-server build failed (live tests will fail)"; }
 fi
 
-suites=(--suite unit --suite analytic --suite stub --suite fault --suite memcheck)
+suites=(--suite unit --suite analytic --suite coverage --suite stub --suite fault --suite memcheck)
 rm -f build/meson-logs/*.json build-asan/meson-logs/*.json
 
 rc=0

@@ -364,7 +364,8 @@ static void start_run(sim *s, server *v, double T)
 		vllm_schedule(s, v, T);
 	int B = 0, Bc = 0;
 	double sum_ctx = 0, attn = 0, next_ready = INFINITY;
-	long minrem = LONG_MAX, P = 0, restored = 0;
+	long minrem = LONG_MAX, P = 0;
+	double restore_ms = 0;
 	int prompts = 0;
 	for (int i = 0; i < v->S; i++) {
 		slot *sl = &v->slots[i];
@@ -397,7 +398,7 @@ static void start_run(sim *s, server *v, double T)
 		sl->chunk = c;
 		P += c;
 		prompts += c > 0;
-		restored += c > 0 ? sl->restore : 0;
+		restore_ms += c > 0 ? sl->restore_ms : 0;
 		attn += (double)c * (double)sl->pos + (double)c * (double)(c - 1) / 2;
 	}
 	if (B == 0 && P == 0) {
@@ -419,8 +420,7 @@ static void start_run(sim *s, server *v, double T)
 		/* prompts beyond the first of each prefill pass (unified: one) */
 		int passes = v->per_slot ? prompt_passes : 1;
 		a = base + m->per_prefill_token_ms * (double)P + m->per_prefill_attn_ms * attn +
-		    m->prefill_per_prompt_ms * (double)(prompts - passes) +
-		    m->per_cached_token_ms * (double)restored;
+		    m->prefill_per_prompt_ms * (double)(prompts - passes) + restore_ms;
 		k = 1;
 		f = noise_factor(s, v, v->prefill_cv, 1);
 		v->run_prefill = 1;
@@ -711,12 +711,14 @@ static void ram_save(sim *s, server *v, const slot *sl, const req *r)
 
 /* Prompt tokens of r that slot sl of v finds already computed (model
  * prompt_cache: the part of its shared prefix the cache holds, whole blocks
- * for a vllm engine, never the whole prompt); the slot holds r's prompt
- * from now on. */
-static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
+ * for a vllm engine, never the whole prompt); *ram: 1 when a ram cache
+ * restored them (a prompt that had left its slot). The slot holds r's
+ * prompt from now on. */
+static long prompt_cached(sim *s, server *v, slot *sl, const req *r, int *ram)
 {
 	long own, kept, held;
 	cache_holds(v, sl, r, &own, &kept);
+	*ram = 0;
 	if (v->pcache == SB_PCACHE_SLOT ||
 	    (v->pcache == SB_PCACHE_RAM && own >= SLOT_SIMILARITY * (double)r->in_len)) {
 		held = own; /* the slot's own (ram: the slot taken for its prompt) */
@@ -726,6 +728,7 @@ static long prompt_cached(sim *s, server *v, slot *sl, const req *r)
 		if (v->pcache == SB_PCACHE_RAM)
 			ram_save(s, v, sl, r);
 		held = own > kept ? own : kept;
+		*ram = v->pcache == SB_PCACHE_RAM && kept > own;
 	}
 	long prefix = r->blocks ? held : r->prefix;
 	sl->cache_group = r->group;
@@ -764,7 +767,8 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 	sl->counted = r->counted;
 	sl->pre_len = r->in_len + r->gen_done;
 	sl->seq = ++v->seq;
-	sl->pos = v->pcache ? prompt_cached(s, v, sl, r) : 0;
+	int ram = 0;
+	sl->pos = v->pcache ? prompt_cached(s, v, sl, r, &ram) : 0;
 	sl->gen = 0;
 	if (!r->preempts)
 		r->cached = sl->pos;
@@ -772,7 +776,8 @@ static void assign(sim *s, server *v, int si, long ri, double t, double ready, i
 		s->cached_tokens += sl->pos;
 		s->prompt_tokens += r->in_len;
 	}
-	sl->restore = sl->pos;
+	sl->restore_ms = (double)sl->pos *
+			 (ram ? v->m->per_restored_token_ms : v->m->per_cached_token_ms);
 	r->slot = si;
 	busy_change(s, v, t, +1);
 	if (s->router && sb_router_note(s->router, r->srv, 0, -1) < 0)
@@ -983,7 +988,7 @@ static void on_run_end(sim *s, server *v, double T)
 			if (sl->state != SL_PREFILL)
 				continue;
 			if (sl->chunk > 0)
-				sl->restore = 0;
+				sl->restore_ms = 0;
 			sl->pos += sl->chunk;
 			sl->chunk = 0;
 			if (sl->pos >= sl->pre_len) {

@@ -83,8 +83,9 @@ typedef struct slot {
 	const long *cache_blocks; /* or its blocks (a trace's, borrowed) */
 	long n_cache_blocks;
 	long pos;       /* prompt tokens prefilled */
-	long restore;   /* reused prompt tokens whose cost (per_cached_token) the
-			   prompt's first step still pays */
+	double restore_ms; /* what the reused prompt tokens cost (per_cached_token,
+			      or per_restored_token for those a ram cache
+			      restored), paid by the prompt's first step */
 	long gen;       /* output tokens produced */
 	int counted;    /* the request's */
 } slot;

@@ -21,7 +21,11 @@
 #  - a truth without a cache: prompt_cache "none", a note, no coefficient;
 #  - a truth whose cache keeps the prompts that left a slot (llama.cpp's
 #    RAM cache): prompt_cache "ram", from reuses by groups beyond the 4
-#    slots' most recent ones (a slot truth misses those).
+#    slots' most recent ones (a slot truth misses those); its reuses of a
+#    slot's own prompt cost 0.005 ms a token and its restores from RAM 0.1
+#    (about what the local llama-server showed): per_cached_token and
+#    per_restored_token each found inside its 95% interval, the restore's
+#    interval excluding 0.1 +- 50%.
 set -u
 SB=$1 SBSIM=$2 TRUTH=$3
 T=$(mktemp -d)
@@ -36,7 +40,11 @@ m["server"]["prompt_cache"] = "slot"
 m["step_ms"]["per_cached_token"] = 0.02
 json.dump(m, open(sys.argv[2] + "/cached.json", "w"))
 m["server"]["prompt_cache"] = "ram"
+m["step_ms"]["per_cached_token"] = 0.005
+m["step_ms"]["per_restored_token"] = 0.1
 json.dump(m, open(sys.argv[2] + "/shared.json", "w"))
+m["step_ms"]["per_cached_token"] = 0.02
+del m["step_ms"]["per_restored_token"]
 m["server"]["prompt_cache"] = "none"
 json.dump(m, open(sys.argv[2] + "/plain.json", "w"))
 PY
@@ -114,6 +122,19 @@ print("ram truth: %s (reused within the slots' groups %d, beyond them %d, missed
       cm["reused_beyond_slots"], cm["missed_beyond_slots"]))
 if sh["server"].get("prompt_cache") != "ram":
     bad.append("a ram truth calibrated as %r" % sh["server"].get("prompt_cache"))
+for k, truth, apart in (("per_cached_token", 0.005, False), ("per_restored_token", 0.1, True)):
+    c = sh["fit"]["coefficients"].get(k)
+    if not c:
+        bad.append("ram truth: no %s coefficient" % k)
+        continue
+    lo, hi = c["ci95"]
+    print("ram truth: %s %.5f [%.5f, %.5f] (truth %g)" % (k, c["value"], lo, hi, truth))
+    if not lo <= truth <= hi:
+        bad.append("ram truth: %s's interval misses %g" % (k, truth))
+    if apart and (lo <= 0.5 * truth or hi >= 1.5 * truth):
+        bad.append("ram truth: %s's interval does not exclude %g +- 50%%" % (k, truth))
+    if k not in sh["fit"]["covariance"]["params"]:
+        bad.append("ram truth: %s has no variance in fit.covariance" % k)
 for b in bad:
     print("FAIL: " + b)
 sys.exit(1 if bad else 0)
