@@ -204,6 +204,8 @@ int sb_calibrate_fit(const sb_calib_input *in, size_t n, const sb_calib_opts *o,
 		json_t *form = r == 0 ? cal_form_render(out) : NULL;
 		if (r == 0 && (!form || json_object_set_new(fit, "form", form) < 0))
 			r = sb_error_code(e, -ENOMEM, "out of memory");
+		if (r == 0 && json_is_array(json_object_get(fit, "missing")))
+			cal_form_missing(out, json_object_get(fit, "missing"));
 	}
 	if (r == 0) {
 		r = sb_model_validate(out, e);

@@ -367,6 +367,28 @@ static json_t *interp_render(const sb_model *m)
 			 "entries' own noise is form_interp's variance in fit.covariance");
 }
 
+void cal_form_missing(const sb_model *m, json_t *missing)
+{
+	const sb_decode_point *d = m->decode;
+	for (int i = 1; i < m->n_decode; i++) {
+		if (d[i].batch - d[i - 1].batch < 2)
+			continue;
+		char buf[400], which[40];
+		int lo = d[i - 1].batch + 1, hi = d[i].batch - 1;
+		if (lo == hi)
+			snprintf(which, sizeof which, "%d", lo);
+		else
+			snprintf(which, sizeof which, "%d to %d", lo, hi);
+		snprintf(buf, sizeof buf,
+			 "decode_ms between batches %d and %d is the line between them, with "
+			 "form_interp's spread: measure %s sequences at once (a closed loop at "
+			 "that many clients on a server with as many slots; calibrate --url pins "
+			 "every batch size up to --slots)",
+			 d[i - 1].batch, d[i].batch, which);
+		json_array_append_new(missing, json_string(buf));
+	}
+}
+
 json_t *cal_form_render(const sb_model *m)
 {
 	int batch;

@@ -100,5 +100,9 @@ json_t *cal_covariance_render(const cal_results *r, const sb_model *m);
  * {"prior_sd", "how"} without inner points. JSON null when neither
  * applies; NULL when out of memory. */
 json_t *cal_form_render(const sb_model *m);
+/* Appends to missing (a JSON array, fit.missing) a sentence per gap of m's
+ * decode table (points more than one batch apart): what to measure to
+ * check the line between them. */
+void cal_form_missing(const sb_model *m, json_t *missing);
 
 #endif

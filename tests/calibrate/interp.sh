@@ -7,7 +7,8 @@
 # and the line from 2 to 4 puts batch 3 at 7.35 ms, 22% above the truth
 # (a fifth of the way from 5.2 to 9.5, where the line says half). The
 # inner point 2 against the line from 1 to 4 misses by as much of a form
-# error (fit.form.interp), so form_interp enters fit.covariance, and sbsim
+# error (fit.form.interp), so form_interp enters fit.covariance, fit.missing
+# says to measure batch 3, and sbsim
 # --uncertainty at 3 slots and clients must give a TPOT p50 interval that
 # holds the truth's (mean of 5 runs), which the same model without
 # form_interp must not (200 draws: from 40 the interval's 5% end, the
@@ -37,6 +38,8 @@ f = m["fit"]
 print("decode_ms:", m["step_ms"]["decode_ms"], "fit.form.interp:", json.dumps(f["form"]["interp"]))
 assert sorted(m["step_ms"]["decode_ms"]) == ["1", "2", "4"], m["step_ms"]["decode_ms"]
 assert f["form"]["interp"]["left_out_batches"] == [2], f["form"]
+assert any(s.startswith("decode_ms between batches 2 and 4") and "measure 3 sequences" in s
+           for s in f["missing"]), f["missing"]
 c = f["covariance"]
 i = c["params"].index("form_interp")
 print("form_interp sd: %.3f" % c["matrix"][i][i] ** 0.5)
