@@ -202,7 +202,7 @@ static int in_form(sb_rf_form form, int k)
 
 int rf_active(const rf_problem *p, int k)
 {
-	return in_form(p->o.form, k) && !p->held[k];
+	return in_form(p->o.form, k) && !p->held[k] && !(p->fixed[k] > 0);
 }
 
 void rf_set_model(sb_model *m, const double *c)
@@ -225,12 +225,12 @@ void rf_set_model(sb_model *m, const double *c)
 }
 
 /* The full coefficient vector from the search's x (logs of the active
- * ones; the others 0). */
+ * ones; a fixed one its value; the others 0). */
 static void coef_of_x(const rf_problem *p, const double *x, double *c)
 {
 	int k = 0;
 	for (int i = 0; i < RF_NP; i++)
-		c[i] = rf_active(p, i) ? exp(x[k++]) : 0.0;
+		c[i] = rf_active(p, i) ? exp(x[k++]) : p->fixed[i] > 0 ? p->fixed[i] : 0.0;
 }
 
 /* ---- the residuals ----------------------------------------------------- */
@@ -785,6 +785,87 @@ static int bootstrap_file(rf_problem *p, const double *c, gsl_matrix *cov, sb_er
 	return rc;
 }
 
+/* ---- the ridge's profile ------------------------------------------------ */
+
+/* How far the profile steps per_kv_token (in its log) each way. */
+#define RF_PROFILE_STEP 0.6931471805599453 /* ln 2 */
+
+/* The index of coefficient k among p's active ones. */
+static int active_index(const rf_problem *p, int k)
+{
+	int j = 0;
+	for (int i = 0; i < k; i++)
+		j += rf_active(p, i);
+	return j;
+}
+
+/* The profile of the sum of squares along per_kv_token: at c's per_kv_token
+ * times 2 and over 2, the others polished (LM from c) on replays with the
+ * file's step noise averaged, as the local covariance. Each side gives the
+ * variance of log per_kv_token a quadratic profile through it would have,
+ * step^2 s2 / (rss - rss(c)) (a rise under one s2 counted as one: a
+ * factor 2 at one standard error), and the direction the others moved per
+ * unit of it. When the larger of the two exceeds cov's, cov (log
+ * coefficients, active order) gains the difference along that direction.
+ * The file may pin base + B per_seq + per_kv_token * context at the batches
+ * and contexts it ran while leaving the split open, and the local
+ * covariance and bootstrap refits that start at the optimum stayed near it:
+ * on simulated files per_seq's and per_kv_token's intervals held the truth
+ * 6 and 5 times in 40. */
+static int ridge_profile(rf_problem *p, const double *c, gsl_matrix *cov, sb_error *e)
+{
+	if (!rf_active(p, RF_KV) || !rf_active(p, RF_SEQ))
+		return 0;
+	int np = p->np, ik = active_index(p, RF_KV);
+	double var = 0, u[RF_NP] = { 0 };
+	int rc = avg_begin(p, p->noise_cv, e);
+	double rss0 = rc == 0 ? rf_rss(p, c) : NAN;
+	for (int side = -1; rc == 0 && side <= 1; side += 2) {
+		double cc[RF_NP];
+		memcpy(cc, c, sizeof(cc));
+		p->fixed[RF_KV] = c[RF_KV] * exp(side * RF_PROFILE_STEP);
+		p->np = np - 1;
+		cc[RF_KV] = p->fixed[RF_KV];
+		p->rss = rf_rss(p, cc);
+		polish(p, cc);
+		double rise = (p->rss - rss0) / p->s2;
+		p->fixed[RF_KV] = 0;
+		p->np = np;
+		double v = RF_PROFILE_STEP * RF_PROFILE_STEP / (rise > 1 ? rise : 1);
+		if (!(v > var))
+			continue;
+		var = v;
+		for (int i = 0, j = 0; i < RF_NP; i++)
+			if (rf_active(p, i))
+				u[j++] = log(cc[i] / c[i]) / (side * RF_PROFILE_STEP);
+	}
+	avg_end(p);
+	double have = gsl_matrix_get(cov, (size_t)ik, (size_t)ik);
+	for (int a = 0; rc == 0 && var > have && a < np; a++)
+		for (int b = 0; b < np; b++)
+			*gsl_matrix_ptr(cov, (size_t)a, (size_t)b) += (var - have) * u[a] * u[b];
+	return rc;
+}
+
+/* ridge_profile of p, or of its head (make_head) when the search ran on
+ * one, its variance scaled by the head's share as the bootstrap's. */
+static int profile_file(rf_problem *p, const double *c, gsl_matrix *cov, sb_error *e)
+{
+	if (!p->head_reqs)
+		return ridge_profile(p, c, cov, e);
+	rf_problem h;
+	int rc = make_head(&h, p, e);
+	double share = (double)p->head_reqs / (double)fitted_requests(p);
+	if (rc == 0) {
+		h.s2 = p->s2;
+		gsl_matrix_scale(cov, 1 / share);
+		rc = ridge_profile(&h, c, cov, e);
+		gsl_matrix_scale(cov, share);
+	}
+	rf_problem_clone_free(&h);
+	return rc;
+}
+
 /* p->cov: the covariance of the active coefficients (in their order) at c. */
 static int covariance(rf_problem *p, const double *c, sb_error *e)
 {
@@ -807,6 +888,8 @@ static int covariance(rf_problem *p, const double *c, sb_error *e)
 		rc = bootstrap_file(p, c, bs, e);
 	if (rc == 0)
 		gsl_matrix_add(p->cov, bs);
+	if (rc == 0)
+		rc = profile_file(p, c, p->cov, e);
 	gsl_matrix_free(J);
 	gsl_matrix_free(bs);
 	/* to the coefficients themselves: cov_c = diag(c) cov_log diag(c) */

@@ -33,6 +33,8 @@ typedef struct rf_problem {
 	sb_rf_opts o;
 	int np;          /* active coefficients (rf_active) */
 	int held[RF_NP]; /* in the form but held at 0: the fit drove it to 0 */
+	double fixed[RF_NP]; /* > 0: held at this value, not searched (the
+				ridge's profile, replayfit.c) */
 	sb_fleet fleet;  /* o.replicas > 1: the replicas the levels replay on */
 	double *res;     /* the last replay's residuals (rf_n_residuals) */
 	int avg_seeds;   /* > 0: residuals are the mean of this many replays with

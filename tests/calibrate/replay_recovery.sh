@@ -15,7 +15,7 @@
 # Printed, not checked (one draw of what experiments/vllm_coverage.py
 # counts over 40; docs/model-notes.md, "vLLM-class engines"): the
 # coefficients against the truth, and whether the held-out figures lie
-# inside their 90% intervals (they did for 29-33 draws in 40). per_seq and
+# inside their 90% intervals (they did for 34-37 draws in 40). per_seq and
 # per_kv_token trade along a ridge this load does not separate (the
 # contexts' mean barely moves) and the fit lands at different points of
 # it, its intervals narrower than that ridge (the known gap).
