@@ -64,15 +64,15 @@ typedef struct recency {
 	int n;
 } recency;
 
-/* Counts where request q's reuse fell (when `count`) and returns 1 when
- * beyond the S most recent groups (a restore from a cache beyond the
- * slots), else 0: its
- * group's recency, the other groups sent since its last request; one
- * client on S slots that each keep their last prompt holds the S most
- * recent groups (a prompt takes the slot holding its prefix, else the one
- * released longest ago), so a reuse beyond them needs a shared cache, and
- * a group sent before but beyond them reusing nothing says there is none.
- * Then q's group is the most recent. Warm-up requests only move it. */
+/* Counts where request q's reuse fell (when `count`) by its group's
+ * recency, the other groups sent since its last request, and returns 1
+ * when that is beyond the S most recent groups (a reuse there is a restore
+ * from a cache beyond the slots), else 0. One client on S slots that each
+ * keep their last prompt holds the S most recent groups (a prompt takes
+ * the slot holding its prefix, else the one released longest ago), so a
+ * reuse beyond them needs a shared cache, and a group sent before but
+ * beyond them reusing nothing says there is none. Then q's group is the
+ * most recent. Warm-up requests only move it. */
 static int place(const sb_reqrec *q, int hit, int count, long S, recency *r, cal_cache *out)
 {
 	long g = q->prefix_group;
@@ -216,8 +216,11 @@ void cal_cache_fit(const cal_data *d, const cal_engine *g, const cal_prefill *pf
 		double n = a[0].n_hit < a[1].n_hit ? a[0].n_hit : a[1].n_hit;
 		out->restored_t = (v[1].value - v[0].value) / sqrt(se[0] * se[0] + se[1] * se[1]);
 		if (fabs(out->restored_t) > sb_linfit_t95(n - 1)) {
-			out->per_token = v[0], out->per_token_se = se[0], out->clamped = cl[0];
-			out->per_restored = v[1], out->per_restored_se = se[1];
+			out->per_token = v[0];
+			out->per_token_se = se[0];
+			out->clamped = cl[0];
+			out->per_restored = v[1];
+			out->per_restored_se = se[1];
 			out->restored_clamped = cl[1];
 			return;
 		}
