@@ -28,8 +28,8 @@
  * the table entries themselves, so perturbed tables extrapolate accordingly.
  * (Why this form: docs/model-notes.md, "Beyond the measured batch sizes".)
  * Beyond the last point the value is then multiplied by
- * 1 + form_decode · u (u + 1) / 2 (held within 1 ± 0.9, symmetric so
- * that draws of a symmetric form_decode keep their mean on the line),
+ * 1 + form_decode · u (u + 1) / 2, and held from below at the last
+ * point's value (a pass of more sequences is never quicker), not above,
  * u = (B - last) / (last -
  * the point before): the form's own error, each step of the table's last
  * spacing missing by one form_decode more than the step before (what a

@@ -52,7 +52,8 @@ Configurations, each predicted with `sbsim --model-file model.json --uncertainty
          what the calibration left open (sbsim's default is 2000 a level).
 
 A negative control (CONTROLS) predicts a configuration from the model without one
-coefficient's spread (T5 from D2 at 3 slots without form_interp) or with a coefficient's
+coefficient's spread (T5 from D2 at 3 slots without form_interp, T1 from D1 at 8 slots
+without form_decode) or with a coefficient's
 covariances left out (T3 from D1 in 400-request runs with the dropped attention term as a
 block of its own, as before 2026-12-07), against the same runs of the truth; its rows are
 marked "control": true in --json.
@@ -217,6 +218,7 @@ def wilson(k, n, z=1.96):
 CONTROLS = {
     ("T5 between", "D2 url", "C6 without form_interp"): ("C6 3 slots", "form_interp"),
     ("T3 attn", "D1 small", "C5 attn alone"): ("C5 c=2 x400", "~per_prefill_attn"),
+    ("T1 bend", "D1 small", "C2 without form_decode"): ("C2 8 slots", "form_decode"),
 }
 
 

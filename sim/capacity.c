@@ -28,12 +28,15 @@ static int level_at(const sb_model *m, const sb_sim_opts *o, const sb_workload *
 }
 
 /* One planning trial: does (model m, options o, open loop at `rate`) meet
- * the SLO? */
+ * the SLO? Judged on the model as it is (the sweep's central figures), so
+ * no coefficients are drawn. */
 static int trial(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		 double rate, double capacity, int reps, int *ok, sb_error *e)
 {
+	sb_sim_opts point = *o;
+	point.uncert = NULL;
 	sb_sweep_level l;
-	int rc = level_at(m, o, w, rate, capacity, reps, &l, e);
+	int rc = level_at(m, &point, w, rate, capacity, reps, &l, e);
 	if (rc == 0)
 		*ok = !l.overloaded && sb_sweep_level_meets(&l, &w->slo);
 	sb_sweep_level_fini(&l);

@@ -156,7 +156,7 @@ static void sum_errors(sb_level *s, const sb_sweep_level *l)
 
 /* Level l's figures across its replications (all simulated): divergence,
  * means and CIs, the averaged summary, the fleet's replicas. */
-static int level_aggregate(sb_sweep_level *l, int draws, sb_error *e)
+static int level_aggregate(sb_sweep_level *l, sb_error *e)
 {
 	int reps = l->n_reps;
 	for (int r = 0; r < reps; r++) {
@@ -173,8 +173,11 @@ static int level_aggregate(sb_sweep_level *l, int draws, sb_error *e)
 			x[r] = sb_sim_level_metric(&l->reps[r], (sb_metric)k);
 		mean_ci(x, reps, &l->mean[k], &l->half[k]);
 		l->lo90[k] = l->hi90[k] = NAN;
-		if (draws)
-			sb_sweep_pi90(x, reps, &l->lo90[k], &l->hi90[k]);
+		if (!l->drawn)
+			continue;
+		for (int r = 0; r < reps; r++)
+			x[r] = sb_sim_level_metric(&l->drawn[r], (sb_metric)k);
+		sb_sweep_pi90(x, reps, &l->lo90[k], &l->hi90[k]);
 	}
 	free(x);
 	sb_level *s = &l->summary;
@@ -258,15 +261,18 @@ double sb_sweep_share_meeting(const sb_sweep_level *l, const sb_slo *slo)
 		return NAN;
 	if (l->overloaded)
 		return 0;
+	const sb_sim_level *x = l->drawn ? l->drawn : l->reps;
 	int k = 0;
 	for (int r = 0; r < l->n_reps; r++)
-		k += rep_meets(&l->reps[r], slo);
+		k += rep_meets(&x[r], slo);
 	return (double)k / l->n_reps;
 }
 
-/* Levels' replications as units of work (workers.h): unit i is
- * replication i % reps of levels[i / reps], seeded by (seed, index0 + its
- * level, replication) whatever thread runs it. */
+/* Levels' replications as units of work (workers.h): unit i < n * reps is
+ * replication i % reps of levels[i / reps] on the model as it is, unit
+ * n * reps + i the same replication with drawn coefficients (with
+ * o->uncert), each seeded by (seed, index0 + its level, replication)
+ * whatever thread runs it. */
 typedef struct sweep_units {
 	const sb_model *m;
 	const sb_sim_opts *o;
@@ -274,16 +280,20 @@ typedef struct sweep_units {
 	sb_sweep_level *levels;
 	int index0, reps;
 	int prefix;            /* errors say "level L: " */
+	int n;                 /* levels */
 } sweep_units;
 
 static int run_unit(void *ctx, int i, sb_error *e)
 {
 	const sweep_units *u = ctx;
+	int drawn = i >= u->n * u->reps;
+	i %= u->n * u->reps;
 	int li = i / u->reps, r = i % u->reps;
 	sb_sweep_level *l = &u->levels[li];
 	unsigned long seed = sb_seed_derive(u->w->seed, (unsigned long)(u->index0 + li),
 					    (unsigned long)r);
-	int rc = sb_uncert_run_level(u->m, u->o, u->w, l->level, seed, &l->reps[r], e);
+	int rc = drawn ? sb_uncert_run_level(u->m, u->o, u->w, l->level, seed, &l->drawn[r], e)
+		       : sb_sim_run_level(u->m, u->o, u->w, l->level, seed, &l->reps[r], e);
 	if (rc < 0 && u->prefix)
 		sb_error_prefix(e, "level %g", l->level);
 	return rc;
@@ -293,23 +303,26 @@ static int run_unit(void *ctx, int i, sb_error *e)
  * on o->jobs threads, then aggregates each. */
 static int run_levels(sweep_units *u, int n, sb_error *e)
 {
+	int draws = u->o->uncert && u->o->uncert->n > 0;
+	u->n = n;
 	for (int li = 0; li < n; li++) {
 		sb_sweep_level *l = &u->levels[li];
 		l->reps = calloc((size_t)u->reps, sizeof *l->reps);
-		if (!l->reps)
+		l->drawn = draws ? calloc((size_t)u->reps, sizeof *l->drawn) : NULL;
+		if (!l->reps || (draws && !l->drawn))
 			return sb_error_code(e, -ENOMEM, "out of memory");
 		l->n_reps = u->reps;
 	}
-	int rc = sb_workers_run(n * u->reps, u->o->jobs, run_unit, u, e);
+	int rc = sb_workers_run((draws ? 2 : 1) * n * u->reps, u->o->jobs, run_unit, u, e);
 	for (int li = 0; rc == 0 && li < n; li++)
-		rc = level_aggregate(&u->levels[li], u->o->uncert && u->o->uncert->n > 0, e);
+		rc = level_aggregate(&u->levels[li], e);
 	return rc;
 }
 
 int sb_sweep_level_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		   int lvl_index, int reps, sb_sweep_level *l, sb_error *e)
 {
-	sweep_units u = { m, o, w, l, lvl_index, reps, 0 };
+	sweep_units u = { m, o, w, l, lvl_index, reps, 0, 1 };
 	return run_levels(&u, 1, e);
 }
 
@@ -405,7 +418,7 @@ int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		if (w->mode == SB_MODE_RATE && l->level >= out->capacity)
 			l->overloaded = 1;
 	}
-	sweep_units u = { m, o, w, out->levels, 0, reps, 1 };
+	sweep_units u = { m, o, w, out->levels, 0, reps, 1, w->n_levels };
 	int rc = run_levels(&u, w->n_levels, e);
 	if (rc < 0) {
 		sb_sweep_fini(out);
@@ -419,12 +432,8 @@ void sb_sweep_fini(sb_sweep *s)
 {
 	if (!s)
 		return;
-	for (int i = 0; i < s->n_levels; i++) {
-		for (int r = 0; r < s->levels[i].n_reps; r++)
-			sb_sim_level_fini(&s->levels[i].reps[r]);
-		free(s->levels[i].reps);
-		free(s->levels[i].replicas);
-	}
+	for (int i = 0; i < s->n_levels; i++)
+		sb_sweep_level_fini(&s->levels[i]);
 	free(s->levels);
 	s->levels = NULL;
 	s->n_levels = 0;
@@ -432,9 +441,14 @@ void sb_sweep_fini(sb_sweep *s)
 
 void sb_sweep_level_fini(sb_sweep_level *l)
 {
-	for (int r = 0; r < l->n_reps; r++)
-		sb_sim_level_fini(&l->reps[r]);
+	for (int r = 0; r < l->n_reps; r++) {
+		if (l->reps)
+			sb_sim_level_fini(&l->reps[r]);
+		if (l->drawn)
+			sb_sim_level_fini(&l->drawn[r]);
+	}
 	free(l->reps);
+	free(l->drawn);
 	free(l->replicas);
 	memset(l, 0, sizeof *l);
 }

@@ -14,14 +14,17 @@ double sb_sim_level_metric(const sb_sim_level *l, sb_metric k);
 
 typedef struct sb_sweep_level {
 	double level;
-	sb_sim_level *reps;    /* owned, n_reps entries */
+	sb_sim_level *reps;    /* owned, n_reps entries: the model as it is */
+	sb_sim_level *drawn;   /* owned, n_reps entries with the coefficients
+				  drawn (o->uncert), the same seeds; NULL
+				  without draws */
 	int n_reps;
-	double mean[SB_MET_N]; /* mean across replications */
+	double mean[SB_MET_N]; /* mean across replications (reps) */
 	double half[SB_MET_N]; /* 95% CI half-width (Student t); NaN if K < 2 */
 	double lo90[SB_MET_N]; /* with parameter draws (o->uncert): the 5th and */
-	double hi90[SB_MET_N]; /* 95th percentile of the replications' values
-				  (sb_sweep_pi90), a 90% interval for one run's
-				  figure; NaN otherwise */
+	double hi90[SB_MET_N]; /* 95th percentile of the drawn replications'
+				  values (sb_sweep_pi90), a 90% interval for
+				  one run's figure; NaN otherwise */
 	sb_level summary;      /* summaries averaged across replications;
 				  request counts summed */
 	int overloaded;        /* open loop at or beyond the capacity */
@@ -45,10 +48,14 @@ typedef struct sb_sweep {
 } sb_sweep;
 
 /* Runs every level of w (borrowed, like m and o) with `reps` replications
- * whose seeds derive from w->seed (sb_seed_derive(seed, level index, replication)). Returns 0 or a negative
- * errno with a message (out is then empty). Cost: levels * reps
- * simulations, spread over o->jobs threads with the same results for any
- * number (workers.h). */
+ * whose seeds derive from w->seed (sb_seed_derive(seed, level index,
+ * replication)). With parameter draws (o->uncert) each replication runs
+ * twice on the same seed: on m as it is (the central figures, as without
+ * draws) and on drawn coefficients (the 90% intervals), so asking for the
+ * error bars never moves the prediction. Returns 0 or a negative errno
+ * with a message (out is then empty). Cost: levels * reps simulations,
+ * twice that with draws, spread over o->jobs threads with the same results
+ * for any number (workers.h). */
 int sb_sweep_run(const sb_model *m, const sb_sim_opts *o, const sb_workload *w,
 		 int reps, sb_sweep *out, sb_error *e);
 void sb_sweep_fini(sb_sweep *s);
@@ -68,8 +75,9 @@ void sb_sweep_pi90(double *x, int n, double *lo, double *hi);
 
 /* The share (0..1) of l's replications that meet slo on their own: the
  * replication's SLO percentile within the SLO, not diverged, rejecting no
- * more than (100 - percentile)%. With parameter draws each replication is
- * one draw, so this is the share of draws meeting the SLO. NaN when l has
+ * more than (100 - percentile)%. With parameter draws the drawn
+ * replications are counted, each one draw: the share of draws meeting the
+ * SLO. NaN when l has
  * no replications or is overloaded: 0. */
 double sb_sweep_share_meeting(const sb_sweep_level *l, const sb_slo *slo);
 

@@ -5,11 +5,12 @@
 # predicts configurations inside and beyond the data; check_offdata.py then
 # asserts each cell's coverage (not below 80% beyond chance) and, inside the
 # data, the intervals' width against the truth's own run-to-run spread, and
-# that two negative controls (a model without the spread of the decode
-# line between its points; a dropped attention term apart from the terms it
-# moves, as before 2026-12-07) fail the coverage rule (the rules and the
-# cells not asserted, with why: check_offdata.py). The draws' seeds are
-# fixed: the same binaries give the same table. About 55 s.
+# that three negative controls (a model without the spread of the decode
+# line between its points; one without the decode rule's error beyond
+# them; a dropped attention term apart from the terms it moves, as before
+# 2026-12-07) fail the coverage rule (the rules and the cells not asserted,
+# with why: check_offdata.py). The draws' seeds are fixed: the same
+# binaries give the same table. About 85 s.
 set -u
 SCRIPT=$1 BUILD=$2
 T=$(mktemp -d)

@@ -274,12 +274,15 @@ static void test_set(void)
 	CHECK_NEAR(m.form_decode, -0.33, 0);
 	CHECK_NEAR(m.decode[2].ms, 12, 0); /* set after the scale: not 24 */
 	CHECK_NEAR(m.decode[1].ms, 12, 1e-12);
-	/* the extrapolation moved by form_decode: one step (2) beyond 4 */
+	/* the extrapolation moved by form_decode: one step (2) beyond 4, up
+	 * by the factor, down no further than the last measured pass */
 	sb_model plain;
 	make_model(&plain);
 	plain.decode[2].ms = 12;
 	plain.decode[1].ms = 12;
-	CHECK_NEAR(sb_model_decode_ms(&m, 6), sb_model_decode_ms(&plain, 6) * (1 - 0.33), 1e-9);
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), 12, 1e-9);
+	m.form_decode = 0.33;
+	CHECK_NEAR(sb_model_decode_ms(&m, 6), sb_model_decode_ms(&plain, 6) * (1 + 0.33), 1e-9);
 	sb_model_fini(&plain);
 	sb_model_fini(&m);
 	/* a name the model lacks, a value below its floor */

@@ -1,6 +1,7 @@
 /* test_uncertainty.c — coefficient names (core/model_param.h), the
  * covariance read from a model's fit, draws from it (sim/uncertainty.h)
- * and the 90% interval of a level's replications (sb_sweep_pi90).
+ * and the 90% interval of a level's replications (sb_sweep_pi90); a
+ * sweep's central figures the same with and without draws.
  *
  * Tolerances: the draws' sample mean within 4 standard errors (sd/sqrt(n))
  * of the model's values, each sample (co)variance within 4 of its standard
@@ -360,6 +361,44 @@ static void test_pi90(void)
 	CHECK(isnan(lo) && isnan(hi));
 }
 
+/* With draws a sweep's central figures are those without (the model as it
+ * is, the same seeds), bit for bit, and only the draws give 90% intervals,
+ * which hold the central figure of a coefficient spread this wide. */
+static void test_central(void)
+{
+	sb_model m;
+	model3(&m);
+	sb_uncert u;
+	sb_error e = { "" };
+	CHECK(sb_uncert_init(&u, &m, names3, cov3, 3, &e) == 0);
+	sb_workload w;
+	sb_workload_init(&w);
+	w.mode = SB_MODE_CONCURRENCY;
+	w.n_levels = 1;
+	w.levels[0] = 1;
+	w.input_len = (sb_dist){ SB_DIST_DET, 16, 0 };
+	w.output_len = (sb_dist){ SB_DIST_DET, 8, 0 };
+	w.requests = 20;
+	sb_sim_opts o;
+	sb_sim_opts_init(&o);
+	sb_sweep plain, drawn;
+	CHECK(sb_sweep_run(&m, &o, &w, 8, &plain, &e) == 0);
+	o.uncert = &u;
+	CHECK(sb_sweep_run(&m, &o, &w, 8, &drawn, &e) == 0);
+	const sb_sweep_level *a = &plain.levels[0], *b = &drawn.levels[0];
+	CHECK(a->drawn == NULL && b->drawn != NULL && drawn.uncertain);
+	for (int k = 0; k < SB_MET_N; k++) {
+		CHECK(a->mean[k] == b->mean[k] || (isnan(a->mean[k]) && isnan(b->mean[k])));
+		CHECK(isnan(a->lo90[k]) && isnan(a->hi90[k]));
+	}
+	CHECK(b->lo90[SB_MET_E2E_P50] < b->mean[SB_MET_E2E_P50]);
+	CHECK(b->hi90[SB_MET_E2E_P50] > b->mean[SB_MET_E2E_P50]);
+	sb_sweep_fini(&plain);
+	sb_sweep_fini(&drawn);
+	sb_uncert_fini(&u);
+	sb_model_fini(&m);
+}
+
 int main(void)
 {
 	test_names();
@@ -370,5 +409,6 @@ int main(void)
 	test_from_model();
 	test_fleet_groups();
 	test_pi90();
+	test_central();
 	CHECK_DONE();
 }
