@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <gsl/gsl_cdf.h>
 #include <gsl/gsl_linalg.h>
 #include <gsl/gsl_multifit_nlinear.h>
 #include <gsl/gsl_multimin.h>
@@ -434,9 +435,11 @@ static int lm_df(const gsl_vector *x, void *arg, gsl_matrix *J)
 	return jacobian(p, c, RF_H, J, &e) < 0 ? GSL_EDOM : GSL_SUCCESS;
 }
 
+#define RF_POLISH_ITERS 40
+
 /* Levenberg-Marquardt in the log coefficients from c (updated when it
- * lowers the sum of squares), at most 40 iterations. */
-static void polish(rf_problem *p, double *c)
+ * lowers the sum of squares), at most iters iterations. */
+static void polish(rf_problem *p, double *c, int iters)
 {
 	size_t m = rf_n_residuals(p), np = (size_t)p->np;
 	gsl_multifit_nlinear_parameters par = gsl_multifit_nlinear_default_parameters();
@@ -455,7 +458,7 @@ static void polish(rf_problem *p, double *c)
 	double before = rf_rss(p, c);
 	int info;
 	if (gsl_multifit_nlinear_init(x, &fdf, w) == GSL_SUCCESS)
-		gsl_multifit_nlinear_driver(40, 1e-6, 1e-6, 1e-8, NULL, NULL, &info, w);
+		gsl_multifit_nlinear_driver((size_t)iters, 1e-6, 1e-6, 1e-8, NULL, NULL, &info, w);
 	double cc[RF_NP];
 	coef_of_x(p, gsl_multifit_nlinear_position(w)->data, cc);
 	double after = rf_rss(p, cc);
@@ -547,7 +550,7 @@ static int search(rf_problem *p, double *c, int rounds, sb_error *e)
 		coef_of_x(p, s->x->data, c);
 		p->rss = s->fval;
 	}
-	polish(p, c);
+	polish(p, c, RF_POLISH_ITERS);
 	gsl_vector_free(x);
 	gsl_vector_free(step);
 	gsl_multimin_fminimizer_free(s);
@@ -661,7 +664,7 @@ static int search_file(rf_problem *p, double *c, sb_error *e)
 	p->head_reqs = fitted_requests(&h);
 	rf_problem_clone_free(&h);
 	if (rc == 0)
-		polish(p, c);
+		polish(p, c, RF_POLISH_ITERS);
 	return rc;
 }
 
@@ -681,6 +684,16 @@ static double lag1(const double *r, size_t m)
 	return rho < 0 ? 0 : rho > 0.9 ? 0.9 : rho;
 }
 
+
+/* The residuals' variance from their sum of squares rss (p->res being
+ * theirs) over the degrees of freedom, inflated for their lag-1
+ * autocorrelation (p->rho, set). */
+static double residual_var(rf_problem *p, double rss)
+{
+	size_t m = rf_n_residuals(p);
+	p->rho = lag1(p->res, m);
+	return rss / (double)(m - (size_t)p->np) * (1 + p->rho) / (1 - p->rho);
+}
 
 /* cov (np x np) of the log coefficients = s²·(JᵀJ)⁺ (SVD pseudo-inverse:
  * a direction the data does not move gets an infinite variance). */
@@ -734,7 +747,7 @@ static int polish_with_noise(rf_problem *p, double *c, sb_error *e)
 		rc = avg_begin(p, p->noise_cv, e);
 	if (rc < 0)
 		return rc;
-	polish(p, c);
+	polish(p, c, RF_POLISH_ITERS);
 	avg_end(p);
 	return 0;
 }
@@ -749,7 +762,6 @@ static int polish_with_noise(rf_problem *p, double *c, sb_error *e)
  * as narrow as a well-measured coefficient. */
 static int local_covariance(rf_problem *p, const double *c, gsl_matrix *J, sb_error *e)
 {
-	size_t m = rf_n_residuals(p), np = (size_t)p->np;
 	int rc = avg_begin(p, p->noise_cv, e);
 	if (rc < 0)
 		return rc;
@@ -758,8 +770,7 @@ static int local_covariance(rf_problem *p, const double *c, gsl_matrix *J, sb_er
 		rc = sb_error_set(e, "a replay failed at the fitted coefficients");
 	if (rc == 0) {
 		p->rss = rss;
-		p->rho = lag1(p->res, m);
-		p->s2 = rss / (double)(m - np) * (1 + p->rho) / (1 - p->rho);
+		p->s2 = residual_var(p, rss);
 		rc = jacobian(p, c, RF_COV_H, J, e);
 	}
 	if (rc == 0)
@@ -785,10 +796,18 @@ static int bootstrap_file(rf_problem *p, const double *c, gsl_matrix *cov, sb_er
 	return rc;
 }
 
-/* ---- the ridge's profile ------------------------------------------------ */
+/* ---- the ridge ---------------------------------------------------------- */
 
-/* How far the profile steps per_kv_token (in its log) each way. */
-#define RF_PROFILE_STEP 0.6931471805599453 /* ln 2 */
+/* The scan's points along per_kv_token, in its log: factors 1/4 to 4. */
+#define RF_RIDGE_N 5
+#define RF_RIDGE_END 1.3862943611198906 /* ln 4 */
+static const double ridge_x[RF_RIDGE_N] = { -RF_RIDGE_END, -RF_RIDGE_END / 2, 0,
+					     RF_RIDGE_END / 2, RF_RIDGE_END };
+/* The variance of log per_kv_token when the scan finds no bowl within its
+ * ends: a 90% interval that reaches them (ln 4 / 1.645, squared). */
+#define RF_RIDGE_VMAX 0.71028
+/* Levenberg-Marquardt iterations at a scan point (it starts on the ridge). */
+#define RF_RIDGE_ITERS 10
 
 /* The index of coefficient k among p's active ones. */
 static int active_index(const rf_problem *p, int k)
@@ -799,71 +818,195 @@ static int active_index(const rf_problem *p, int k)
 	return j;
 }
 
-/* The profile of the sum of squares along per_kv_token: at c's per_kv_token
- * times 2 and over 2, the others polished (LM from c) on replays with the
- * file's step noise averaged, as the local covariance. Each side gives the
- * variance of log per_kv_token a quadratic profile through it would have,
- * step^2 s2 / (rss - rss(c)) (a rise under one s2 counted as one: a
- * factor 2 at one standard error), and the direction the others moved per
- * unit of it. When the larger of the two exceeds cov's, cov (log
- * coefficients, active order) gains the difference along that direction.
- * The file may pin base + B per_seq + per_kv_token * context at the batches
- * and contexts it ran while leaving the split open, and the local
- * covariance and bootstrap refits that start at the optimum stayed near it:
- * on simulated files per_seq's and per_kv_token's intervals held the truth
- * 6 and 5 times in 40. */
-static int ridge_profile(rf_problem *p, const double *c, gsl_matrix *cov, sb_error *e)
+/* The mean context of a decoding sequence, weighted by its steps: each
+ * fitted request's output tokens times its prompt and half of them. A step
+ * costs per_seq + per_kv_token * context a sequence, so at this context a
+ * change of per_kv_token is traded for one of per_seq. */
+static double decode_context(const rf_problem *p)
 {
-	if (!rf_active(p, RF_KV) || !rf_active(p, RF_SEQ))
-		return 0;
-	int np = p->np, ik = active_index(p, RF_KV);
-	double var = 0, u[RF_NP] = { 0 };
-	int rc = avg_begin(p, p->noise_cv, e);
-	double rss0 = rc == 0 ? rf_rss(p, c) : NAN;
-	for (int side = -1; rc == 0 && side <= 1; side += 2) {
-		double cc[RF_NP];
-		memcpy(cc, c, sizeof(cc));
-		p->fixed[RF_KV] = c[RF_KV] * exp(side * RF_PROFILE_STEP);
-		p->np = np - 1;
-		cc[RF_KV] = p->fixed[RF_KV];
-		p->rss = rf_rss(p, cc);
-		polish(p, cc);
-		double rise = (p->rss - rss0) / p->s2;
-		p->fixed[RF_KV] = 0;
-		p->np = np;
-		double v = RF_PROFILE_STEP * RF_PROFILE_STEP / (rise > 1 ? rise : 1);
-		if (!(v > var))
-			continue;
-		var = v;
-		for (int i = 0, j = 0; i < RF_NP; i++)
-			if (rf_active(p, i))
-				u[j++] = log(cc[i] / c[i]) / (side * RF_PROFILE_STEP);
-	}
-	avg_end(p);
-	double have = gsl_matrix_get(cov, (size_t)ik, (size_t)ik);
-	for (int a = 0; rc == 0 && var > have && a < np; a++)
-		for (int b = 0; b < np; b++)
-			*gsl_matrix_ptr(cov, (size_t)a, (size_t)b) += (var - have) * u[a] * u[b];
-	return rc;
+	double w = 0, s = 0;
+	for (size_t i = 0; i < p->n_lv; i++)
+		for (size_t j = 0; j < p->lv[i].n_fit; j++) {
+			double o = (double)p->lv[i].rq[j].output_tokens;
+			w += o;
+			s += o * ((double)p->lv[i].rq[j].prompt_tokens + o / 2);
+		}
+	return w > 0 ? s / w : 0;
 }
 
-/* ridge_profile of p, or of its head (make_head) when the search ran on
- * one, its variance scaled by the head's share as the bootstrap's. */
-static int profile_file(rf_problem *p, const double *c, gsl_matrix *cov, sb_error *e)
+/* cc = c with per_kv_token at c's times e^x, per_seq moved along the ridge
+ * (decode_context) but kept above 1/16 of c's, the others polished with
+ * per_kv_token held (on p's replays as they are: averaged in the scan).
+ * Returns the sum of squares at cc. */
+static double ridge_point(rf_problem *p, const double *c, double x, double *cc)
 {
-	if (!p->head_reqs)
-		return ridge_profile(p, c, cov, e);
-	rf_problem h;
-	int rc = make_head(&h, p, e);
-	double share = (double)p->head_reqs / (double)fitted_requests(p);
-	if (rc == 0) {
-		h.s2 = p->s2;
-		gsl_matrix_scale(cov, 1 / share);
-		rc = ridge_profile(&h, c, cov, e);
-		gsl_matrix_scale(cov, share);
+	memcpy(cc, c, RF_NP * sizeof(double));
+	cc[RF_KV] = c[RF_KV] * exp(x);
+	cc[RF_SEQ] = c[RF_SEQ] - decode_context(p) * (cc[RF_KV] - c[RF_KV]);
+	if (!(cc[RF_SEQ] > c[RF_SEQ] / 16))
+		cc[RF_SEQ] = c[RF_SEQ] / 16;
+	int np = p->np;
+	p->fixed[RF_KV] = cc[RF_KV];
+	p->np = np - 1;
+	p->rss = rf_rss(p, cc);
+	polish(p, cc, RF_RIDGE_ITERS);
+	double rss = p->rss;
+	p->fixed[RF_KV] = 0;
+	p->np = np;
+	return rss;
+}
+
+/* What the scan of the ridge found. */
+typedef struct rf_ridge {
+	double curv;           /* a lower 95% bound on the profile's curvature
+				  in log per_kv_token (1 / variance) */
+	double x0;             /* the fitted quadratic's lowest point (NaN
+				  without curvature) */
+} rf_ridge;
+
+/* The profile of the sum of squares along per_kv_token (ridge_point at
+ * each of ridge_x, on replays with the file's step noise averaged), in
+ * units of the residual variance, and a quadratic fitted to it by least
+ * squares, a + b x + q x^2 (the points are symmetric: b apart from a and
+ * q). The replay is rough along the ridge (a step a little longer
+ * reorders admissions), so the curvature is taken at its lower 95% bound
+ * from the points' own scatter about the quadratic (Student t, n - 3
+ * degrees of freedom). The file may pin base + B per_seq + per_kv_token *
+ * context at the batches and contexts it ran while leaving the split open:
+ * on a simulated file the profile from 1/4 to 6 times the fitted
+ * per_kv_token stayed within about 10 of the fit's sum of squares (in
+ * units of the residual variance), lower than the fit at 2 to 4.5 times
+ * (the truth: 4.5 times), while the local covariance and a quadratic
+ * through two points at 2 and 1/2 had put an interval of 0 to 2 times on
+ * it (docs/model-notes.md, "vLLM-class engines"). */
+static int ridge_scan(rf_problem *p, const double *c, rf_ridge *r, sb_error *e)
+{
+	int rc = avg_begin(p, p->noise_cv, e);
+	if (rc < 0)
+		return rc;
+	double rss0 = rf_rss(p, c), s2 = residual_var(p, rss0);
+	double rise[RF_RIDGE_N];
+	for (int k = 0; k < RF_RIDGE_N; k++) {
+		double cc[RF_NP];
+		rise[k] = (ridge_point(p, c, ridge_x[k], cc) - rss0) / s2;
 	}
-	rf_problem_clone_free(&h);
-	return rc;
+	avg_end(p);
+	double n = RF_RIDGE_N, sx2 = 0, sx4 = 0, sr = 0, sxr = 0, sx2r = 0;
+	for (int k = 0; k < RF_RIDGE_N; k++) {
+		double x = ridge_x[k], x2 = x * x;
+		sx2 += x2;
+		sx4 += x2 * x2;
+		sr += rise[k];
+		sxr += x * rise[k];
+		sx2r += x2 * rise[k];
+	}
+	double det = n * sx4 - sx2 * sx2, b = sxr / sx2;
+	double q = (n * sx2r - sx2 * sr) / det, a = (sr - q * sx2) / n, ss = 0;
+	for (int k = 0; k < RF_RIDGE_N; k++) {
+		double x = ridge_x[k], d = rise[k] - (a + b * x + q * x * x);
+		ss += d * d;
+	}
+	double se_q = sqrt(ss / (n - 3) * n / det);
+	r->curv = q - gsl_cdf_tdist_Pinv(0.95, n - 3) * se_q;
+	r->x0 = q > 0 ? -b / (2 * q) : NAN;
+	return 0;
+}
+
+/* The ridge of p, or of its head (make_head) when the search ran on one,
+ * scanned (ridge_scan): p->ridge_var, log per_kv_token's variance along
+ * the ridge, is 1 / the curvature's lower bound (scaled by the head's
+ * share of the fitted requests, as the bootstrap's) plus the squared
+ * distance to the quadratic's lowest point, at most RF_RIDGE_VMAX (also
+ * when the bound is not above 0). Nothing when per_seq or per_kv_token is
+ * not fitted. */
+static int ridge_file(rf_problem *p, const double *c, sb_error *e)
+{
+	p->ridge_var = 0;
+	if (!rf_active(p, RF_KV) || !rf_active(p, RF_SEQ))
+		return 0;
+	rf_ridge r = { 0 };
+	rf_problem h;
+	int rc = p->head_reqs ? make_head(&h, p, e) : 0;
+	if (rc == 0)
+		rc = ridge_scan(p->head_reqs ? &h : p, c, &r, e);
+	if (p->head_reqs)
+		rf_problem_clone_free(&h);
+	if (rc < 0)
+		return rc;
+	double share = p->head_reqs ? (double)p->head_reqs / (double)fitted_requests(p) : 1;
+	double var = r.curv > 0 ? share / r.curv + r.x0 * r.x0 : RF_RIDGE_VMAX;
+	p->ridge_var = var < RF_RIDGE_VMAX ? var : RF_RIDGE_VMAX;
+	return 0;
+}
+
+/* p->ridge_u: the ridge's direction at c, each active coefficient's change
+ * per unit of per_kv_token: the others' change that leaves the residuals
+ * least changed to first order (least squares on J, the residuals'
+ * derivatives in the log coefficients, a pseudo-inverse over the
+ * directions J moves), so that draws along it keep the file's own
+ * figures. */
+static void ridge_direction(rf_problem *p, const double *c, const gsl_matrix *J)
+{
+	size_t m = J->size1, np = J->size2, no = np - 1;
+	size_t ik = (size_t)active_index(p, RF_KV);
+	gsl_matrix *A = gsl_matrix_calloc(no, no), *V = gsl_matrix_alloc(no, no);
+	gsl_vector *S = gsl_vector_alloc(no), *w = gsl_vector_alloc(no);
+	gsl_vector *rhs = gsl_vector_calloc(no), *v = gsl_vector_alloc(no);
+	if (!A || !V || !S || !w || !rhs || !v)
+		goto out;
+	for (size_t a = 0, ia = 0; a < np; a++) {
+		if (a == ik)
+			continue;
+		for (size_t r = 0; r < m; r++)
+			*gsl_vector_ptr(rhs, ia) -= gsl_matrix_get(J, r, a) * gsl_matrix_get(J, r, ik);
+		for (size_t b = 0, ib = 0; b < np; b++) {
+			if (b == ik)
+				continue;
+			double x = 0;
+			for (size_t r = 0; r < m; r++)
+				x += gsl_matrix_get(J, r, a) * gsl_matrix_get(J, r, b);
+			gsl_matrix_set(A, ia, ib++, x);
+		}
+		ia++;
+	}
+	gsl_linalg_SV_decomp(A, V, S, w);
+	for (size_t k = 0; k < no; k++)
+		if (!(gsl_vector_get(S, k) > gsl_vector_get(S, 0) * 1e-10))
+			gsl_vector_set(S, k, 0);
+	gsl_linalg_SV_solve(A, V, S, rhs, v);
+	for (int i = 0, j = 0, io = 0; i < RF_NP; i++) {
+		if (!rf_active(p, i))
+			continue;
+		double ulog = (size_t)j == ik ? 1 : gsl_vector_get(v, (size_t)io++);
+		p->ridge_u[j++] = c[i] * ulog / c[RF_KV];
+	}
+out:
+	gsl_matrix_free(A);
+	gsl_matrix_free(V);
+	gsl_vector_free(S);
+	gsl_vector_free(w);
+	gsl_vector_free(rhs);
+	gsl_vector_free(v);
+}
+
+/* cov (the coefficients' own, active order) gains, along p->ridge_u, the
+ * variance of per_kv_token at c along the ridge less what it has, when
+ * more: a normal whose 90% interval reaches up as far as log per_kv_token's
+ * (p->ridge_var) does, sd = c (e^(1.645 sd_log) - 1) / 1.645 (c sd_log
+ * for a narrow one). The ridge is a line in the coefficients themselves
+ * (per_seq + context * per_kv_token), so it is added there, not in their
+ * logs; the draws are truncated at 0, which bounds it below. */
+static void ridge_add(const rf_problem *p, const double *c, gsl_matrix *cov)
+{
+	if (!(p->ridge_var > 0))
+		return;
+	int np = p->np, ik = active_index(p, RF_KV);
+	double sd = c[RF_KV] * expm1(1.6448536269514722 * sqrt(p->ridge_var)) / 1.6448536269514722;
+	double add = sd * sd - gsl_matrix_get(cov, (size_t)ik, (size_t)ik);
+	for (int a = 0; add > 0 && a < np; a++)
+		for (int b = 0; b < np; b++)
+			*gsl_matrix_ptr(cov, (size_t)a, (size_t)b) +=
+				add * p->ridge_u[a] * p->ridge_u[b];
 }
 
 /* p->cov: the covariance of the active coefficients (in their order) at c. */
@@ -884,12 +1027,12 @@ static int covariance(rf_problem *p, const double *c, sb_error *e)
 	}
 	gsl_matrix *bs = gsl_matrix_alloc(np, np);
 	rc = bs ? local_covariance(p, c, J, e) : sb_error_code(e, -ENOMEM, "out of memory");
+	if (rc == 0 && p->ridge_var > 0)
+		ridge_direction(p, c, J);
 	if (rc == 0)
 		rc = bootstrap_file(p, c, bs, e);
 	if (rc == 0)
 		gsl_matrix_add(p->cov, bs);
-	if (rc == 0)
-		rc = profile_file(p, c, p->cov, e);
 	gsl_matrix_free(J);
 	gsl_matrix_free(bs);
 	/* to the coefficients themselves: cov_c = diag(c) cov_log diag(c) */
@@ -905,6 +1048,8 @@ static int covariance(rf_problem *p, const double *c, sb_error *e)
 		}
 		ia++;
 	}
+	if (rc == 0)
+		ridge_add(p, c, p->cov);
 	rf_rss(p, c); /* leaves the predictions at the optimum */
 	return rc;
 }
@@ -951,6 +1096,8 @@ int sb_rf_fit(const sb_model *server, const sb_calib_input *in, size_t n, const 
 		hold_at_zero(&p, c);
 	if (rc == 0)
 		rc = polish_with_noise(&p, c, e);
+	if (rc == 0)
+		rc = ridge_file(&p, c, e);
 	if (rc == 0)
 		rc = covariance(&p, c, e);
 	if (rc == 0)

@@ -34,7 +34,7 @@ typedef struct rf_problem {
 	int np;          /* active coefficients (rf_active) */
 	int held[RF_NP]; /* in the form but held at 0: the fit drove it to 0 */
 	double fixed[RF_NP]; /* > 0: held at this value, not searched (the
-				ridge's profile, replayfit.c) */
+				ridge's scan, replayfit.c) */
 	sb_fleet fleet;  /* o.replicas > 1: the replicas the levels replay on */
 	double *res;     /* the last replay's residuals (rf_n_residuals) */
 	int avg_seeds;   /* > 0: residuals are the mean of this many replays with
@@ -50,6 +50,10 @@ typedef struct rf_problem {
 	double rss, rho, s2;
 	double noise_cv; /* the step noise the fit leaves unexplained (rf_noise_cv) */
 	gsl_matrix *cov; /* active coefficients' covariance (np x np) */
+	double ridge_var; /* > 0: log per_kv_token's variance along the ridge
+			     with per_seq, and the direction (active order;
+			     replayfit.c, ridge_file) */
+	double ridge_u[RF_NP];
 } rf_problem;
 
 /* The replays with step noise whose residuals (or figures) are averaged:

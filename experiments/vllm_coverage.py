@@ -3,7 +3,7 @@
 again, and do its 90% intervals hold what they promise?
 
 usage: experiments/vllm_coverage.py [--build DIR] [--draws N] [--jobs J]
-                                    [--truth FILE] [--markdown]
+                                    [--truth FILE] [--markdown] [--dump FILE]
 
 Each draw simulates a per-request file from the truth (tests/calibrate/vllm-truth.json:
 64 sequences, a 1024-token budget, 1500 KV blocks, lognormal step noise cv 0.05 and
@@ -90,6 +90,7 @@ def one_draw(args, k):
         ci = c.get("ci90") or [None, None]
         inside = ci[0] is not None and ci[1] is not None and ci[0] <= v <= ci[1]
         out["coef"][name] = (inside, c["value"] / v - 1, None)
+        out.setdefault("values", {})[name] = (c["value"], ci, v)
     return out
 
 
@@ -140,12 +141,16 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--truth", default=f"{ROOT}/tests/calibrate/vllm-truth.json")
     ap.add_argument("--markdown", action="store_true")
+    ap.add_argument("--dump", help="write every draw's figures and coefficients (JSON) here")
     args = ap.parse_args()
     with cf.ThreadPoolExecutor(args.jobs) as ex:
         try:
             draws = list(ex.map(lambda k: one_draw(args, k), range(1, args.draws + 1)))
         except subprocess.CalledProcessError as e:
             sys.exit(f"{' '.join(e.cmd)} failed: {e.stderr.decode(errors='replace')}")
+    if args.dump:
+        with open(args.dump, "w") as f:
+            json.dump(draws, f, indent=1)
     for title, group in (("held-out half of the calibrated load", "held"),
                          ("another workload (prompts ~1,500 tokens, 1 and 2 req/s)", "other"),
                          ("coefficients (width: -)", "coef")):
