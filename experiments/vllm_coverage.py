@@ -3,7 +3,7 @@
 again, and do its 90% intervals hold what they promise?
 
 usage: experiments/vllm_coverage.py [--build DIR] [--draws N] [--jobs J]
-                                    [--truth FILE] [--markdown] [--dump FILE]
+                                    [--truth FILE] [--markdown] [--json FILE]
 
 Each draw simulates a per-request file from the truth (tests/calibrate/vllm-truth.json:
 64 sequences, a 1024-token budget, 1500 KV blocks, lognormal step noise cv 0.05 and
@@ -74,23 +74,24 @@ def one_draw(args, k):
         fit = json.load(open(f"{t}/fit.json"))["fit"]
         pred = json.load(open(f"{t}/pred.json"))["levels"]
         meas = json.load(open(f"{t}/truth.json"))["levels"]
+    # each figure: (inside, relative error, relative width, predicted, lo, hi, measured)
     out = {"held": {}, "other": {}, "coef": {}}
     for h in HELD:
         f = fit["held_out"][h]
         lo, hi = f["ci90"]
-        out["held"][h] = (f["inside"], f["error"], (hi - lo) / f["predicted"])
+        out["held"][h] = (f["inside"], f["error"], (hi - lo) / f["predicted"], f["predicted"],
+                          lo, hi, f["measured"])
     for lv, (p, m) in enumerate(zip(pred, meas)):
         for name in OTHER_FIGS:
             lo, hi = p["pi90"][name]
             mv, pv = figure(m, name), figure(p, name)
             out["other"][f"rate {p['level']:g} {name}"] = (lo <= mv <= hi, pv / mv - 1,
-                                                          (hi - lo) / pv)
+                                                          (hi - lo) / pv, pv, lo, hi, mv)
     for name, v in truth_coefficients(args.truth).items():
         c = fit["coefficients"][name]
-        ci = c.get("ci90") or [None, None]
-        inside = ci[0] is not None and ci[1] is not None and ci[0] <= v <= ci[1]
-        out["coef"][name] = (inside, c["value"] / v - 1, None)
-        out.setdefault("values", {})[name] = (c["value"], ci, v)
+        lo, hi = c.get("ci90") or [None, None]
+        inside = lo is not None and hi is not None and lo <= v <= hi
+        out["coef"][name] = (inside, c["value"] / v - 1, None, c["value"], lo, hi, v)
     return out
 
 
@@ -141,16 +142,19 @@ def main():
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--truth", default=f"{ROOT}/tests/calibrate/vllm-truth.json")
     ap.add_argument("--markdown", action="store_true")
-    ap.add_argument("--dump", help="write every draw's figures and coefficients (JSON) here")
+    ap.add_argument("--json", dest="json_out",
+                    help="write every draw's figures and coefficients here: a list of "
+                         "{group: {name: [inside, error, width, predicted, lo, hi, "
+                         "measured]}} (tests/calibrate/check_vllm_cover.py reads it)")
     args = ap.parse_args()
     with cf.ThreadPoolExecutor(args.jobs) as ex:
         try:
             draws = list(ex.map(lambda k: one_draw(args, k), range(1, args.draws + 1)))
         except subprocess.CalledProcessError as e:
             sys.exit(f"{' '.join(e.cmd)} failed: {e.stderr.decode(errors='replace')}")
-    if args.dump:
-        with open(args.dump, "w") as f:
-            json.dump(draws, f, indent=1)
+    if args.json_out:
+        with open(args.json_out, "w") as f:
+            json.dump(draws, f)
     for title, group in (("held-out half of the calibrated load", "held"),
                          ("another workload (prompts ~1,500 tokens, 1 and 2 req/s)", "other"),
                          ("coefficients (width: -)", "coef")):
