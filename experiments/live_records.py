@@ -61,8 +61,16 @@ def rows(rec, commit, note):
 
 def main(argv):
     note = ""
+    if argv[:1] in (["-h"], ["--help"]):
+        print(__doc__)
+        return 0
     if argv[:1] == ["--note"]:
+        if len(argv) < 2:
+            sys.exit("live_records: --note needs a TEXT")
         note, argv = argv[1], argv[2:]
+    missing = [p for p in argv if not os.path.isfile(p)]
+    if missing:
+        sys.exit("live_records: no such log file: %s" % ", ".join(missing))
     paths = argv or sorted(glob.glob(os.path.join(ROOT, "build", "meson-logs", "live*.json")))
     commit = subprocess.run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"],
                             capture_output=True, text=True).stdout.strip() or "unknown"
