@@ -12,13 +12,14 @@
 #  - the fit records the file's lengths (fit.support), and sbsim says when
 #    a workload's prompts go beyond them (4,000 tokens) and not when they
 #    do not (500).
-# Printed, not checked (one draw of what experiments/vllm_coverage.py
-# counts over 40; docs/model-notes.md, "vLLM-class engines"): the
-# coefficients against the truth, and whether the held-out figures lie
-# inside their 90% intervals (they did for 34-37 draws in 40). per_seq and
-# per_kv_token trade along a ridge this load does not separate (the
-# contexts' mean barely moves) and the fit lands at different points of
-# it, its intervals narrower than that ridge (the known gap).
+# Printed, not checked here (one draw of what experiments/vllm_coverage.py
+# counts, and calibrate-vllm-coverage judges over 20; docs/model-notes.md,
+# "vLLM-class engines"): the coefficients against the truth, and whether the
+# held-out figures lie inside their 90% intervals (they did for 35-38 draws
+# in 40). per_seq and per_kv_token trade along a ridge this load does not
+# separate (the contexts' mean barely moves): the fit lands at different
+# points of it, and its intervals span the ridge (since the scan of
+# 2026-12-08).
 set -eu
 SBSIM=$1 SB=$2 TRUTH=$3
 T=$(mktemp -d)
