@@ -21,17 +21,11 @@ it, or the rule with N draws could not tell such intervals. Exit 0 when every
 figure passes and every control fails, 1 otherwise.
 """
 import json
-import math
 import sys
 
-ALPHA = 0.001
-COVERAGE_MIN = 0.80
+from check_offdata import ALPHA, COVERAGE_MIN, binom_cdf
 NARROW = 1 / 10
 CONTROLS = (("coef", "per_seq"), ("coef", "per_kv_token"))
-
-
-def binom_cdf(k, n, p):
-    return sum(math.comb(n, i) * p ** i * (1 - p) ** (n - i) for i in range(k + 1))
 
 
 def fails(k, n):
